@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Small macros shared by the daemon, the client library and the tests.
+ * No policy and no transport types live here.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define _likely_(x) (__builtin_expect(!!(x), 1))
+#define _unlikely_(x) (__builtin_expect(!!(x), 0))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _public_ __attribute__((visibility("default")))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* One x86-64 cache line; used to keep per-thread data from false sharing. */
+#define CACHELINE_SIZE 64
+#define _cacheline_aligned_ __attribute__((aligned(CACHELINE_SIZE)))
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Hand over ownership of a pointer: returns it and clears the variable. */
+#define TAKE_PTR(p)                            \
+        ({                                     \
+                __typeof__(p) _tp_ = (p);      \
+                (p) = NULL;                    \
+                _tp_;                          \
+        })
+
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)        \
+        static inline void func##p(type *p) {          \
+                if (*p)                                \
+                        func(*p);                      \
+        }
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The accounting core
+ *
+ * Owns the group tree (an RCU-protected tree plus a lock-free hash table
+ * of paths, liburcu's cds_lfht), the per-thread statistics, the clients
+ * and the state of fast path 3 (the global moving count). Writers of the
+ * tree serialise on tree_lock; readers never take a lock.
+ *
+ * Every thread that calls in registers: it becomes an RCU reader of the
+ * urcu-memb flavour (read-side sections cost a thread-local increment; the
+ * membarrier system call puts the cost on synchronize_rcu, which only
+ * group removal and moves use) and receives its statistics slots.
+ */
+
+#include <assert.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "group-internal.h"
+
+static __thread MemCore *tls_core;
+static __thread int tls_slot = -1;
+static __thread unsigned tls_rcu_users;
+
+unsigned core_thread_slot(MemCore *core) {
+        assert(tls_core == core && tls_slot >= 0);
+        (void) core;
+        return (unsigned) tls_slot;
+}
+
+int core_thread_register(MemCore *core) {
+        int r;
+
+        if (tls_core == core)
+                return 0;
+        assert(!tls_core);
+        if (tls_rcu_users++ == 0)
+                urcu_memb_register_thread();
+
+        pthread_mutex_lock(&core->tree_lock);
+        r = stats_thread_add(&core->stats);
+        pthread_mutex_unlock(&core->tree_lock);
+        if (r < 0) {
+                if (--tls_rcu_users == 0)
+                        urcu_memb_unregister_thread();
+                return r;
+        }
+        tls_core = core;
+        tls_slot = r;
+        return 0;
+}
+
+/* The thread's slots stay reserved and keep their sums: the flusher folds
+ * them like any other, so nothing the thread accounted is lost. */
+void core_thread_unregister(MemCore *core) {
+        if (tls_core != core)
+                return;
+        tls_core = NULL;
+        tls_slot = -1;
+        if (--tls_rcu_users == 0)
+                urcu_memb_unregister_thread();
+}
+
+static int config_check(const MemCoreConfig *c) {
+        if (c->max_threads < 1 || c->max_threads > 4096)
+                return -EINVAL;
+        if (c->max_groups < 1 || c->max_groups > (1u << 24))
+                return -EINVAL;
+        /* protection.c walks paths on a 256-entry stack. */
+        if (c->max_depth < 1 || c->max_depth > 255)
+                return -EINVAL;
+        if (c->rss_threshold > (uint64_t) MEM_COUNTER_MAX)
+                return -EINVAL;
+        return 0;
+}
+
+int core_new(const MemCoreConfig *config, MemCore **ret) {
+        MemCore *core;
+        int r;
+
+        r = config_check(config);
+        if (r < 0)
+                return r;
+        core = aligned_alloc(CACHELINE_SIZE, sizeof(*core));
+        if (!core)
+                return -ENOMEM;
+        *core = (MemCore) { .config = *config };
+        pthread_mutex_init(&core->tree_lock, NULL);
+        pthread_mutex_init(&core->move_mutex, NULL);
+        pthread_mutex_init(&core->clients_lock, NULL);
+        atomic_store(&core->rss_threshold, (int64_t) config->rss_threshold);
+        atomic_store(&core->recursive_protection, config->recursive_protection);
+
+        core->groups = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                                           &urcu_memb_flavor, NULL);
+        core->clients = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                                            &urcu_memb_flavor, NULL);
+        core->free_ids = calloc(config->max_groups, sizeof(*core->free_ids));
+        if (!core->groups || !core->clients || !core->free_ids)
+                goto fail;
+        r = stats_init(&core->stats, config->max_groups, config->max_threads);
+        if (r < 0)
+                goto fail;
+        r = group_create_root(core);
+        if (r < 0)
+                goto fail;
+        *ret = core;
+        return 0;
+fail:
+        core_free(core);
+        return r < 0 ? r : -ENOMEM;
+}
+
+MemCore *core_free(MemCore *core) {
+        if (!core)
+                return NULL;
+        /* Groups removed earlier are freed by call_rcu callbacks that give
+         * their ids back to this core: let them finish first. */
+        urcu_memb_barrier();
+        group_free_tree(core);
+        if (core->groups)
+                cds_lfht_destroy(core->groups, NULL);
+        if (core->clients)
+                cds_lfht_destroy(core->clients, NULL);
+        stats_done(&core->stats);
+        free(core->free_ids);
+        pthread_mutex_destroy(&core->tree_lock);
+        pthread_mutex_destroy(&core->move_mutex);
+        pthread_mutex_destroy(&core->clients_lock);
+        free(core);
+        return NULL;
+}
+
+/* Children before parents, so each group's total includes its subtree. */
+static void flush_subtree(MemStats *s, MemGroup *g) {
+        MemGroup *c;
+
+        cds_list_for_each_entry_rcu(c, &g->children, siblings)
+                flush_subtree(s, c);
+        stats_fold_group(s, g->id, &g->stats, g->parent ? &g->parent->stats : NULL);
+}
+
+void core_stats_flush(MemCore *core, bool force) {
+        if (!stats_flush_begin(&core->stats, force))
+                return;
+        core_read_lock();
+        flush_subtree(&core->stats, core->root);
+        core_read_unlock();
+        stats_flush_end(&core->stats);
+}
+
+void core_set_recursive_protection(MemCore *core, bool on) {
+        atomic_store(&core->recursive_protection, on);
+}
+
+void core_set_rss_threshold(MemCore *core, uint64_t bytes) {
+        atomic_store(&core->rss_threshold, counter_clamp_limit(bytes));
+}
+
+unsigned core_group_count(MemCore *core) {
+        unsigned n;
+
+        pthread_mutex_lock(&core->tree_lock);
+        n = core->ngroups;
+        pthread_mutex_unlock(&core->tree_lock);
+        return n;
+}
+
+/*
+ * A seqcount over moves: a move makes move_seq odd while it changes the
+ * counters of both sides. A reader that saw the same even value before
+ * and after its reads read no half-done move. It never takes a lock: it
+ * may be called inside core_read_lock(), and a mover waits for a grace
+ * period while holding move_mutex. Each move is a few atomic operations
+ * between grace periods, so the retry loop ends quickly.
+ */
+void core_read_usage_consistent(MemCore *core, MemGroup *const *groups, size_t n,
+                                uint64_t *ret_usage) {
+        for (;;) {
+                unsigned seq = atomic_load(&core->move_seq);
+
+                if (seq & 1) {
+                        sched_yield();
+                        continue;
+                }
+                for (size_t i = 0; i < n; i++)
+                        ret_usage[i] = (uint64_t) counter_read(&groups[i]->counter);
+                /* The usage reads must not drift past the re-read. */
+                atomic_thread_fence(memory_order_acquire);
+                if (atomic_load(&core->move_seq) == seq)
+                        return;
+        }
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The accounting core: one object that owns the group tree, the statistics,
+ * the sessions and clients. No I/O, no transport types: every transport
+ * calls these functions.
+ *
+ * Threads: every thread that calls into a core registers with it first
+ * (core_thread_register()). Group lookups and reads run under
+ * core_read_lock() (RCU) without any global lock.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <urcu/rculfhash.h>
+
+#include "group.h"
+#include "stats.h"
+
+typedef struct MemCoreConfig {
+        unsigned max_threads;   /* threads that may register */
+        unsigned max_groups;    /* groups, the root included */
+        unsigned max_depth;     /* path components */
+        uint64_t rss_threshold; /* bytes a session's RSS member drifts before it syncs */
+        bool recursive_protection;
+} MemCoreConfig;
+
+#define MEM_CORE_CONFIG_DEFAULT                                                               \
+        ((MemCoreConfig) {                                                                    \
+                .max_threads = 64,                                                            \
+                .max_groups = 65536,                                                          \
+                .max_depth = 32,                                                              \
+                .rss_threshold = 64 * 4096,                                                   \
+                .recursive_protection = false,                                                \
+        })
+
+struct MemCore {
+        MemCoreConfig config;
+
+        /* Writers of the tree (create, remove, thread registration). */
+        pthread_mutex_t tree_lock;
+        struct cds_lfht *groups;
+        MemGroup *root;
+        unsigned ngroups;
+        unsigned next_id;
+        unsigned *free_ids;
+        unsigned nfree_ids;
+
+        MemStats stats;
+
+        /*
+         * Fast path 3: the number of moves in progress anywhere. Read on
+         * every stat update, written twice per move: read-mostly, so it
+         * gets a line of its own.
+         */
+        _Atomic int moving _cacheline_aligned_;
+        /* Odd while a move changes counters; snapshot readers retry. */
+        _Atomic unsigned move_seq;
+        pthread_mutex_t move_mutex _cacheline_aligned_;
+
+        pthread_mutex_t clients_lock;
+        struct cds_lfht *clients;
+
+        _Atomic int64_t rss_threshold;
+        _Atomic bool recursive_protection;
+};
+
+/**
+ * core_new() - create a core with the root group "/".
+ * Return: 0, -EINVAL for a config out of range, -ENOMEM.
+ */
+int core_new(const MemCoreConfig *config, MemCore **ret);
+
+/**
+ * core_free() - free the core. Every session must be gone and every
+ * registered thread but the caller unregistered.
+ */
+MemCore *core_free(MemCore *core);
+DEFINE_TRIVIAL_CLEANUP_FUNC(MemCore *, core_free);
+
+/**
+ * core_thread_register() - let the calling thread use @core (RCU reader
+ * registration and per-thread statistics slots). A thread uses one core
+ * at a time. Return: 0, -ENOSPC past max_threads, -ENOMEM.
+ */
+int core_thread_register(MemCore *core);
+void core_thread_unregister(MemCore *core);
+
+/** core_thread_slot() - the calling thread's index in @core. */
+unsigned core_thread_slot(MemCore *core);
+
+static inline void core_read_lock(void) {
+        urcu_memb_read_lock();
+}
+
+static inline void core_read_unlock(void) {
+        urcu_memb_read_unlock();
+}
+
+/**
+ * core_stats_flush() - fold every thread's pending statistics into the
+ * tree. Without @force, only when a flush is due (the threshold of fast
+ * path 2); the daemon's timer calls it with @force every interval.
+ */
+void core_stats_flush(MemCore *core, bool force);
+
+void core_set_recursive_protection(MemCore *core, bool on);
+void core_set_rss_threshold(MemCore *core, uint64_t bytes);
+unsigned core_group_count(MemCore *core);
+
+/**
+ * core_read_usage_consistent() - read the usage of @n groups as one
+ * snapshot with respect to moves: a move is in all of them or none.
+ */
+void core_read_usage_consistent(MemCore *core, MemGroup *const *groups, size_t n,
+                                uint64_t *ret_usage);

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Group tree
+ *
+ * Groups form a tree under "/". Each is linked twice: into its parent's
+ * children list (RCU list, for walks) and into the core's hash table of
+ * paths (cds_lfht, for lookups). Writers (create, remove) serialise on the
+ * core's tree_lock; lookups and walks run under RCU only, so they never
+ * wait for a writer nor make one wait. A removed group is unlinked at once
+ * and freed after a grace period, when its last reference is gone.
+ *
+ * Removal races with lock-free charges and attaches, which do not take
+ * tree_lock. Both sides use the store-then-load pattern of Dekker's
+ * algorithm with seq_cst atomics: the remover sets 'dead' then reads usage
+ * and the attach count; a charger adds to usage (or an attacher to the
+ * count) then reads 'dead'. At least one of them sees the other, so a
+ * group is never removed with a charge or a session in it.
+ */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "charge.h"
+#include "core.h"
+#include "group-internal.h"
+#include "protection.h"
+
+static const char *const event_names[_MEM_EVENT_MAX] = {
+        [MEM_EVENT_LOW] = "low",
+        [MEM_EVENT_HIGH] = "high",
+        [MEM_EVENT_MAX] = "max",
+        [MEM_EVENT_OOM] = "oom",
+};
+
+static const char *const path_error_names[_MEM_PATH_ERROR_MAX] = {
+        [MEM_PATH_OK] = "valid",
+        [MEM_PATH_NOT_ABSOLUTE] = "path must start with '/'",
+        [MEM_PATH_EMPTY_COMPONENT] = "empty path component",
+        [MEM_PATH_DOT_COMPONENT] = "'.' and '..' are not group names",
+        [MEM_PATH_BAD_CHAR] = "group names may only hold [A-Za-z0-9._:@-]",
+        [MEM_PATH_NAME_TOO_LONG] = "group name longer than 255 bytes",
+        [MEM_PATH_TOO_LONG] = "path longer than 4096 bytes",
+        [MEM_PATH_TOO_DEEP] = "path deeper than the configured maximum",
+};
+
+const char *mem_event_to_string(MemEvent ev) {
+        if (ev < 0 || ev >= _MEM_EVENT_MAX)
+                return NULL;
+        return event_names[ev];
+}
+
+MemEvent mem_event_from_string(const char *s) {
+        for (MemEvent i = 0; i < _MEM_EVENT_MAX; i++)
+                if (s && strcmp(s, event_names[i]) == 0)
+                        return i;
+        return _MEM_EVENT_INVALID;
+}
+
+const char *mem_path_error_to_string(MemPathError e) {
+        if (e >= _MEM_PATH_ERROR_MAX)
+                return NULL;
+        return path_error_names[e];
+}
+
+static bool name_char_ok(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == ':' || c == '@' || c == '-';
+}
+
+static int path_fail(MemPathError e, MemPathError *ret_reason) {
+        if (ret_reason)
+                *ret_reason = e;
+        switch (e) {
+        case MEM_PATH_NAME_TOO_LONG:
+        case MEM_PATH_TOO_LONG:
+                return -ENAMETOOLONG;
+        case MEM_PATH_TOO_DEEP:
+                return -EMLINK;
+        default:
+                return -EINVAL;
+        }
+}
+
+int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason) {
+        unsigned depth = 0;
+        size_t len;
+
+        if (!path || path[0] != '/')
+                return path_fail(MEM_PATH_NOT_ABSOLUTE, ret_reason);
+        len = strnlen(path, MEM_PATH_MAX + 1);
+        if (len > MEM_PATH_MAX)
+                return path_fail(MEM_PATH_TOO_LONG, ret_reason);
+        if (len == 1)
+                goto ok;
+
+        for (const char *p = path + 1;;) {
+                const char *end = strchrnul(p, '/');
+                size_t n = (size_t) (end - p);
+
+                if (n == 0)
+                        return path_fail(MEM_PATH_EMPTY_COMPONENT, ret_reason);
+                if (n > MEM_NAME_MAX)
+                        return path_fail(MEM_PATH_NAME_TOO_LONG, ret_reason);
+                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return path_fail(MEM_PATH_DOT_COMPONENT, ret_reason);
+                for (size_t i = 0; i < n; i++)
+                        if (!name_char_ok(p[i]))
+                                return path_fail(MEM_PATH_BAD_CHAR, ret_reason);
+                if (++depth > max_depth)
+                        return path_fail(MEM_PATH_TOO_DEEP, ret_reason);
+                if (!*end)
+                        break;
+                p = end + 1;
+        }
+ok:
+        if (ret_reason)
+                *ret_reason = MEM_PATH_OK;
+        return (int) depth;
+}
+
+/* FNV-1a: paths are short and hashed once per lookup; liburcu's hash
+ * table takes the hash from the caller and has none of its own. */
+static unsigned long path_hash(const char *path) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (const unsigned char *p = (const unsigned char *) path; *p; p++)
+                h = (h ^ *p) * 0x100000001b3ULL;
+        return (unsigned long) h;
+}
+
+static int path_match(struct cds_lfht_node *node, const void *key) {
+        return strcmp(caa_container_of(node, MemGroup, node)->path, key) == 0;
+}
+
+MemGroup *group_lookup(MemCore *core, const char *path) {
+        struct cds_lfht_iter iter;
+        struct cds_lfht_node *node;
+
+        cds_lfht_lookup(core->groups, path_hash(path), path_match, path, &iter);
+        node = cds_lfht_iter_get_node(&iter);
+        return node ? caa_container_of(node, MemGroup, node) : NULL;
+}
+
+MemGroup *group_ref(MemGroup *g) {
+        if (g)
+                atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);
+        return g;
+}
+
+static void group_free_rcu(struct rcu_head *head) {
+        MemGroup *g = caa_container_of(head, MemGroup, rcu);
+        MemCore *core = g->core;
+
+        pthread_mutex_lock(&core->tree_lock);
+        core->free_ids[core->nfree_ids++] = g->id;
+        pthread_mutex_unlock(&core->tree_lock);
+        pthread_mutex_destroy(&g->move_lock);
+        free(g);
+}
+
+MemGroup *group_unref(MemGroup *g) {
+        if (!g)
+                return NULL;
+        if (atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+                urcu_memb_call_rcu(&g->rcu, group_free_rcu);
+        return NULL;
+}
+
+int group_get(MemCore *core, const char *path, MemGroup **ret) {
+        MemGroup *g;
+
+        core_read_lock();
+        g = group_lookup(core, path);
+        /* A group whose last reference is gone is unlinked already and
+         * can't be found, so the count is above 0 here. */
+        if (g)
+                group_ref(g);
+        core_read_unlock();
+        if (!g)
+                return -ENOENT;
+        *ret = g;
+        return 0;
+}
+
+static MemGroup *group_alloc(MemCore *core, const char *path, MemGroup *parent, unsigned id,
+                             unsigned depth, uid_t owner) {
+        size_t size = sizeof(MemGroup) + strlen(path) + 1;
+        MemGroup *g;
+
+        size = (size + CACHELINE_SIZE - 1) & ~(size_t) (CACHELINE_SIZE - 1);
+        g = aligned_alloc(CACHELINE_SIZE, size);
+        if (!g)
+                return NULL;
+        memset(g, 0, sizeof(*g));
+        counter_init(&g->counter, parent ? &parent->counter : NULL);
+        pthread_mutex_init(&g->move_lock, NULL);
+        atomic_init(&g->refs, 1);
+        g->id = id;
+        g->depth = depth;
+        g->owner = owner;
+        g->core = core;
+        g->parent = parent;
+        CDS_INIT_LIST_HEAD(&g->children);
+        cds_lfht_node_init(&g->node);
+        strcpy(g->path, path);
+        return g;
+}
+
+static int id_alloc(MemCore *core, unsigned *ret) {
+        if (core->nfree_ids > 0)
+                *ret = core->free_ids[--core->nfree_ids];
+        else if (core->next_id < core->config.max_groups)
+                *ret = core->next_id++;
+        else
+                return -ENOSPC;
+        return 0;
+}
+
+/* Caller holds tree_lock and the RCU read lock. */
+static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigned depth,
+                      uid_t owner) {
+        MemGroup *g;
+        unsigned id;
+        int r;
+
+        if (core->ngroups >= core->config.max_groups)
+                return -ENOSPC;
+        r = id_alloc(core, &id);
+        if (r < 0)
+                return r;
+        r = stats_prepare_id(&core->stats, id);
+        if (r < 0)
+                goto fail_id;
+        g = group_alloc(core, path, parent, id, depth, owner);
+        if (!g) {
+                r = -ENOMEM;
+                goto fail_id;
+        }
+        if (cds_lfht_add_unique(core->groups, path_hash(path), path_match, path, &g->node) !=
+            &g->node) {
+                /* Cannot happen under tree_lock after the lookup; kept as
+                 * a check rather than trusted. */
+                pthread_mutex_destroy(&g->move_lock);
+                free(g);
+                r = -EEXIST;
+                goto fail_id;
+        }
+        if (parent)
+                cds_list_add_tail_rcu(&g->siblings, &parent->children);
+        else
+                core->root = g;
+        core->ngroups++;
+        return 0;
+fail_id:
+        core->free_ids[core->nfree_ids++] = id;
+        return r;
+}
+
+int group_create_root(MemCore *core) {
+        int r;
+
+        pthread_mutex_lock(&core->tree_lock);
+        urcu_memb_read_lock();
+        r = group_link(core, "/", NULL, 0, 0);
+        urcu_memb_read_unlock();
+        pthread_mutex_unlock(&core->tree_lock);
+        return r;
+}
+
+int group_create(MemCore *core, const char *path, uid_t owner) {
+        char parent_path[MEM_PATH_MAX + 1];
+        MemGroup *parent;
+        const char *slash;
+        int depth, r;
+
+        depth = group_path_check(path, core->config.max_depth, NULL);
+        if (depth < 0)
+                return depth;
+        if (depth == 0)
+                return -EEXIST;
+        slash = strrchr(path, '/');
+        if (slash == path)
+                strcpy(parent_path, "/");
+        else {
+                memcpy(parent_path, path, (size_t) (slash - path));
+                parent_path[slash - path] = 0;
+        }
+
+        pthread_mutex_lock(&core->tree_lock);
+        core_read_lock();
+        parent = group_lookup(core, parent_path);
+        if (!parent)
+                r = -ENOENT;
+        else if (group_lookup(core, path))
+                r = -EEXIST;
+        else
+                r = group_link(core, path, parent, (unsigned) depth, owner);
+        core_read_unlock();
+        pthread_mutex_unlock(&core->tree_lock);
+        return r;
+}
+
+static bool group_in_use(MemGroup *g) {
+        return counter_read(&g->counter) != 0 || atomic_load(&g->nr_attached) != 0;
+}
+
+int group_remove(MemCore *core, const char *path) {
+        MemGroup *g;
+        int r = 0;
+
+        pthread_mutex_lock(&core->tree_lock);
+        core_read_lock();
+        g = group_lookup(core, path);
+        if (!g)
+                r = -ENOENT;
+        else if (!g->parent)
+                r = -EINVAL;
+        else if (!cds_list_empty(&g->children))
+                r = -EBUSY;
+        else {
+                atomic_store(&g->dead, true);
+                if (group_in_use(g)) {
+                        atomic_store(&g->dead, false);
+                        r = -EBUSY;
+                }
+        }
+        if (r < 0) {
+                core_read_unlock();
+                pthread_mutex_unlock(&core->tree_lock);
+                return r;
+        }
+        cds_lfht_del(core->groups, &g->node);
+        cds_list_del_rcu(&g->siblings);
+        core->ngroups--;
+        core_read_unlock();
+
+        /* The group's statistics net to zero (it holds nothing), but part
+         * of them may still sit in per-thread slots: fold that residue into
+         * the parent now, or the parent's totals would keep it forever. */
+        pthread_mutex_lock(&core->stats.flush_lock);
+        stats_fold_group(&core->stats, g->id, &g->stats, &g->parent->stats);
+        pthread_mutex_unlock(&core->stats.flush_lock);
+        pthread_mutex_unlock(&core->tree_lock);
+
+        group_unref(g);
+        return 0;
+}
+
+/* Only from core_free(): no other thread uses the core any more. */
+static void free_subtree(MemGroup *g) {
+        MemGroup *c, *tmp;
+
+        cds_list_for_each_entry_safe(c, tmp, &g->children, siblings)
+                free_subtree(c);
+        pthread_mutex_destroy(&g->move_lock);
+        free(g);
+}
+
+void group_free_tree(MemCore *core) {
+        struct cds_lfht_iter iter;
+        struct cds_lfht_node *node;
+
+        if (!core->root)
+                return;
+        urcu_memb_read_lock();
+        cds_lfht_for_each(core->groups, &iter, node)
+                cds_lfht_del(core->groups, node);
+        urcu_memb_read_unlock();
+        free_subtree(core->root);
+        core->root = NULL;
+}
+
+int group_attach(MemGroup *g) {
+        atomic_fetch_add(&g->nr_attached, 1);
+        if (atomic_load(&g->dead)) {
+                atomic_fetch_sub(&g->nr_attached, 1);
+                return -ENOENT;
+        }
+        group_ref(g);
+        return 0;
+}
+
+void group_detach(MemGroup *g) {
+        atomic_fetch_sub(&g->nr_attached, 1);
+        group_unref(g);
+}
+
+MemGroup *group_common_ancestor(MemGroup *a, MemGroup *b) {
+        while (a->depth > b->depth)
+                a = a->parent;
+        while (b->depth > a->depth)
+                b = b->parent;
+        while (a != b) {
+                a = a->parent;
+                b = b->parent;
+        }
+        return a;
+}
+
+int group_set_max(MemGroup *g, uint64_t bytes, bool force) {
+        int64_t limit = counter_clamp_limit(bytes);
+        int r;
+
+        if (!force)
+                return counter_set_max(&g->counter, limit);
+        r = counter_set_max_force(&g->counter, limit);
+        /* The kernel raises oom when reclaim cannot bring usage under a
+         * new memory.max; we have nothing to reclaim with. */
+        if (r > 0)
+                group_event_raise(g, MEM_EVENT_OOM);
+        return r;
+}
+
+void group_set_high(MemGroup *g, uint64_t bytes) {
+        counter_set_high(&g->counter, counter_clamp_limit(bytes));
+}
+
+void group_set_low(MemGroup *g, uint64_t bytes) {
+        counter_set_low(&g->counter, counter_clamp_limit(bytes));
+}
+
+void group_set_min(MemGroup *g, uint64_t bytes) {
+        counter_set_min(&g->counter, counter_clamp_limit(bytes));
+}
+
+void group_reset_peak(MemGroup *g) {
+        counter_reset_watermark(&g->counter);
+}
+
+/*
+ * memcg_memory_event(): the local count on the group, the hierarchical one
+ * on the group and every ancestor. Unlike the kernel, the root counts too:
+ * here the root may carry limits (a node-wide budget), so it has events.
+ */
+void group_event_raise(MemGroup *g, MemEvent ev) {
+        atomic_fetch_add_explicit(&g->events_local[ev], 1, memory_order_relaxed);
+        for (MemGroup *i = g; i; i = i->parent)
+                atomic_fetch_add_explicit(&i->events[ev], 1, memory_order_relaxed);
+}
+
+void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool exact,
+                MemGroupInfo *ret) {
+        const MemCounter *c = &g->counter;
+        MemGroupInfo info = {
+                .current = (uint64_t) counter_read(c),
+                .peak = (uint64_t) atomic_load_explicit(&c->watermark, memory_order_relaxed),
+                .max = counter_limit_to_u64(counter_read_limit(&c->max)),
+                .high = counter_limit_to_u64(counter_read_limit(&c->high)),
+                .low = counter_limit_to_u64(counter_read_limit(&c->low)),
+                .min = counter_limit_to_u64(counter_read_limit(&c->min)),
+                .failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed),
+                .nr_attached = atomic_load(&g->nr_attached),
+                .owner = g->owner,
+        };
+        int64_t emin, elow;
+        MemGroup *child;
+
+        core_stats_flush(core, exact);
+        counter_effective_protection(reclaim_root ? &reclaim_root->counter : NULL, c,
+                                     atomic_load(&core->recursive_protection), &emin, &elow);
+        info.effective_min = (uint64_t) emin;
+        info.effective_low = (uint64_t) elow;
+        for (int i = 0; i < _MEM_EVENT_MAX; i++) {
+                info.events[i] = atomic_load_explicit(&g->events[i], memory_order_relaxed);
+                info.events_local[i] =
+                        atomic_load_explicit(&g->events_local[i], memory_order_relaxed);
+        }
+        for (int i = 0; i < _MEM_STAT_MAX; i++) {
+                /* Negative only transiently (updates of one charge landing
+                 * in different flushes); clamp like memcg_page_state(). */
+                info.stat[i] = MAX(atomic_load_explicit(&g->stats.total[i], memory_order_relaxed), 0);
+                info.stat_local[i] =
+                        MAX(atomic_load_explicit(&g->stats.local[i], memory_order_relaxed), 0);
+                info.kept[i] = (uint64_t) atomic_load_explicit(&g->kept[i], memory_order_relaxed);
+        }
+        core_read_lock();
+        cds_list_for_each_entry_rcu(child, &g->children, siblings)
+                info.nr_children++;
+        core_read_unlock();
+        *ret = info;
+}
+
+int group_walk(MemGroup *g, int (*cb)(MemGroup *g, void *userdata), void *userdata) {
+        MemGroup *c;
+        int r;
+
+        r = cb(g, userdata);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        cds_list_for_each_entry_rcu(c, &g->children, siblings) {
+                r = group_walk(c, cb, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}

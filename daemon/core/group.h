@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Groups: the nodes of the accounting tree, addressed by absolute path.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+/* The flavour first: the list and hash table headers use its primitives. */
+#include <urcu/urcu-memb.h>
+#include <urcu/rculfhash.h>
+#include <urcu/rculist.h>
+
+#include "counter.h"
+#include "stats.h"
+
+typedef struct MemCore MemCore;
+typedef struct MemGroup MemGroup;
+
+#define MEM_NAME_MAX 255  /* bytes in one path component */
+#define MEM_PATH_MAX 4096 /* bytes in a whole path, NUL excluded */
+
+typedef enum MemPathError {
+        MEM_PATH_OK,
+        MEM_PATH_NOT_ABSOLUTE,   /* -EINVAL */
+        MEM_PATH_EMPTY_COMPONENT, /* -EINVAL: "//" or a trailing "/" */
+        MEM_PATH_DOT_COMPONENT,  /* -EINVAL: "." or ".." */
+        MEM_PATH_BAD_CHAR,       /* -EINVAL: outside [A-Za-z0-9._:@-] */
+        MEM_PATH_NAME_TOO_LONG,  /* -ENAMETOOLONG: a component over 255 bytes */
+        MEM_PATH_TOO_LONG,       /* -ENAMETOOLONG: the path over MEM_PATH_MAX */
+        MEM_PATH_TOO_DEEP,       /* -EMLINK: more components than max_depth */
+        _MEM_PATH_ERROR_MAX,
+} MemPathError;
+
+typedef enum MemEvent {
+        MEM_EVENT_LOW,
+        MEM_EVENT_HIGH,
+        MEM_EVENT_MAX,
+        MEM_EVENT_OOM,
+        _MEM_EVENT_MAX,
+        _MEM_EVENT_INVALID = -EINVAL,
+} MemEvent;
+
+struct MemGroup {
+        MemCounter counter;
+        MemGroupStats stats;
+        _Atomic uint64_t events[_MEM_EVENT_MAX];       /* this group and its subtree */
+        _Atomic uint64_t events_local[_MEM_EVENT_MAX]; /* this group only */
+        _Atomic int64_t kept[_MEM_STAT_MAX];           /* kept charges, by item */
+
+        /* Fast path 3: moves of this group's sessions in progress, and the
+         * lock that stat updates take only while there is one. */
+        _Atomic int moving_account;
+        pthread_mutex_t move_lock;
+
+        _Atomic unsigned refs;        /* the tree holds one while linked */
+        _Atomic unsigned nr_attached; /* sessions attached */
+        _Atomic bool dead;            /* removal in progress or done */
+        unsigned id;                  /* index of the per-thread stat slots */
+        unsigned depth;               /* root: 0 */
+        uid_t owner;                  /* may modify this subtree; root-owned: 0 */
+        MemCore *core;
+        MemGroup *parent;
+        struct cds_list_head siblings; /* in parent->children; RCU */
+        struct cds_list_head children;
+        struct cds_lfht_node node;     /* in core->groups, keyed by path */
+        struct rcu_head rcu;
+        char path[];
+};
+
+const char *mem_event_to_string(MemEvent ev);
+MemEvent mem_event_from_string(const char *s);
+const char *mem_path_error_to_string(MemPathError e);
+
+/**
+ * group_path_check() - validate an absolute group path.
+ * @ret_reason: optional, the precise violation
+ *
+ * Return: the depth (0 for "/"), or -EINVAL, -ENAMETOOLONG or -EMLINK as
+ * listed in MemPathError.
+ */
+int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason);
+
+/**
+ * group_create() - create @path; its parent must exist.
+ *
+ * Return: 0; a group_path_check() error; -ENOENT (no parent); -EEXIST;
+ * -ENOSPC (the configured group count is reached); -ENOMEM.
+ */
+int group_create(MemCore *core, const char *path, uid_t owner);
+
+/**
+ * group_remove() - remove @path, like rmdir of a cgroup.
+ *
+ * Return: 0; -ENOENT; -EINVAL for "/"; -EBUSY while it has children,
+ * charges (kept or held) or attached sessions.
+ */
+int group_remove(MemCore *core, const char *path);
+
+/**
+ * group_lookup() - find @path. The caller is in core_read_lock(), and the
+ * group stays valid until core_read_unlock().
+ */
+MemGroup *group_lookup(MemCore *core, const char *path);
+
+/** group_get() - find @path and take a reference. Return: 0 or -ENOENT. */
+int group_get(MemCore *core, const char *path, MemGroup **ret);
+MemGroup *group_ref(MemGroup *g);
+MemGroup *group_unref(MemGroup *g);
+DEFINE_TRIVIAL_CLEANUP_FUNC(MemGroup *, group_unref);
+
+/**
+ * group_set_max() - set max. Without @force it is refused with -EBUSY when
+ * usage is above @bytes (page_counter_set_max()); with @force it is taken
+ * anyway (a cgroup v2 memory.max write) and, if usage is above it, an oom
+ * event is raised and 1 returned.
+ * @bytes: UINT64_MAX or anything above MEM_COUNTER_MAX means no limit
+ */
+int group_set_max(MemGroup *g, uint64_t bytes, bool force);
+void group_set_high(MemGroup *g, uint64_t bytes);
+void group_set_low(MemGroup *g, uint64_t bytes);
+void group_set_min(MemGroup *g, uint64_t bytes);
+void group_reset_peak(MemGroup *g);
+
+/** group_event_raise() - count @ev locally and on the group and every ancestor. */
+void group_event_raise(MemGroup *g, MemEvent ev);
+
+typedef struct MemGroupInfo {
+        uint64_t current, peak, max, high, low, min; /* limits: UINT64_MAX for none */
+        uint64_t effective_min, effective_low;
+        uint64_t failcnt;
+        uint64_t events[_MEM_EVENT_MAX], events_local[_MEM_EVENT_MAX];
+        int64_t stat[_MEM_STAT_MAX], stat_local[_MEM_STAT_MAX];
+        uint64_t kept[_MEM_STAT_MAX];
+        unsigned nr_children, nr_attached;
+        uid_t owner;
+} MemGroupInfo;
+
+/**
+ * group_read() - everything `show` prints about @g.
+ * @reclaim_root: for effective min/low; NULL: the root
+ * @exact: flush statistics first, whatever the pressure
+ */
+void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool exact,
+                MemGroupInfo *ret);
+
+/**
+ * group_walk() - pre-order walk of @g's subtree (@g first), in the caller's
+ * core_read_lock(). @cb returns 0 to go on, > 0 to skip the children of
+ * the group it was given, < 0 to stop (returned).
+ */
+int group_walk(MemGroup *g, int (*cb)(MemGroup *g, void *userdata), void *userdata);

@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Sessions, clients and moves
+ *
+ * A session is one connection. It is attached to one group, and what it
+ * charges there belongs to it: the sums per stat item in 'held' are
+ * uncharged when the session ends, however it ends. Its owner (one worker
+ * thread) makes its charges; any thread may move it (client_move()).
+ *
+ * A client is every session of one pid. Its RSS counters (file, anon,
+ * swap, shmem: the kernel's MM_* counters) are fed by the sessions' split
+ * counters (fast path 4) and are only approximately current; an exact
+ * read folds the sessions' residues in.
+ *
+ * Lock order: clients_lock, then move_mutex, then a group's move_lock.
+ * No RCU read-side section ever takes clients_lock or move_mutex, because
+ * moves wait for grace periods while holding them.
+ */
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "group-internal.h"
+#include "session.h"
+
+static const char *const rss_names[_MEM_RSS_MAX] = {
+        [MEM_RSS_FILE] = "file",
+        [MEM_RSS_ANON] = "anon",
+        [MEM_RSS_SWAP] = "swap",
+        [MEM_RSS_SHMEM] = "shmem",
+};
+
+const char *mem_rss_to_string(MemRss m) {
+        if (m < 0 || m >= _MEM_RSS_MAX)
+                return NULL;
+        return rss_names[m];
+}
+
+MemRss mem_rss_from_stat(MemStatItem item) {
+        switch (item) {
+        case MEM_STAT_ANON:
+                return MEM_RSS_ANON;
+        case MEM_STAT_FILE:
+                return MEM_RSS_FILE;
+        case MEM_STAT_SHMEM:
+                return MEM_RSS_SHMEM;
+        case MEM_STAT_SWAP:
+                return MEM_RSS_SWAP;
+        default:
+                return _MEM_RSS_INVALID;
+        }
+}
+
+static int64_t load64(_Atomic int64_t *v) {
+        return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* A single writer's update: the atomics only make concurrent readers
+ * well-defined, and compile to a plain load and store. */
+static void store64(_Atomic int64_t *v, int64_t x) {
+        atomic_store_explicit(v, x, memory_order_relaxed);
+}
+
+/*
+ * Fast path 4: add_mm_counter_fast() after "mm: Move RSS stat event count
+ * synchronisation out of the fast path" (Mel Gorman, 2014; KERNEL.md F.3).
+ *
+ * Each session keeps a private delta per member and folds one member into
+ * the client's shared counter only when that member's delta passes
+ * +-rss_threshold. A session that charges and releases the same amount over
+ * and over never touches the shared line at all; drift stays below
+ * threshold x sessions per member.
+ *
+ * Before (mainline SPLIT_RSS_COUNTING up to 6.1, -DMEMACCT_BEFORE_PATCH):
+ * every update counts an event, and every 64 events all non-zero members
+ * are folded, whether or not they moved far.
+ */
+static void rss_add(MemSession *s, MemRss m, int64_t bytes) {
+        int64_t v = load64(&s->rss_delta[m]) + bytes;
+
+#ifdef MEMACCT_BEFORE_PATCH
+        store64(&s->rss_delta[m], v);
+        if (s->rss_events++ > MEM_RSS_EVENTS_THRESH) {
+                for (int i = 0; i < _MEM_RSS_MAX; i++) {
+                        int64_t d = load64(&s->rss_delta[i]);
+
+                        if (d != 0) {
+                                atomic_fetch_add(&s->client->rss[i], d);
+                                store64(&s->rss_delta[i], 0);
+                        }
+                }
+                s->rss_events = 0;
+        }
+#else
+        int64_t threshold = load64(&s->core->rss_threshold);
+
+        if (v > threshold || v < -threshold) {
+                atomic_fetch_add(&s->client->rss[m], v);
+                v = 0;
+        }
+        store64(&s->rss_delta[m], v);
+#endif
+}
+
+/*
+ * Fast path 3: mem_cgroup_begin_update_page_stat() after "memcg: use a
+ * global flag to avoid taking a lock when no move is in progress"
+ * (Kamezawa Hiroyuki, 2012; KERNEL.md E).
+ *
+ * Accounting a session's charge reads the session's group and updates that
+ * group's counters, statistics and the session's held sums; a move of the
+ * session must not change the group in between. Moves are rare, so the
+ * update path reads one read-mostly global, the count of moves in
+ * progress, and takes no lock when it is 0. The caller is inside an RCU
+ * read-side section that lasts until session_end_update(); a mover raises
+ * the count and then waits for a grace period before it touches anything
+ * (session_move()), so every update that saw 0 has finished before the
+ * move starts, and every update that starts later sees the count and
+ * falls back to the group's move_lock, re-checking the group under it.
+ *
+ * Before the patch the per-group moving count was read on every update
+ * (-DMEMACCT_BEFORE_PATCH): a dependent load from the group, on the line
+ * other sessions' movers write.
+ */
+static MemGroup *session_begin_update(MemSession *s, bool *ret_locked) {
+        MemGroup *g = atomic_load_explicit(&s->group, memory_order_acquire);
+
+        *ret_locked = false;
+#ifndef MEMACCT_BEFORE_PATCH
+        if (_likely_(atomic_load_explicit(&s->core->moving, memory_order_relaxed) == 0))
+                return g;
+#endif
+        while (g && atomic_load(&g->moving_account) > 0) {
+                MemGroup *now;
+
+                pthread_mutex_lock(&g->move_lock);
+                now = atomic_load(&s->group);
+                if (now == g) {
+                        *ret_locked = true;
+                        break;
+                }
+                pthread_mutex_unlock(&g->move_lock);
+                g = now;
+        }
+        return g;
+}
+
+static void session_end_update(MemGroup *g, bool locked) {
+        if (locked)
+                pthread_mutex_unlock(&g->move_lock);
+}
+
+static bool item_ok(MemStatItem item) {
+        return item >= 0 && item < _MEM_STAT_MAX;
+}
+
+static unsigned long pid_hash(pid_t pid) {
+        return (unsigned long) pid * 0x9E3779B97F4A7C15ULL;
+}
+
+static int pid_match(struct cds_lfht_node *node, const void *key) {
+        return caa_container_of(node, MemClient, node)->pid == *(const pid_t *) key;
+}
+
+/* Caller in an RCU read-side section. */
+static MemClient *client_lookup(MemCore *core, pid_t pid) {
+        struct cds_lfht_iter iter;
+        struct cds_lfht_node *node;
+
+        cds_lfht_lookup(core->clients, pid_hash(pid), pid_match, &pid, &iter);
+        node = cds_lfht_iter_get_node(&iter);
+        return node ? caa_container_of(node, MemClient, node) : NULL;
+}
+
+static void client_free_rcu(struct rcu_head *head) {
+        free(caa_container_of(head, MemClient, rcu));
+}
+
+int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret) {
+        MemSession *s;
+        MemClient *c;
+
+        s = aligned_alloc(CACHELINE_SIZE, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        *s = (MemSession) { .core = core, .pid = pid, .uid = uid, .gid = gid };
+
+        pthread_mutex_lock(&core->clients_lock);
+        core_read_lock();
+        c = client_lookup(core, pid);
+        if (!c) {
+                c = aligned_alloc(CACHELINE_SIZE, sizeof(*c));
+                if (!c) {
+                        core_read_unlock();
+                        pthread_mutex_unlock(&core->clients_lock);
+                        free(s);
+                        return -ENOMEM;
+                }
+                *c = (MemClient) { .pid = pid };
+                CDS_INIT_LIST_HEAD(&c->sessions);
+                cds_lfht_node_init(&c->node);
+                cds_lfht_add(core->clients, pid_hash(pid), &c->node);
+        }
+        c->refs++;
+        cds_list_add_tail(&s->client_link, &c->sessions);
+        s->client = c;
+        core_read_unlock();
+        pthread_mutex_unlock(&core->clients_lock);
+        *ret = s;
+        return 0;
+}
+
+MemSession *session_free(MemSession *s) {
+        MemCore *core;
+        MemClient *c;
+        MemGroup *g;
+        bool locked;
+
+        if (!s)
+                return NULL;
+        core = s->core;
+        c = s->client;
+
+        /*
+         * First leave the client, under clients_lock: a client_move() in
+         * progress holds it, so none can find this session afterwards. The
+         * RSS residue and everything still held leave the client's counters
+         * in the same critical section, so exact readers never see half.
+         */
+        pthread_mutex_lock(&core->clients_lock);
+        for (int m = 0; m < _MEM_RSS_MAX; m++) {
+                int64_t d = load64(&s->rss_delta[m]);
+
+                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                        if (mem_rss_from_stat(i) == (MemRss) m)
+                                d -= load64(&s->held[i]);
+                if (d != 0)
+                        atomic_fetch_add(&c->rss[m], d);
+                store64(&s->rss_delta[m], 0);
+        }
+        cds_list_del(&s->client_link);
+        if (--c->refs == 0) {
+                core_read_lock();
+                cds_lfht_del(core->clients, &c->node);
+                core_read_unlock();
+                urcu_memb_call_rcu(&c->rcu, client_free_rcu);
+        }
+        pthread_mutex_unlock(&core->clients_lock);
+
+        core_read_lock();
+        g = session_begin_update(s, &locked);
+        if (g)
+                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
+                        int64_t h = load64(&s->held[i]);
+
+                        if (h > 0)
+                                group_uncharge(core, g, (uint64_t) h, i);
+                        store64(&s->held[i], 0);
+                }
+        session_end_update(g, locked);
+        core_read_unlock();
+
+        if (g)
+                group_detach(g);
+        free(s);
+        return NULL;
+}
+
+static bool session_holds_anything(MemSession *s) {
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                if (load64(&s->held[i]) != 0)
+                        return true;
+        return false;
+}
+
+int session_attach(MemSession *s, MemGroup *g) {
+        MemGroup *old;
+        int r;
+
+        /* Serialised with moves, which also change s->group. */
+        pthread_mutex_lock(&s->core->move_mutex);
+        if (session_holds_anything(s))
+                r = -EBUSY;
+        else
+                r = group_attach(g);
+        if (r == 0) {
+                old = atomic_exchange(&s->group, g);
+                if (old)
+                        group_detach(old);
+        }
+        pthread_mutex_unlock(&s->core->move_mutex);
+        return r;
+}
+
+int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
+                   MemChargeResult *ret) {
+        MemRss m = mem_rss_from_stat(item);
+        MemGroup *g;
+        bool locked;
+        int r;
+
+        if (ret)
+                *ret = (MemChargeResult) {};
+        if (!item_ok(item))
+                return -EINVAL;
+
+        core_read_lock();
+        g = session_begin_update(s, &locked);
+        if (!g)
+                r = -ENOTCONN;
+        else {
+                r = group_charge(s->core, g, bytes, item, flags, ret);
+                if (r == 0)
+                        store64(&s->held[item], load64(&s->held[item]) + (int64_t) bytes);
+        }
+        session_end_update(g, locked);
+        core_read_unlock();
+
+        if (r == 0 && m >= 0 && bytes > 0)
+                rss_add(s, m, (int64_t) bytes);
+        return r;
+}
+
+int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
+        MemRss m = mem_rss_from_stat(item);
+        MemGroup *g;
+        bool locked;
+        int r = 0;
+
+        if (!item_ok(item))
+                return -EINVAL;
+        if (bytes > MEM_CHARGE_MAX)
+                return -EOVERFLOW;
+
+        core_read_lock();
+        g = session_begin_update(s, &locked);
+        if (!g)
+                r = -ENOTCONN;
+        else if (load64(&s->held[item]) < (int64_t) bytes)
+                r = -ERANGE;
+        else if (bytes > 0) {
+                group_uncharge(s->core, g, bytes, item);
+                store64(&s->held[item], load64(&s->held[item]) - (int64_t) bytes);
+        }
+        session_end_update(g, locked);
+        core_read_unlock();
+
+        if (r == 0 && m >= 0 && bytes > 0)
+                rss_add(s, m, -(int64_t) bytes);
+        return r;
+}
+
+uint64_t session_held(MemSession *s, MemStatItem item) {
+        if (!item_ok(item))
+                return 0;
+        return (uint64_t) load64(&s->held[item]);
+}
+
+/*
+ * Move what @s holds from @src to @dst with the move lock of @src held.
+ * Only the levels below the common ancestor change: the ancestors already
+ * count the bytes, and charging them twice for a moment could refuse the
+ * move at a limit the move does not really approach. move_seq is odd
+ * while the two sides disagree.
+ */
+static int move_locked(MemSession *s, MemGroup *src, MemGroup *dst, MemChargeResult *res) {
+        MemCore *core = s->core;
+        MemGroup *top = group_common_ancestor(src, dst);
+        unsigned slot = core_thread_slot(core);
+        MemCounter *fail = NULL;
+        uint64_t total = 0;
+        int r = 0;
+
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                total += (uint64_t) load64(&s->held[i]);
+
+        atomic_fetch_add(&core->move_seq, 1);
+        if (total > 0) {
+                r = counter_try_charge(&dst->counter, &top->counter, total, &fail);
+                if (r == -EDQUOT) {
+                        MemGroup *refused = group_from_counter(fail);
+
+                        group_event_raise(refused, MEM_EVENT_MAX);
+                        res->refused = group_ref(refused);
+                }
+                if (r == 0)
+                        counter_uncharge(&src->counter, &top->counter, total);
+        }
+        if (r == 0) {
+                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
+                        int64_t h = load64(&s->held[i]);
+
+                        stats_mod(&core->stats, slot, src->id, i, -h);
+                        stats_mod(&core->stats, slot, dst->id, i, h);
+                }
+                atomic_store_explicit(&s->group, dst, memory_order_release);
+        }
+        atomic_fetch_add(&core->move_seq, 1);
+        return r;
+}
+
+/* Caller holds move_mutex. */
+static int session_move_locked(MemSession *s, MemGroup *dst, MemChargeResult *res) {
+        MemCore *core = s->core;
+        MemGroup *src = atomic_load(&s->group);
+        int r;
+
+        if (!src)
+                return -ENOTCONN;
+        if (src == dst)
+                return 0;
+        r = group_attach(dst);
+        if (r < 0)
+                return r;
+
+        /* mem_cgroup_start_move(): raise the flags, then wait until every
+         * update that may not have seen them is finished. */
+        atomic_fetch_add(&core->moving, 1);
+        atomic_fetch_add(&src->moving_account, 1);
+        urcu_memb_synchronize_rcu();
+
+        pthread_mutex_lock(&src->move_lock);
+        r = move_locked(s, src, dst, res);
+        pthread_mutex_unlock(&src->move_lock);
+
+        atomic_fetch_sub(&src->moving_account, 1);
+        atomic_fetch_sub(&core->moving, 1);
+        group_detach(r == 0 ? src : dst);
+        return r;
+}
+
+int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret) {
+        MemChargeResult res = {};
+        int r;
+
+        pthread_mutex_lock(&s->core->move_mutex);
+        r = session_move_locked(s, dst, &res);
+        pthread_mutex_unlock(&s->core->move_mutex);
+        if (ret)
+                *ret = res;
+        else
+                charge_result_done(&res);
+        return r;
+}
+
+int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret) {
+        MemChargeResult res = {};
+        MemSession *s;
+        MemClient *c;
+        int r = 0, n = 0;
+
+        pthread_mutex_lock(&core->clients_lock);
+        core_read_lock();
+        c = client_lookup(core, pid);
+        core_read_unlock();
+        if (!c)
+                r = -ESRCH;
+        else {
+                /* clients_lock keeps the client and its sessions alive. */
+                pthread_mutex_lock(&core->move_mutex);
+                cds_list_for_each_entry(s, &c->sessions, client_link) {
+                        r = session_move_locked(s, dst, &res);
+                        if (r < 0)
+                                break;
+                        n++;
+                }
+                pthread_mutex_unlock(&core->move_mutex);
+        }
+        pthread_mutex_unlock(&core->clients_lock);
+        if (ret)
+                *ret = res;
+        else
+                charge_result_done(&res);
+        return r < 0 ? r : n;
+}
+
+int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_MAX]) {
+        MemClient *c;
+        MemSession *s;
+
+        if (!exact) {
+                core_read_lock();
+                c = client_lookup(core, pid);
+                if (c)
+                        for (int m = 0; m < _MEM_RSS_MAX; m++)
+                                ret[m] = MAX(load64(&c->rss[m]), 0);
+                core_read_unlock();
+                return c ? 0 : -ESRCH;
+        }
+
+        pthread_mutex_lock(&core->clients_lock);
+        core_read_lock();
+        c = client_lookup(core, pid);
+        core_read_unlock();
+        if (c) {
+                for (int m = 0; m < _MEM_RSS_MAX; m++)
+                        ret[m] = load64(&c->rss[m]);
+                cds_list_for_each_entry(s, &c->sessions, client_link)
+                        for (int m = 0; m < _MEM_RSS_MAX; m++)
+                                ret[m] += load64(&s->rss_delta[m]);
+                for (int m = 0; m < _MEM_RSS_MAX; m++)
+                        ret[m] = MAX(ret[m], 0);
+        }
+        pthread_mutex_unlock(&core->clients_lock);
+        return c ? 0 : -ESRCH;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Sessions (one client connection) and clients (all sessions of one pid),
+ * with the clients' split RSS counters and session moves.
+ */
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <urcu/list.h>
+#include <urcu/rculfhash.h>
+
+#include "charge.h"
+#include "core.h"
+
+typedef enum MemRss {
+        MEM_RSS_FILE,  /* MM_FILEPAGES */
+        MEM_RSS_ANON,  /* MM_ANONPAGES */
+        MEM_RSS_SWAP,  /* MM_SWAPENTS */
+        MEM_RSS_SHMEM, /* MM_SHMEMPAGES */
+        _MEM_RSS_MAX,
+        _MEM_RSS_INVALID = -EINVAL,
+} MemRss;
+
+const char *mem_rss_to_string(MemRss m);
+/** mem_rss_from_stat() - the RSS member a stat item feeds, or -EINVAL for none. */
+MemRss mem_rss_from_stat(MemStatItem item);
+
+/* Before fast path 4 (SPLIT_RSS_COUNTING): sync all members every 64 events. */
+#define MEM_RSS_EVENTS_THRESH 64
+
+typedef struct MemClient {
+        _Atomic int64_t rss[_MEM_RSS_MAX] _cacheline_aligned_;
+        pid_t pid;
+        unsigned refs; /* sessions; clients_lock */
+        struct cds_list_head sessions; /* clients_lock */
+        struct cds_lfht_node node;
+        struct rcu_head rcu;
+} MemClient;
+
+typedef struct MemSession {
+        /* Written by the session's own thread on every charge. */
+        _Atomic int64_t rss_delta[_MEM_RSS_MAX];
+        unsigned rss_events; /* before-variant only */
+        _Atomic int64_t held[_MEM_STAT_MAX];
+
+        MemCore *core;
+        MemClient *client;
+        _Atomic(MemGroup *) group; /* attached group, holds a reference */
+        pid_t pid;
+        uid_t uid;
+        gid_t gid;
+        struct cds_list_head client_link; /* clients_lock */
+} MemSession;
+
+/**
+ * session_new() - a session for a peer whose identity the kernel vouched
+ * for. Return: 0 or -ENOMEM.
+ */
+int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret);
+
+/**
+ * session_free() - end the session: everything it holds is uncharged, its
+ * RSS residue folded into its client. Safe against a concurrent move.
+ */
+MemSession *session_free(MemSession *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(MemSession *, session_free);
+
+/**
+ * session_attach() - attach to @g. Only while the session holds nothing;
+ * to change group with charges, move it.
+ * Return: 0; -EBUSY (holds charges); -ENOENT (@g is being removed).
+ */
+int session_attach(MemSession *s, MemGroup *g);
+
+/**
+ * session_charge() - charge @bytes of @item to the attached group; the
+ * charge belongs to the session. The session's own calls are serialised by
+ * its owner (one worker); moves from other threads are safe.
+ * Return: as group_charge(), and -ENOTCONN when not attached.
+ */
+int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
+                   MemChargeResult *ret);
+
+/**
+ * session_uncharge() - release @bytes of @item the session holds.
+ * Return: 0, -ERANGE (holds fewer; nothing released), -ENOTCONN, -EINVAL.
+ */
+int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item);
+
+uint64_t session_held(MemSession *s, MemStatItem item);
+
+/**
+ * session_move() - move the session and everything it holds to @dst,
+ * atomically for core_read_usage_consistent() readers. @dst is charged
+ * with try-charge semantics up to the common ancestor.
+ * Return: 0; -EDQUOT (nothing moved; ret->refused set); -ENOENT (@dst is
+ * being removed); -ENOTCONN.
+ */
+int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret);
+
+/**
+ * client_move() - move every session of @pid to @dst.
+ * Return: the number of sessions moved; -ESRCH (no such client); or the
+ * first session's error (sessions moved before it stay moved).
+ */
+int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret);
+
+/**
+ * client_read_rss() - the client's RSS counters in bytes. Approximate:
+ * the shared counters, clamped at 0, off by at most rss_threshold per
+ * session per member. Exact: the residues of every session folded in.
+ * Return: 0 or -ESRCH.
+ */
+int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_MAX]);

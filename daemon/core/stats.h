@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Batched hierarchical statistics (memory.stat), after the kernel's
+ * per-cpu memcg stats and rstat flushing (mm/memcontrol.c).
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+typedef enum MemStatItem {
+        MEM_STAT_ANON,
+        MEM_STAT_FILE,
+        MEM_STAT_SHMEM,
+        MEM_STAT_KERNEL,
+        MEM_STAT_SOCK,
+        MEM_STAT_SWAP,
+        MEM_STAT_DEVICE, /* device/GPU memory the kernel cannot see */
+        MEM_STAT_OTHER,  /* anything else a client wants kept apart */
+        _MEM_STAT_MAX,
+        _MEM_STAT_INVALID = -EINVAL,
+} MemStatItem;
+
+const char *mem_stat_item_to_string(MemStatItem item);
+/** Return: the item, or -EINVAL for an unknown name. */
+MemStatItem mem_stat_item_from_string(const char *s);
+
+/*
+ * Updates are counted in 4 KiB units (a byte delta rounds up to one unit),
+ * the kernel's pages: the flush threshold then bounds the bytes a reader
+ * can miss, not just the number of calls.
+ */
+#define MEM_STAT_UNIT_BYTES 4096
+/* MEMCG_CHARGE_BATCH: units a thread accumulates before it reports. */
+#define MEM_STAT_BATCH 64
+/* Per-thread slots are allocated for this many group ids at a time. */
+#define MEM_STAT_CHUNK 1024
+
+/* One thread's running sums for one group: written only by that thread. */
+typedef struct MemStatSlot {
+        _Atomic int64_t state[_MEM_STAT_MAX];
+} MemStatSlot;
+
+/* What the flusher last folded from a slot: touched only by the flusher. */
+typedef struct MemStatPrev {
+        int64_t state[_MEM_STAT_MAX];
+} MemStatPrev;
+
+typedef struct MemStatsThread {
+        /* Written on every update by its thread only; alone in its line. */
+        unsigned updates _cacheline_aligned_;
+        MemStatSlot **slots _cacheline_aligned_; /* [chunk][id % MEM_STAT_CHUNK] */
+        MemStatPrev **prev;
+} MemStatsThread;
+
+/* The statistics of one group, embedded in it. */
+typedef struct MemGroupStats {
+        _Atomic int64_t total[_MEM_STAT_MAX]; /* subtree, as of the last flush */
+        _Atomic int64_t local[_MEM_STAT_MAX]; /* this group only */
+        int64_t pending[_MEM_STAT_MAX];       /* children's deltas not yet folded; flusher only */
+} MemGroupStats;
+
+typedef struct MemStats {
+        /* Fast path 2's flush-pressure counter: shared by every updater,
+         * so it has a line of its own. */
+        _Atomic int flush_pressure _cacheline_aligned_;
+
+        pthread_mutex_t flush_lock _cacheline_aligned_;
+        _Atomic uint64_t flushes;
+        unsigned max_threads;
+        unsigned nchunks;      /* chunk table size: ceil(max_groups / MEM_STAT_CHUNK) */
+        unsigned chunks_ready; /* chunks allocated for every thread so far */
+        _Atomic unsigned nthreads;
+        MemStatsThread **threads;
+} MemStats;
+
+int stats_init(MemStats *s, unsigned max_groups, unsigned max_threads);
+void stats_done(MemStats *s);
+
+/**
+ * stats_thread_add() - give the calling thread its per-thread slots.
+ * The caller serialises this with stats_prepare_id() (registry lock).
+ *
+ * Return: the thread's index, -ENOSPC past max_threads, -ENOMEM.
+ */
+int stats_thread_add(MemStats *s);
+
+/**
+ * stats_prepare_id() - make the slots of group id @id exist and read zero
+ * in every thread, before the group is published. Registry lock held.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int stats_prepare_id(MemStats *s, unsigned id);
+
+/**
+ * stats_mod() - add @bytes (may be negative) to @item of group @id from the
+ * calling thread (index @thread). No atomic read-modify-write: a plain
+ * per-thread add, and a report to the shared flush pressure at most once
+ * per MEM_STAT_BATCH units, and only while a flush is not already due.
+ */
+void stats_mod(MemStats *s, unsigned thread, unsigned id, MemStatItem item, int64_t bytes);
+
+/** stats_flush_due() - more than a batch per thread is waiting. */
+bool stats_flush_due(MemStats *s);
+
+/**
+ * stats_flush_begin() - take the flush lock. With @force it waits for a
+ * running flush; without, it returns false when another flush runs or no
+ * flush is due (the caller then reads what the last flush left).
+ */
+bool stats_flush_begin(MemStats *s, bool force);
+void stats_flush_end(MemStats *s);
+
+/**
+ * stats_fold_group() - fold group @id's per-thread deltas and its pending
+ * children's deltas into @gs, and pass the sum on to @parent's pending.
+ * Flush lock held; children must be folded before their parent.
+ */
+void stats_fold_group(MemStats *s, unsigned id, MemGroupStats *gs, MemGroupStats *parent);
