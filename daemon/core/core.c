@@ -90,6 +90,8 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         pthread_mutex_init(&core->tree_lock, NULL);
         pthread_mutex_init(&core->move_mutex, NULL);
         pthread_mutex_init(&core->clients_lock, NULL);
+        pthread_mutex_init(&core->stock_lock, NULL);
+        CDS_INIT_LIST_HEAD(&core->stock_sessions);
         atomic_store(&core->rss_threshold, (int64_t) config->rss_threshold);
         atomic_store(&core->recursive_protection, config->recursive_protection);
 
@@ -129,6 +131,7 @@ MemCore *core_free(MemCore *core) {
         pthread_mutex_destroy(&core->tree_lock);
         pthread_mutex_destroy(&core->move_mutex);
         pthread_mutex_destroy(&core->clients_lock);
+        pthread_mutex_destroy(&core->stock_lock);
         free(core);
         return NULL;
 }
@@ -149,6 +152,11 @@ void core_stats_flush(MemCore *core, bool force) {
         flush_subtree(&core->stats, core->root);
         core_read_unlock();
         stats_flush_end(&core->stats);
+}
+
+void core_set_event_hook(MemCore *core, MemEventHook hook, void *userdata) {
+        core->event_hook_userdata = userdata;
+        core->event_hook = hook;
 }
 
 void core_set_recursive_protection(MemCore *core, bool on) {

@@ -20,6 +20,13 @@
 #include "group.h"
 #include "stats.h"
 
+/*
+ * Told of every event raised, on the thread that raised it, inside no
+ * core lock but possibly inside core_read_lock(): it must not wait for a
+ * grace period. @local is the group's local count after the event.
+ */
+typedef void (*MemEventHook)(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
+
 typedef struct MemCoreConfig {
         unsigned max_threads;   /* threads that may register */
         unsigned max_groups;    /* groups, the root included */
@@ -64,6 +71,14 @@ struct MemCore {
         pthread_mutex_t clients_lock;
         struct cds_lfht *clients;
 
+        /* Sessions with a stock page, for drains (session.c). */
+        pthread_mutex_t stock_lock;
+        struct cds_list_head stock_sessions;
+
+        /* Called on every event raised; set once before use. */
+        MemEventHook event_hook;
+        void *event_hook_userdata;
+
         _Atomic int64_t rss_threshold;
         _Atomic bool recursive_protection;
 };
@@ -84,7 +99,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(MemCore *, core_free);
 /**
  * core_thread_register() - let the calling thread use @core (RCU reader
  * registration and per-thread statistics slots). A thread uses one core
- * at a time. Return: 0, -ENOSPC past max_threads, -ENOMEM.
+ * at a time. Slots are never reused (their sums stay part of the totals),
+ * so max_threads bounds registrations over the core's life: the daemon's
+ * threads are long-lived. Return: 0, -ENOSPC past max_threads, -ENOMEM.
  */
 int core_thread_register(MemCore *core);
 void core_thread_unregister(MemCore *core);
@@ -106,6 +123,9 @@ static inline void core_read_unlock(void) {
  * path 2); the daemon's timer calls it with @force every interval.
  */
 void core_stats_flush(MemCore *core, bool force);
+
+/** core_set_event_hook() - install the event hook; before other threads use the core. */
+void core_set_event_hook(MemCore *core, MemEventHook hook, void *userdata);
 
 void core_set_recursive_protection(MemCore *core, bool on);
 void core_set_rss_threshold(MemCore *core, uint64_t bytes);

@@ -150,11 +150,7 @@ MemGroup *group_ref(MemGroup *g) {
 
 static void group_free_rcu(struct rcu_head *head) {
         MemGroup *g = caa_container_of(head, MemGroup, rcu);
-        MemCore *core = g->core;
 
-        pthread_mutex_lock(&core->tree_lock);
-        core->free_ids[core->nfree_ids++] = g->id;
-        pthread_mutex_unlock(&core->tree_lock);
         pthread_mutex_destroy(&g->move_lock);
         free(g);
 }
@@ -341,6 +337,11 @@ int group_remove(MemCore *core, const char *path) {
         pthread_mutex_lock(&core->stats.flush_lock);
         stats_fold_group(&core->stats, g->id, &g->stats, &g->parent->stats);
         pthread_mutex_unlock(&core->stats.flush_lock);
+        /* The id can serve a new group at once, though references may keep
+         * this one's memory for long: no charge or session remains to write
+         * its slots, and every flush from now on walks a tree without it
+         * (a walk that could still see it held the flush lock taken above). */
+        core->free_ids[core->nfree_ids++] = g->id;
         pthread_mutex_unlock(&core->tree_lock);
 
         group_unref(g);
@@ -434,9 +435,13 @@ void group_reset_peak(MemGroup *g) {
  * here the root may carry limits (a node-wide budget), so it has events.
  */
 void group_event_raise(MemGroup *g, MemEvent ev) {
-        atomic_fetch_add_explicit(&g->events_local[ev], 1, memory_order_relaxed);
+        MemCore *core = g->core;
+        uint64_t local = atomic_fetch_add_explicit(&g->events_local[ev], 1, memory_order_relaxed) + 1;
+
         for (MemGroup *i = g; i; i = i->parent)
                 atomic_fetch_add_explicit(&i->events[ev], 1, memory_order_relaxed);
+        if (core->event_hook)
+                core->event_hook(g, ev, local, core->event_hook_userdata);
 }
 
 void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool exact,

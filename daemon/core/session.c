@@ -184,6 +184,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
         if (!s)
                 return -ENOMEM;
         *s = (MemSession) { .core = core, .pid = pid, .uid = uid, .gid = gid };
+        CDS_INIT_LIST_HEAD(&s->stock_link);
 
         pthread_mutex_lock(&core->clients_lock);
         core_read_lock();
@@ -220,6 +221,13 @@ MemSession *session_free(MemSession *s) {
                 return NULL;
         core = s->core;
         c = s->client;
+
+        /* No drain may touch the session (or its page) from here on. */
+        if (s->stock) {
+                pthread_mutex_lock(&core->stock_lock);
+                cds_list_del(&s->stock_link);
+                pthread_mutex_unlock(&core->stock_lock);
+        }
 
         /*
          * First leave the client, under clients_lock: a client_move() in
@@ -292,17 +300,11 @@ int session_attach(MemSession *s, MemGroup *g) {
         return r;
 }
 
-int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
-                   MemChargeResult *ret) {
-        MemRss m = mem_rss_from_stat(item);
+static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
+                               MemChargeResult *ret) {
         MemGroup *g;
         bool locked;
         int r;
-
-        if (ret)
-                *ret = (MemChargeResult) {};
-        if (!item_ok(item))
-                return -EINVAL;
 
         core_read_lock();
         g = session_begin_update(s, &locked);
@@ -311,14 +313,111 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
         else {
                 r = group_charge(s->core, g, bytes, item, flags, ret);
                 if (r == 0)
-                        store64(&s->held[item], load64(&s->held[item]) + (int64_t) bytes);
+                        atomic_fetch_add(&s->held[item], (int64_t) bytes);
         }
         session_end_update(g, locked);
         core_read_unlock();
+        return r;
+}
+
+/*
+ * try_charge_memcg() step 8: once, when a limit refuses, empty the stocks
+ * held under the refusing group and retry. The first attempt raises no
+ * oom; the retry, or a refusal no drain could help, does.
+ */
+static int charge_drain_retry(MemCore *core, int r, unsigned flags, MemChargeResult *ret,
+                              int (*again)(void *ctx, unsigned flags, MemChargeResult *ret),
+                              void *ctx) {
+        MemGroup *refused;
+
+        if (r != -EDQUOT || !(flags & MEM_CHARGE_DRAIN))
+                return r;
+        refused = group_ref(ret->refused);
+        if (core_drain_stock(core, refused) > 0) {
+                charge_result_done(ret);
+                r = again(ctx, flags & ~(MEM_CHARGE_DRAIN | MEM_CHARGE_NO_OOM), ret);
+        } else
+                group_event_raise(refused, MEM_EVENT_OOM);
+        group_unref(refused);
+        return r;
+}
+
+typedef struct ChargeArgs {
+        MemSession *s;
+        MemGroup *g;
+        uint64_t bytes;
+        MemStatItem item;
+        unsigned caller_flags;
+} ChargeArgs;
+
+static int session_charge_again(void *ctx, unsigned flags, MemChargeResult *ret) {
+        ChargeArgs *a = ctx;
+
+        return session_charge_once(a->s, a->bytes, a->item,
+                                   flags | (a->caller_flags & MEM_CHARGE_NO_OOM), ret);
+}
+
+int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
+                   MemChargeResult *ret) {
+        ChargeArgs args = { .s = s, .bytes = bytes, .item = item, .caller_flags = flags };
+        MemChargeResult res = {};
+        MemRss m = mem_rss_from_stat(item);
+        unsigned first = flags;
+        int r;
+
+        if (ret)
+                *ret = res;
+        if (!item_ok(item))
+                return -EINVAL;
+        if (flags & MEM_CHARGE_DRAIN)
+                first |= MEM_CHARGE_NO_OOM;
+        r = session_charge_once(s, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
+        r = charge_drain_retry(s->core, r, flags, &res, session_charge_again, &args);
+        if (ret)
+                *ret = res;
+        else
+                charge_result_done(&res);
 
         if (r == 0 && m >= 0 && bytes > 0)
                 rss_add(s, m, (int64_t) bytes);
         return r;
+}
+
+static int kept_charge_again(void *ctx, unsigned flags, MemChargeResult *ret) {
+        ChargeArgs *a = ctx;
+
+        return group_charge_kept(a->s ? a->s->core : a->g->core, a->g, a->bytes, a->item,
+                                 flags | (a->caller_flags & MEM_CHARGE_NO_OOM), ret);
+}
+
+int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
+                     MemChargeResult *ret) {
+        ChargeArgs args = { .g = g, .bytes = bytes, .item = item, .caller_flags = flags };
+        MemChargeResult res = {};
+        unsigned first = flags;
+        int r;
+
+        if (flags & MEM_CHARGE_DRAIN)
+                first |= MEM_CHARGE_NO_OOM;
+        r = group_charge_kept(core, g, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
+        r = charge_drain_retry(core, r, flags, &res, kept_charge_again, &args);
+        if (ret)
+                *ret = res;
+        else
+                charge_result_done(&res);
+        return r;
+}
+
+/* Take @bytes out of held[item] unless fewer are held: a CAS, because a
+ * stock drain on another thread may take from it at the same time. */
+static bool held_take(MemSession *s, MemStatItem item, int64_t bytes) {
+        int64_t cur = load64(&s->held[item]);
+
+        do {
+                if (cur < bytes)
+                        return false;
+        } while (!atomic_compare_exchange_weak(&s->held[item], &cur, cur - bytes));
+        return true;
 }
 
 int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
@@ -336,18 +435,94 @@ int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
         g = session_begin_update(s, &locked);
         if (!g)
                 r = -ENOTCONN;
-        else if (load64(&s->held[item]) < (int64_t) bytes)
+        else if (!held_take(s, item, (int64_t) bytes))
                 r = -ERANGE;
-        else if (bytes > 0) {
+        else if (bytes > 0)
                 group_uncharge(s->core, g, bytes, item);
-                store64(&s->held[item], load64(&s->held[item]) - (int64_t) bytes);
-        }
         session_end_update(g, locked);
         core_read_unlock();
 
         if (r == 0 && m >= 0 && bytes > 0)
                 rss_add(s, m, -(int64_t) bytes);
         return r;
+}
+
+int session_set_stock(MemSession *s, _Atomic uint64_t *page) {
+        MemCore *core = s->core;
+        int r = 0;
+
+        pthread_mutex_lock(&core->stock_lock);
+        if (s->stock)
+                r = -EBUSY;
+        else {
+                s->stock = page;
+                cds_list_add(&s->stock_link, &core->stock_sessions);
+        }
+        pthread_mutex_unlock(&core->stock_lock);
+        return r;
+}
+
+int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemChargeResult *ret) {
+        int r;
+
+        if (!s->stock)
+                return -ENXIO;
+        r = session_charge(s, bytes, item, MEM_CHARGE_NO_OOM, ret);
+        if (r == 0)
+                atomic_fetch_add(&s->stock[item], bytes);
+        return r;
+}
+
+static bool group_is_below(MemGroup *g, MemGroup *top) {
+        for (; g; g = g->parent)
+                if (g == top)
+                        return true;
+        return false;
+}
+
+/* Release what a drain took from one item of @s's page. On the drainer's
+ * thread: the session's own thread may charge at the same time, hence the
+ * CAS on held and the direct, atomic RSS update (the split deltas belong
+ * to the owner). */
+static uint64_t drain_one(MemSession *s, MemGroup *g, MemStatItem item) {
+        uint64_t v = atomic_exchange(&s->stock[item], 0);
+        int64_t cur = load64(&s->held[item]), take;
+        MemRss m = mem_rss_from_stat(item);
+
+        if (v == 0)
+                return 0;
+        /* The page is the client's memory: trust it no further than what
+         * the session really holds. */
+        do {
+                take = MIN((int64_t) MIN(v, (uint64_t) MEM_CHARGE_MAX), cur);
+                if (take <= 0)
+                        return 0;
+        } while (!atomic_compare_exchange_weak(&s->held[item], &cur, cur - take));
+        group_uncharge(s->core, g, (uint64_t) take, item);
+        if (m >= 0)
+                atomic_fetch_sub(&s->client->rss[m], take);
+        return (uint64_t) take;
+}
+
+uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
+        uint64_t released = 0;
+        MemSession *s;
+
+        pthread_mutex_lock(&core->stock_lock);
+        cds_list_for_each_entry(s, &core->stock_sessions, stock_link) {
+                MemGroup *g;
+                bool locked;
+
+                core_read_lock();
+                g = session_begin_update(s, &locked);
+                if (g && group_is_below(g, under))
+                        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                                released += drain_one(s, g, i);
+                session_end_update(g, locked);
+                core_read_unlock();
+        }
+        pthread_mutex_unlock(&core->stock_lock);
+        return released;
 }
 
 uint64_t session_held(MemSession *s, MemStatItem item) {

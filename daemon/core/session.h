@@ -15,6 +15,10 @@
 #include "charge.h"
 #include "core.h"
 
+/* session_charge() flag: on a refusal, drain the stock pages of the
+ * sessions under the refusing group and try once more (drain_all_stock()). */
+#define MEM_CHARGE_DRAIN (1u << 8)
+
 typedef enum MemRss {
         MEM_RSS_FILE,  /* MM_FILEPAGES */
         MEM_RSS_ANON,  /* MM_ANONPAGES */
@@ -44,7 +48,11 @@ typedef struct MemSession {
         /* Written by the session's own thread on every charge. */
         _Atomic int64_t rss_delta[_MEM_RSS_MAX];
         unsigned rss_events; /* before-variant only */
+        /* Also written by stock drains from other threads: RMW only. */
         _Atomic int64_t held[_MEM_STAT_MAX];
+        /* Shared with the client process: its unused stock per item. */
+        _Atomic uint64_t *stock;
+        struct cds_list_head stock_link; /* core->stock_sessions; stock_lock */
 
         MemCore *core;
         MemClient *client;
@@ -91,6 +99,35 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
 int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item);
 
 uint64_t session_held(MemSession *s, MemStatItem item);
+
+/**
+ * session_set_stock() - share @page (_MEM_STAT_MAX counters, mapped from
+ * the client) as the session's stock. The page must stay mapped until
+ * session_free() returns. Return: 0, -EBUSY if the session has one.
+ */
+int session_set_stock(MemSession *s, _Atomic uint64_t *page);
+
+/**
+ * session_charge_stock() - a stock refill: session_charge() of @bytes,
+ * and on success the bytes are added to the page's @item counter. A
+ * refused refill raises max but not oom (the client falls back to an
+ * exact charge). Return: as session_charge(), -ENXIO without a page.
+ */
+int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemChargeResult *ret);
+
+/**
+ * core_drain_stock() - empty the stock page of every session attached at
+ * or below @under and uncharge what was in it (at most what each session
+ * holds, whatever its page says). Return: the bytes released.
+ */
+uint64_t core_drain_stock(MemCore *core, MemGroup *under);
+
+/**
+ * core_charge_kept() - group_charge_kept() that, with MEM_CHARGE_DRAIN,
+ * drains stock under a refusing group and retries once.
+ */
+int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
+                     MemChargeResult *ret);
 
 /**
  * session_move() - move the session and everything it holds to @dst,

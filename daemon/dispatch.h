@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Request dispatch for the protobuf socket: one decoded Request, one
+ * authorisation decision, one core call, one encoded Response. No socket
+ * I/O here: the connection layer (sock-*.c) owns file descriptors, buffers
+ * and event loops, and hands whole frame bodies in.
+ */
+
+#include <event2/buffer.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core.h"
+
+typedef struct Dispatch Dispatch;
+typedef struct DispatchConn DispatchConn;
+
+typedef enum ReadAccess {
+        READ_ACCESS_ALL,   /* everyone may read every group (the default) */
+        READ_ACCESS_OWNER, /* a uid reads only subtrees delegated to it */
+        READ_ACCESS_ROOT,  /* only root reads */
+        _READ_ACCESS_MAX,
+        _READ_ACCESS_INVALID = -EINVAL,
+} ReadAccess;
+
+const char *read_access_to_string(ReadAccess a);
+ReadAccess read_access_from_string(const char *s);
+
+typedef struct DispatchLimits {
+        uint32_t max_frame;            /* bytes in one frame body */
+        unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
+        ReadAccess read_access;
+} DispatchLimits;
+
+/*
+ * Pushes an unsolicited frame (an event of a subscription) to a
+ * connection. Called from whatever thread raised the event, never with a
+ * core lock held that the connection's own thread could need; it must
+ * queue the frame and wake the connection's worker. @frame includes its
+ * length prefix.
+ */
+typedef void (*DispatchPushFn)(void *conn_userdata, const uint8_t *frame, size_t len);
+
+/*
+ * Called after every change that persistence must save (groups, limits,
+ * owners, kept charges), from the thread that made it.
+ */
+typedef void (*DispatchChangedFn)(void *userdata);
+
+/**
+ * dispatch_new() - the dispatch state for @core. Installs the core's event
+ * hook (for subscriptions). Return: 0 or -ENOMEM.
+ */
+int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn changed,
+                 void *changed_userdata, Dispatch **ret);
+Dispatch *dispatch_free(Dispatch *d);
+
+/** dispatch_set_limits() - SIGHUP: new limits for requests from now on. */
+void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits);
+
+/**
+ * dispatch_conn_new() - a session for a peer the kernel identified
+ * (SO_PEERCRED). Called on the worker thread that will serve it, which
+ * must be registered with the core.
+ * @push: how events reach this connection; @conn_userdata is passed to it
+ *
+ * Return: 0; -EUSERS (sessions per uid reached: refuse the connection);
+ * -ENOMEM.
+ */
+int dispatch_conn_new(Dispatch *d, pid_t pid, uid_t uid, gid_t gid, DispatchPushFn push,
+                      void *conn_userdata, DispatchConn **ret);
+
+/**
+ * dispatch_conn_free() - end the session: its subscriptions stop (no push
+ * after this returns), everything it holds is uncharged, its stock page
+ * unmapped. On the connection's worker thread.
+ */
+DispatchConn *dispatch_conn_free(DispatchConn *c);
+
+/**
+ * dispatch_frame() - serve one frame body: decode a Request, authorise,
+ * call the core, and append exactly one framed Response (prefix + body) to
+ * @out.
+ * @fd: a file descriptor that arrived with the frame (SCM_RIGHTS), or -1.
+ *      Ownership passes to dispatch in every case.
+ *
+ * Return: 0, or -EPROTO when the request was malformed: the PROTOCOL_ERROR
+ * response is in @out, and the connection must end once it is written.
+ */
+int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, struct evbuffer *out);
+
+/**
+ * dispatch_protocol_error() - append the PROTOCOL_ERROR response (id 0) for
+ * a framing error the connection layer found (bad varint, frame over the
+ * limit, half frame timed out) with @message. The connection then ends.
+ */
+void dispatch_protocol_error(DispatchConn *c, const char *message, struct evbuffer *out);
