@@ -429,6 +429,35 @@ void group_reset_peak(MemGroup *g) {
         counter_reset_watermark(&g->counter);
 }
 
+uint64_t group_margin(MemGroup *g) {
+        uint64_t margin = UINT64_MAX;
+
+        for (MemGroup *i = g; i; i = i->parent) {
+                int64_t max = counter_read_limit(&i->counter.max), usage = counter_read(&i->counter);
+
+                if (max >= MEM_COUNTER_MAX)
+                        continue;
+                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
+        }
+        return margin;
+}
+
+bool group_is_descendant(MemGroup *g, const MemGroup *top) {
+        for (; g; g = g->parent)
+                if (g == top)
+                        return true;
+        return false;
+}
+
+bool group_is_delegated_to(MemGroup *g, uid_t uid) {
+        if (uid == 0)
+                return false;
+        for (MemGroup *i = g; i; i = i->parent)
+                if (i->owner == uid)
+                        return true;
+        return false;
+}
+
 /*
  * memcg_memory_event(): the local count on the group, the hierarchical one
  * on the group and every ancestor. Unlike the kernel, the root counts too:

@@ -126,6 +126,22 @@ void group_set_low(MemGroup *g, uint64_t bytes);
 void group_set_min(MemGroup *g, uint64_t bytes);
 void group_reset_peak(MemGroup *g);
 
+/**
+ * group_margin() - bytes the tightest max from @g up to the root still
+ * admits, UINT64_MAX when no max is set on the path. A hint for stock
+ * sizing: other chargers move it at any time.
+ */
+uint64_t group_margin(MemGroup *g);
+
+/**
+ * group_is_delegated_to() - is @g or one of its ancestors owned by @uid?
+ * uid 0 owns nothing by delegation (root is allowed everything anyway).
+ */
+bool group_is_delegated_to(MemGroup *g, uid_t uid);
+
+/** group_is_descendant() - is @g @top or below it? */
+bool group_is_descendant(MemGroup *g, const MemGroup *top);
+
 /** group_event_raise() - count @ev locally and on the group and every ancestor. */
 void group_event_raise(MemGroup *g, MemEvent ev);
 

@@ -473,13 +473,6 @@ int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemCha
         return r;
 }
 
-static bool group_is_below(MemGroup *g, MemGroup *top) {
-        for (; g; g = g->parent)
-                if (g == top)
-                        return true;
-        return false;
-}
-
 /* Release what a drain took from one item of @s's page. On the drainer's
  * thread: the session's own thread may charge at the same time, hence the
  * CAS on held and the direct, atomic RSS update (the split deltas belong
@@ -515,7 +508,7 @@ uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
 
                 core_read_lock();
                 g = session_begin_update(s, &locked);
-                if (g && group_is_below(g, under))
+                if (g && group_is_descendant(g, under))
                         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
                                 released += drain_one(s, g, i);
                 session_end_update(g, locked);

@@ -1,0 +1,1177 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Request dispatch
+ *
+ * Each frame body is one memacct.v1.Request. Dispatch decodes it into a
+ * per-thread arena (no malloc per request, and a hard cap on what a frame
+ * may expand to), decides whether the peer may do it, makes one core
+ * call, and encodes one Response straight into the connection's output
+ * buffer. Identity is only what the kernel said at accept (SO_PEERCRED).
+ *
+ * Authorisation follows cgroup delegation: root may do everything; a uid
+ * owning a group (its delegate) may charge in that subtree, and create,
+ * remove and set limits strictly inside it, never on the delegated group
+ * itself, whose budget belongs to whoever delegated it. Reads are open to
+ * all unless the configuration says otherwise.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "frame.h"
+#include "memacct.pb-c.h"
+#include "session.h"
+#include "status.h"
+
+#define STOCK_PAGE_SIZE 4096
+/* A frame may expand to this many times its size when decoded. */
+#define ARENA_FACTOR 8
+/* A list response larger than this is refused: list a subtree instead. */
+#define LIST_RESPONSE_MAX (16u << 20)
+
+typedef struct UidCount {
+        uid_t uid;
+        unsigned n;
+} UidCount;
+
+typedef struct Subscription {
+        DispatchConn *conn;
+        struct cds_list_head link; /* Dispatch.subscriptions */
+        char path[];
+} Subscription;
+
+struct Dispatch {
+        MemCore *core;
+        pthread_mutex_t lock; /* limits, uid counts */
+        DispatchLimits limits;
+        UidCount *uids;
+        size_t nuids;
+        DispatchChangedFn changed;
+        void *changed_userdata;
+
+        pthread_mutex_t subs_lock;
+        struct cds_list_head subscriptions;
+};
+
+struct DispatchConn {
+        Dispatch *d;
+        MemSession *session;
+        pid_t pid;
+        uid_t uid;
+        gid_t gid;
+        DispatchPushFn push;
+        void *push_userdata;
+        void *stock_page;
+        unsigned nsubs;
+};
+
+static const char *const read_access_names[_READ_ACCESS_MAX] = {
+        [READ_ACCESS_ALL] = "all",
+        [READ_ACCESS_OWNER] = "owner",
+        [READ_ACCESS_ROOT] = "root",
+};
+
+const char *read_access_to_string(ReadAccess a) {
+        if (a < 0 || a >= _READ_ACCESS_MAX)
+                return NULL;
+        return read_access_names[a];
+}
+
+ReadAccess read_access_from_string(const char *s) {
+        for (ReadAccess a = 0; a < _READ_ACCESS_MAX; a++)
+                if (s && strcmp(s, read_access_names[a]) == 0)
+                        return a;
+        return _READ_ACCESS_INVALID;
+}
+
+/*
+ * The decoding arena: a bump allocator per worker thread, reset for every
+ * frame. protobuf-c allocates each submessage and string separately; this
+ * makes that a pointer increment and bounds it.
+ */
+typedef struct Arena {
+        uint8_t *buf;
+        size_t size, used;
+} Arena;
+
+static __thread Arena tls_arena;
+
+static void *arena_alloc(void *data, size_t size) {
+        Arena *a = data;
+        size_t at = (a->used + 15) & ~(size_t) 15;
+
+        if (at > a->size || size > a->size - at)
+                return NULL;
+        a->used = at + size;
+        return a->buf + at;
+}
+
+static void arena_free(void *data, void *ptr) {
+        (void) data;
+        (void) ptr;
+}
+
+static int arena_reset(uint32_t max_frame) {
+        size_t want = (size_t) max_frame * ARENA_FACTOR + 4096;
+
+        if (tls_arena.size < want) {
+                uint8_t *p = realloc(tls_arena.buf, want);
+
+                if (!p)
+                        return -ENOMEM;
+                tls_arena.buf = p;
+                tls_arena.size = want;
+        }
+        tls_arena.used = 0;
+        return 0;
+}
+
+/* ---- dispatch state ---- */
+
+static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
+
+int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn changed,
+                 void *changed_userdata, Dispatch **ret) {
+        Dispatch *d = calloc(1, sizeof(*d));
+
+        if (!d)
+                return -ENOMEM;
+        d->core = core;
+        d->limits = *limits;
+        d->changed = changed;
+        d->changed_userdata = changed_userdata;
+        pthread_mutex_init(&d->lock, NULL);
+        pthread_mutex_init(&d->subs_lock, NULL);
+        CDS_INIT_LIST_HEAD(&d->subscriptions);
+        core_set_event_hook(core, event_hook, d);
+        *ret = d;
+        return 0;
+}
+
+Dispatch *dispatch_free(Dispatch *d) {
+        if (!d)
+                return NULL;
+        core_set_event_hook(d->core, NULL, NULL);
+        pthread_mutex_destroy(&d->lock);
+        pthread_mutex_destroy(&d->subs_lock);
+        free(d->uids);
+        free(d);
+        return NULL;
+}
+
+void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits) {
+        pthread_mutex_lock(&d->lock);
+        d->limits = *limits;
+        pthread_mutex_unlock(&d->lock);
+}
+
+static DispatchLimits limits_get(Dispatch *d) {
+        DispatchLimits l;
+
+        pthread_mutex_lock(&d->lock);
+        l = d->limits;
+        pthread_mutex_unlock(&d->lock);
+        return l;
+}
+
+static void state_changed(Dispatch *d) {
+        if (d->changed)
+                d->changed(d->changed_userdata);
+}
+
+/* Sessions per uid; uid 0 is never limited. Caller holds d->lock. */
+static UidCount *uid_find(Dispatch *d, uid_t uid) {
+        for (size_t i = 0; i < d->nuids; i++)
+                if (d->uids[i].uid == uid)
+                        return &d->uids[i];
+        return NULL;
+}
+
+static int uid_acquire(Dispatch *d, uid_t uid) {
+        UidCount *u;
+        int r = 0;
+
+        if (uid == 0)
+                return 0;
+        pthread_mutex_lock(&d->lock);
+        u = uid_find(d, uid);
+        if (!u) {
+                UidCount *n = realloc(d->uids, (d->nuids + 1) * sizeof(*n));
+
+                if (!n) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                d->uids = n;
+                u = &d->uids[d->nuids++];
+                *u = (UidCount) { .uid = uid };
+        }
+        if (d->limits.max_sessions_per_uid && u->n >= d->limits.max_sessions_per_uid)
+                r = -EUSERS;
+        else
+                u->n++;
+out:
+        pthread_mutex_unlock(&d->lock);
+        return r;
+}
+
+static void uid_release(Dispatch *d, uid_t uid) {
+        UidCount *u;
+
+        if (uid == 0)
+                return;
+        pthread_mutex_lock(&d->lock);
+        u = uid_find(d, uid);
+        if (u && u->n > 0)
+                u->n--;
+        pthread_mutex_unlock(&d->lock);
+}
+
+int dispatch_conn_new(Dispatch *d, pid_t pid, uid_t uid, gid_t gid, DispatchPushFn push,
+                      void *conn_userdata, DispatchConn **ret) {
+        DispatchConn *c;
+        int r;
+
+        r = uid_acquire(d, uid);
+        if (r < 0)
+                return r;
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                uid_release(d, uid);
+                return -ENOMEM;
+        }
+        *c = (DispatchConn) {
+                .d = d, .pid = pid, .uid = uid, .gid = gid,
+                .push = push, .push_userdata = conn_userdata,
+        };
+        r = session_new(d->core, pid, uid, gid, &c->session);
+        if (r < 0) {
+                uid_release(d, uid);
+                free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static void subscriptions_drop(DispatchConn *c) {
+        Dispatch *d = c->d;
+        Subscription *s, *tmp;
+
+        if (c->nsubs == 0)
+                return;
+        pthread_mutex_lock(&d->subs_lock);
+        cds_list_for_each_entry_safe(s, tmp, &d->subscriptions, link)
+                if (s->conn == c) {
+                        cds_list_del(&s->link);
+                        free(s);
+                }
+        pthread_mutex_unlock(&d->subs_lock);
+        c->nsubs = 0;
+}
+
+DispatchConn *dispatch_conn_free(DispatchConn *c) {
+        if (!c)
+                return NULL;
+        /* Under subs_lock no push is running once this returns. */
+        subscriptions_drop(c);
+        /* Releases everything the session holds, and takes it off the
+         * stock list before the page goes away. */
+        session_free(c->session);
+        if (c->stock_page)
+                munmap(c->stock_page, STOCK_PAGE_SIZE);
+        uid_release(c->d, c->uid);
+        free(c);
+        return NULL;
+}
+
+/* ---- encoding ---- */
+
+static int response_append(const Memacct__V1__Response *resp, struct evbuffer *out) {
+        size_t len = memacct__v1__response__get_packed_size(resp);
+        uint8_t prefix[FRAME_PREFIX_MAX];
+        size_t n = frame_prefix_encode((uint32_t) len, prefix);
+        struct evbuffer_iovec v;
+
+        if (len > UINT32_MAX)
+                return -EMSGSIZE;
+        if (evbuffer_reserve_space(out, (ev_ssize_t) (n + len), &v, 1) < 1)
+                return -ENOMEM;
+        memcpy(v.iov_base, prefix, n);
+        memacct__v1__response__pack(resp, (uint8_t *) v.iov_base + n);
+        v.iov_len = n + len;
+        return evbuffer_commit_space(out, &v, 1);
+}
+
+/* What a request handler produces: a status, a message, maybe a result. */
+typedef struct Reply {
+        Memacct__V1__Response resp;
+        char message[512];
+        char *refused_path;             /* owned */
+        Memacct__V1__GroupList *groups; /* a list result to free */
+        MemGroup **held;                /* references kept until encoded */
+        size_t nheld;
+} Reply;
+
+static int fail(Reply *rep, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(Reply *rep, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(rep->message, sizeof(rep->message), fmt, ap);
+        va_end(ap);
+        rep->resp.has_status = true;
+        rep->resp.status = (Memacct__V1__Status) status_from_errno(r);
+        rep->resp.message = rep->message;
+        return r;
+}
+
+static const char *errno_text(int r) {
+        switch (r) {
+        case -ENOENT: return "no such group";
+        case -EEXIST: return "group exists";
+        case -EBUSY: return "group is in use";
+        case -EDQUOT: return "limit exceeded";
+        case -ERANGE: return "more than is held";
+        case -ENOSPC: return "group limit reached";
+        case -EMLINK: return "too deep";
+        case -ENOTCONN: return "session not attached to a group";
+        case -EOVERFLOW: return "size too large";
+        case -EPERM: return "permission denied";
+        case -ESRCH: return "no such client";
+        default: return strerror(-r);
+        }
+}
+
+static int fail_path(Reply *rep, int r, const char *path) {
+        MemPathError why = MEM_PATH_OK;
+
+        if (r == -EINVAL || r == -ENAMETOOLONG || r == -EMLINK) {
+                if (group_path_check(path, UINT32_MAX, &why) < 0 || why != MEM_PATH_OK)
+                        return fail(rep, r, "%s: %s", path ? path : "(none)",
+                                    mem_path_error_to_string(why));
+        }
+        return fail(rep, r, "%s: %s", path ? path : "(none)", errno_text(r));
+}
+
+static int fail_refused(Reply *rep, const char *path, MemChargeResult *res) {
+        const char *by = res->refused ? res->refused->path : "?";
+
+        rep->refused_path = strdup(by);
+        rep->resp.refused_path = rep->refused_path;
+        return fail(rep, -EDQUOT, "%s: limit exceeded (max of %s)", path, by);
+}
+
+/* ---- authorisation ---- */
+
+static bool may_read(DispatchConn *c, MemGroup *g) {
+        switch (limits_get(c->d).read_access) {
+        case READ_ACCESS_ROOT:
+                return c->uid == 0;
+        case READ_ACCESS_OWNER:
+                return c->uid == 0 || group_is_delegated_to(g, c->uid);
+        default:
+                return true;
+        }
+}
+
+/* Charges, attaches, moves into: the delegated group and below. */
+static bool may_use(DispatchConn *c, MemGroup *g) {
+        return c->uid == 0 || group_is_delegated_to(g, c->uid);
+}
+
+/* Structure and limits: strictly below a delegated group. */
+static bool may_modify(DispatchConn *c, MemGroup *g) {
+        return c->uid == 0 || (g->parent && group_is_delegated_to(g->parent, c->uid));
+}
+
+/* Look @path up with a reference; fills the error on failure. */
+static int lookup(DispatchConn *c, Reply *rep, const char *path, MemGroup **ret) {
+        int r;
+
+        if (!path || !*path)
+                return fail(rep, -EINVAL, "a group path is required");
+        r = group_path_check(path, c->d->core->config.max_depth, NULL);
+        if (r < 0)
+                return fail_path(rep, r, path);
+        r = group_get(c->d->core, path, ret);
+        if (r < 0)
+                return fail_path(rep, r, path);
+        return 0;
+}
+
+static int parse_stat(Reply *rep, const char *s, MemStatItem *ret) {
+        MemStatItem i;
+
+        if (!s || !*s) {
+                *ret = MEM_STAT_ANON;
+                return 0;
+        }
+        i = mem_stat_item_from_string(s);
+        if (i < 0)
+                return fail(rep, -EINVAL, "unknown stat item '%s'", s);
+        *ret = i;
+        return 0;
+}
+
+/* ---- handlers ---- */
+
+static int do_hello(DispatchConn *c, const Memacct__V1__Hello *h, Reply *rep,
+                    Memacct__V1__HelloReply *hr) {
+        if (h->has_version && h->version < 1)
+                return fail(rep, -EINVAL, "protocol version %u is not supported", h->version);
+        hr->has_version = true;
+        hr->version = 1;
+        hr->server = (char *) "memacctd " MEMACCT_VERSION;
+        hr->has_pid = hr->has_uid = hr->has_max_frame = true;
+        hr->pid = (uint32_t) c->pid;
+        hr->uid = (uint32_t) c->uid;
+        hr->max_frame = limits_get(c->d).max_frame;
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_HELLO;
+        rep->resp.hello = hr;
+        return 0;
+}
+
+static int apply_limits(MemGroup *g, const Memacct__V1__Limits *l, bool force, Reply *rep) {
+        int r;
+
+        if (!l)
+                return 0;
+        if (l->has_max) {
+                r = group_set_max(g, l->max, force);
+                if (r < 0)
+                        return fail(rep, r, "%s: usage is above the new max (use force)", g->path);
+        }
+        if (l->has_high)
+                group_set_high(g, l->high);
+        if (l->has_low)
+                group_set_low(g, l->low);
+        if (l->has_min)
+                group_set_min(g, l->min);
+        return 0;
+}
+
+static MemGroup *parent_of(DispatchConn *c, const char *path) {
+        char buf[MEM_PATH_MAX + 1];
+        const char *slash = strrchr(path, '/');
+        MemGroup *p = NULL;
+
+        if (!slash || (size_t) (slash - path) > MEM_PATH_MAX)
+                return NULL;
+        if (slash == path)
+                strcpy(buf, "/");
+        else {
+                memcpy(buf, path, (size_t) (slash - path));
+                buf[slash - path] = 0;
+        }
+        (void) group_get(c->d->core, buf, &p);
+        return p;
+}
+
+static int do_create(DispatchConn *c, const Memacct__V1__CreateGroup *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *parent = NULL, *g = NULL;
+        uid_t owner;
+        int r;
+
+        if (!m->path)
+                return fail(rep, -EINVAL, "a group path is required");
+        r = group_path_check(m->path, c->d->core->config.max_depth, NULL);
+        if (r < 0)
+                return fail_path(rep, r, m->path);
+        if (r == 0)
+                return fail(rep, -EEXIST, "/: the root always exists");
+        parent = parent_of(c, m->path);
+        if (!parent)
+                return fail(rep, -ENOENT, "%s: parent group does not exist", m->path);
+        if (c->uid != 0 && !group_is_delegated_to(parent, c->uid))
+                return fail(rep, -EPERM, "%s: not delegated to uid %u", m->path, (unsigned) c->uid);
+        if (m->has_owner && c->uid != 0 && m->owner != c->uid)
+                return fail(rep, -EPERM, "only root delegates to another uid");
+        owner = m->has_owner ? (uid_t) m->owner : (c->uid == 0 ? 0 : c->uid);
+
+        r = group_create(c->d->core, m->path, owner);
+        if (r < 0)
+                return fail_path(rep, r, m->path);
+        state_changed(c->d);
+        if (m->limits) {
+                r = group_get(c->d->core, m->path, &g);
+                if (r < 0)
+                        return fail_path(rep, r, m->path);
+                r = apply_limits(g, m->limits, false, rep);
+                state_changed(c->d);
+        }
+        return r;
+}
+
+static int do_remove(DispatchConn *c, const Memacct__V1__RemoveGroup *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_modify(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", m->path);
+        r = group_remove(c->d->core, m->path);
+        if (r == -EBUSY)
+                return fail(rep, r, "%s: group has children, charges or sessions", m->path);
+        if (r < 0)
+                return fail_path(rep, r, m->path);
+        state_changed(c->d);
+        return 0;
+}
+
+static int do_set_limits(DispatchConn *c, const Memacct__V1__SetLimits *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_modify(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", m->path);
+        r = apply_limits(g, m->limits, m->has_force && m->force, rep);
+        state_changed(c->d);
+        return r;
+}
+
+static Memacct__V1__Counter *counters_new(size_t n) {
+        Memacct__V1__Counter *v = calloc(n, sizeof(*v));
+
+        for (size_t i = 0; v && i < n; i++)
+                memacct__v1__counter__init(&v[i]);
+        return v;
+}
+
+/* A GroupInfo pointing into @g and into arrays it allocates; freed by
+ * group_info_free(). */
+static int group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroupInfo *info) {
+        Memacct__V1__Counter *cs = counters_new(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX);
+        Memacct__V1__Counter **ptrs = calloc(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX, sizeof(*ptrs));
+        size_t k = 0;
+
+        memacct__v1__group_info__init(gi);
+        if (!cs || !ptrs) {
+                free(cs);
+                free(ptrs);
+                return -ENOMEM;
+        }
+        gi->path = g->path;
+#define SET(f) (gi->has_##f = true, gi->f = info->f)
+        SET(current); SET(peak); SET(max); SET(high); SET(low); SET(min);
+        SET(effective_min); SET(effective_low); SET(failcnt);
+#undef SET
+        gi->has_owner = gi->has_nr_children = gi->has_nr_sessions = true;
+        gi->owner = (uint32_t) info->owner;
+        gi->nr_children = info->nr_children;
+        gi->nr_sessions = info->nr_attached;
+
+        gi->events = ptrs + k;
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
+                cs[k].name = (char *) mem_event_to_string(e);
+                cs[k].has_value = true;
+                cs[k].value = info->events[e];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_events = _MEM_EVENT_MAX;
+        gi->events_local = ptrs + k;
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
+                cs[k].name = (char *) mem_event_to_string(e);
+                cs[k].has_value = true;
+                cs[k].value = info->events_local[e];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_events_local = _MEM_EVENT_MAX;
+        gi->stat = ptrs + k;
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++, k++) {
+                cs[k].name = (char *) mem_stat_item_to_string(i);
+                cs[k].has_value = true;
+                cs[k].value = (uint64_t) info->stat[i];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_stat = _MEM_STAT_MAX;
+        return 0;
+}
+
+static void group_info_free(Memacct__V1__GroupInfo *gi) {
+        if (gi->events) {
+                free(gi->events[0]); /* the Counter array */
+                free(gi->events);    /* the pointer array */
+        }
+}
+
+static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *rep,
+                        Memacct__V1__GroupInfo *gi) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL, *rr = NULL;
+        MemGroupInfo info;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_read(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", m->path);
+        if (m->reclaim_root && *m->reclaim_root) {
+                r = lookup(c, rep, m->reclaim_root, &rr);
+                if (r < 0)
+                        return r;
+                if (!group_is_descendant(g, rr))
+                        return fail(rep, -EINVAL, "%s is not below the reclaim root %s", g->path,
+                                    rr->path);
+        }
+        group_read(c->d->core, g, rr, m->has_exact && m->exact, &info);
+        r = group_info_fill(gi, g, &info);
+        if (r < 0)
+                return fail(rep, r, "out of memory");
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUP;
+        rep->resp.group = gi;
+        return 0;
+}
+
+typedef struct Collect {
+        MemGroup **v;
+        size_t n, cap;
+        MemGroup *top;
+        bool recursive;
+        int r;
+} Collect;
+
+static int collect_cb(MemGroup *g, void *userdata) {
+        Collect *col = userdata;
+
+        if (g == col->top && !col->recursive)
+                return 0; /* the children only: visit them, not the top */
+        if (col->n == col->cap) {
+                size_t cap = col->cap ? col->cap * 2 : 16;
+                MemGroup **v = realloc(col->v, cap * sizeof(*v));
+
+                if (!v)
+                        return col->r = -ENOMEM;
+                col->v = v;
+                col->cap = cap;
+        }
+        col->v[col->n++] = group_ref(g);
+        /* Not recursive: the top's children, but not theirs. */
+        return (!col->recursive && g != col->top) ? 1 : 0;
+}
+
+static int do_list(DispatchConn *c, const Memacct__V1__ListGroups *m, Reply *rep,
+                   Memacct__V1__GroupList *gl) {
+        _cleanup_(group_unrefp) MemGroup *top = NULL;
+        Collect col = { .recursive = m->has_recursive && m->recursive };
+        const char *path = m->path && *m->path ? m->path : "/";
+        int r;
+
+        r = lookup(c, rep, path, &top);
+        if (r < 0)
+                return r;
+        col.top = top;
+        core_read_lock();
+        group_walk(top, collect_cb, &col);
+        core_read_unlock();
+        if (col.r < 0) {
+                r = fail(rep, col.r, "out of memory");
+                goto out;
+        }
+        gl->groups = calloc(col.n ? col.n : 1, sizeof(*gl->groups));
+        if (!gl->groups) {
+                r = fail(rep, -ENOMEM, "out of memory");
+                goto out;
+        }
+        for (size_t i = 0; i < col.n; i++) {
+                MemGroupInfo info;
+                Memacct__V1__GroupInfo *gi;
+
+                if (!may_read(c, col.v[i]))
+                        continue;
+                gi = malloc(sizeof(*gi));
+                if (!gi) {
+                        r = fail(rep, -ENOMEM, "out of memory");
+                        goto out;
+                }
+                group_read(c->d->core, col.v[i], NULL, m->has_exact && m->exact && i == 0, &info);
+                if (group_info_fill(gi, col.v[i], &info) < 0) {
+                        free(gi);
+                        r = fail(rep, -ENOMEM, "out of memory");
+                        goto out;
+                }
+                gl->groups[gl->n_groups++] = gi;
+        }
+        if (memacct__v1__group_list__get_packed_size(gl) > LIST_RESPONSE_MAX) {
+                r = fail(rep, -ENOSPC, "%s: too many groups for one reply; list a subtree", path);
+                goto out;
+        }
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUPS;
+        rep->resp.groups = gl;
+        r = 0;
+out:
+        /* The GroupInfos point at the groups' paths: keep the references
+         * until the reply is encoded (dispatch_frame() drops them). */
+        rep->held = col.v;
+        rep->nheld = col.n;
+        return r;
+}
+
+static void fill_charge_reply(Memacct__V1__ChargeReply *cr, MemGroup *g, const MemChargeResult *res,
+                              Reply *rep) {
+        cr->has_over_high = cr->has_throttle_usec = cr->has_over_max = cr->has_margin = true;
+        cr->over_high = res->over_high;
+        cr->throttle_usec = res->throttle_usec;
+        cr->over_max = res->over_max;
+        cr->margin = group_margin(g);
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_CHARGE;
+        rep->resp.charge = cr;
+}
+
+/* The group a session charge goes to: the attached one, or @path if the
+ * session is not attached yet (then it attaches). */
+static int session_target(DispatchConn *c, const char *path, Reply *rep, MemGroup **ret) {
+        MemGroup *attached = atomic_load(&c->session->group);
+        MemGroup *g = NULL;
+        int r;
+
+        if (!path || !*path) {
+                if (!attached)
+                        return fail(rep, -ENOTCONN, "session not attached to a group");
+                *ret = group_ref(attached);
+                return 0;
+        }
+        r = lookup(c, rep, path, &g);
+        if (r < 0)
+                return r;
+        if (attached && attached != g) {
+                group_unref(g);
+                return fail(rep, -EINVAL, "%s: the session is attached to %s; move it first", path,
+                            attached->path);
+        }
+        if (!attached) {
+                if (!may_use(c, g)) {
+                        group_unref(g);
+                        return fail(rep, -EPERM, "%s: permission denied", path);
+                }
+                r = session_attach(c->session, g);
+                if (r < 0) {
+                        group_unref(g);
+                        return fail_path(rep, r, path);
+                }
+        }
+        *ret = g;
+        return 0;
+}
+
+static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
+                     Memacct__V1__ChargeReply *cr) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        MemChargeResult res = {};
+        bool keep = m->has_keep && m->keep, force = m->has_force && m->force;
+        bool stock = m->has_stock && m->stock;
+        unsigned flags = MEM_CHARGE_DRAIN | (force ? MEM_CHARGE_FORCE : 0);
+        MemStatItem item;
+        int r;
+
+        r = parse_stat(rep, m->stat, &item);
+        if (r < 0)
+                return r;
+        if (!m->has_bytes)
+                return fail(rep, -EINVAL, "bytes is required");
+        if (keep && stock)
+                return fail(rep, -EINVAL, "a stock refill belongs to the session, not the group");
+        if (keep) {
+                r = lookup(c, rep, m->path, &g);
+                if (r < 0)
+                        return r;
+                if (!may_use(c, g))
+                        return fail(rep, -EPERM, "%s: permission denied", g->path);
+                r = core_charge_kept(c->d->core, g, m->bytes, item, flags, &res);
+                if (r == 0)
+                        state_changed(c->d);
+        } else {
+                r = session_target(c, m->path, rep, &g);
+                if (r < 0)
+                        return r;
+                if (stock)
+                        r = session_charge_stock(c->session, m->bytes, item, &res);
+                else
+                        r = session_charge(c->session, m->bytes, item, flags, &res);
+        }
+        if (r == -EDQUOT)
+                r = fail_refused(rep, g->path, &res);
+        else if (r == -ENXIO)
+                r = fail(rep, -EINVAL, "a stock refill needs StockSetup first");
+        else if (r < 0)
+                r = fail(rep, r, "%s: %s", g->path, errno_text(r));
+        else
+                fill_charge_reply(cr, g, &res, rep);
+        charge_result_done(&res);
+        return r;
+}
+
+static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        bool keep = m->has_keep && m->keep;
+        MemStatItem item;
+        int r;
+
+        r = parse_stat(rep, m->stat, &item);
+        if (r < 0)
+                return r;
+        if (!m->has_bytes)
+                return fail(rep, -EINVAL, "bytes is required");
+        if (keep) {
+                r = lookup(c, rep, m->path, &g);
+                if (r < 0)
+                        return r;
+                if (!may_use(c, g))
+                        return fail(rep, -EPERM, "%s: permission denied", g->path);
+                r = group_uncharge_kept(c->d->core, g, m->bytes, item);
+                if (r == 0)
+                        state_changed(c->d);
+        } else {
+                r = session_target(c, m->path, rep, &g);
+                if (r < 0)
+                        return r;
+                r = session_uncharge(c->session, m->bytes, item);
+        }
+        if (r == -ERANGE)
+                return fail(rep, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
+                            (unsigned long long) m->bytes, mem_stat_item_to_string(item),
+                            keep ? "the group keeps" : "the session holds");
+        if (r < 0)
+                return fail(rep, r, "%s: %s", g->path, errno_text(r));
+        return 0;
+}
+
+static int do_attach(DispatchConn *c, const Memacct__V1__Attach *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_use(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", g->path);
+        r = session_attach(c->session, g);
+        if (r == -EBUSY)
+                return fail(rep, r, "the session holds charges; move it instead");
+        if (r < 0)
+                return fail_path(rep, r, m->path);
+        return 0;
+}
+
+static int do_move(DispatchConn *c, const Memacct__V1__Move *m, Reply *rep,
+                   Memacct__V1__MoveReply *mr) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        MemChargeResult res = {};
+        pid_t pid = m->has_pid ? (pid_t) m->pid : 0;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_use(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", g->path);
+        if (pid != 0 && pid != c->pid && c->uid != 0)
+                return fail(rep, -EPERM, "only root moves other processes");
+        if (pid == 0) {
+                r = session_move(c->session, g, &res);
+                if (r == 0)
+                        r = 1;
+        } else
+                r = client_move(c->d->core, pid, g, &res);
+        if (r == -EDQUOT)
+                r = fail_refused(rep, g->path, &res);
+        else if (r == -ESRCH)
+                r = fail(rep, r, "pid %d has no session", (int) pid);
+        else if (r < 0)
+                r = fail(rep, r, "%s: %s", g->path, errno_text(r));
+        else {
+                mr->has_sessions = true;
+                mr->sessions = (uint32_t) r;
+                rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVE;
+                rep->resp.move = mr;
+                r = 0;
+        }
+        charge_result_done(&res);
+        return r;
+}
+
+static int do_get_client(DispatchConn *c, const Memacct__V1__GetClient *m, Reply *rep,
+                         Memacct__V1__ClientInfo *ci) {
+        pid_t pid = m->has_pid && m->pid ? (pid_t) m->pid : c->pid;
+        int64_t rss[_MEM_RSS_MAX];
+        int r;
+
+        if (pid != c->pid && c->uid != 0 && limits_get(c->d).read_access != READ_ACCESS_ALL)
+                return fail(rep, -EPERM, "pid %d: permission denied", (int) pid);
+        r = client_read_rss(c->d->core, pid, m->has_exact && m->exact, rss);
+        if (r < 0)
+                return fail(rep, r, "pid %d has no session", (int) pid);
+        ci->has_pid = ci->has_file = ci->has_anon = ci->has_swap = ci->has_shmem = true;
+        ci->pid = (uint32_t) pid;
+        ci->file = (uint64_t) rss[MEM_RSS_FILE];
+        ci->anon = (uint64_t) rss[MEM_RSS_ANON];
+        ci->swap = (uint64_t) rss[MEM_RSS_SWAP];
+        ci->shmem = (uint64_t) rss[MEM_RSS_SHMEM];
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_CLIENT;
+        rep->resp.client = ci;
+        return 0;
+}
+
+static int do_reset_peak(DispatchConn *c, const Memacct__V1__ResetPeak *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = lookup(c, rep, m->path, &g);
+        if (r < 0)
+                return r;
+        if (!may_modify(c, g) && !(c->uid != 0 && group_is_delegated_to(g, c->uid)))
+                return fail(rep, -EPERM, "%s: permission denied", g->path);
+        group_reset_peak(g);
+        return 0;
+}
+
+/* Subscriptions per connection: a bound, like every other input. */
+#define SUBSCRIPTIONS_MAX 64
+
+static int do_subscribe(DispatchConn *c, const Memacct__V1__Subscribe *m, Reply *rep) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        Subscription *s;
+        int r;
+
+        r = lookup(c, rep, m->path && *m->path ? m->path : "/", &g);
+        if (r < 0)
+                return r;
+        if (!may_read(c, g))
+                return fail(rep, -EPERM, "%s: permission denied", g->path);
+        if (!c->push)
+                return fail(rep, -EINVAL, "this transport cannot deliver events");
+        if (c->nsubs >= SUBSCRIPTIONS_MAX)
+                return fail(rep, -ENOSPC, "too many subscriptions on one connection");
+        s = malloc(sizeof(*s) + strlen(g->path) + 1);
+        if (!s)
+                return fail(rep, -ENOMEM, "out of memory");
+        s->conn = c;
+        strcpy(s->path, g->path);
+        pthread_mutex_lock(&c->d->subs_lock);
+        cds_list_add_tail(&s->link, &c->d->subscriptions);
+        pthread_mutex_unlock(&c->d->subs_lock);
+        c->nsubs++;
+        return 0;
+}
+
+static bool path_within(const char *path, const char *top) {
+        size_t n = strlen(top);
+
+        if (strcmp(top, "/") == 0)
+                return true;
+        return strncmp(path, top, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/* Core event hook: encode the event once and push it to every subscriber
+ * of the group or an ancestor. subs_lock keeps each connection alive while
+ * it is pushed to (dispatch_conn_free() takes it). */
+static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata) {
+        Dispatch *d = userdata;
+        Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
+        Memacct__V1__Event e = MEMACCT__V1__EVENT__INIT;
+        uint8_t *frame = NULL;
+        size_t len = 0;
+        Subscription *s;
+
+        pthread_mutex_lock(&d->subs_lock);
+        cds_list_for_each_entry(s, &d->subscriptions, link) {
+                if (!path_within(g->path, s->path))
+                        continue;
+                if (!frame) {
+                        uint8_t prefix[FRAME_PREFIX_MAX];
+                        size_t body, n;
+
+                        e.path = g->path;
+                        e.name = (char *) mem_event_to_string(ev);
+                        e.has_count = true;
+                        e.count = local;
+                        resp.has_id = resp.has_status = true;
+                        resp.id = 0;
+                        resp.status = MEMACCT__V1__STATUS__OK;
+                        resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
+                        resp.event = &e;
+                        body = memacct__v1__response__get_packed_size(&resp);
+                        n = frame_prefix_encode((uint32_t) body, prefix);
+                        frame = malloc(n + body);
+                        if (!frame)
+                                break;
+                        memcpy(frame, prefix, n);
+                        memacct__v1__response__pack(&resp, frame + n);
+                        len = n + body;
+                }
+                s->conn->push(s->conn->push_userdata, frame, len);
+        }
+        pthread_mutex_unlock(&d->subs_lock);
+        free(frame);
+}
+
+static int do_stock_setup(DispatchConn *c, int fd, Reply *rep) {
+        const int need = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+        struct stat st;
+        void *page;
+        int seals, r;
+
+        if (fd < 0)
+                return fail(rep, -EINVAL, "StockSetup needs a memfd sent with the frame (SCM_RIGHTS)");
+        if (c->stock_page)
+                return fail(rep, -EBUSY, "the session has a stock page already");
+        /* A client that could shrink the file would make our next access
+         * to the mapping a SIGBUS: only a sealed page is mapped. */
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || (seals & need) != need)
+                return fail(rep, -EINVAL, "the stock memfd must be sealed against shrink, grow and seal");
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != STOCK_PAGE_SIZE)
+                return fail(rep, -EINVAL, "the stock memfd must be exactly %d bytes", STOCK_PAGE_SIZE);
+        page = mmap(NULL, STOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (page == MAP_FAILED)
+                return fail(rep, -errno, "cannot map the stock page: %m");
+        r = session_set_stock(c->session, page);
+        if (r < 0) {
+                munmap(page, STOCK_PAGE_SIZE);
+                return fail(rep, r, "the session has a stock page already");
+        }
+        c->stock_page = page;
+        return 0;
+}
+
+/* ---- frames ---- */
+
+static void reply_init(Reply *rep, uint64_t id) {
+        memacct__v1__response__init(&rep->resp);
+        rep->resp.has_id = rep->resp.has_status = true;
+        rep->resp.id = id;
+        rep->resp.status = MEMACCT__V1__STATUS__OK;
+        rep->message[0] = 0;
+        rep->refused_path = NULL;
+        rep->groups = NULL;
+        rep->held = NULL;
+        rep->nheld = 0;
+}
+
+static void reply_done(Reply *rep) {
+        if (rep->resp.result_case == MEMACCT__V1__RESPONSE__RESULT_GROUP)
+                group_info_free(rep->resp.group);
+        if (rep->groups) {
+                for (size_t i = 0; i < rep->groups->n_groups; i++) {
+                        group_info_free(rep->groups->groups[i]);
+                        free(rep->groups->groups[i]);
+                }
+                free(rep->groups->groups);
+        }
+        for (size_t i = 0; i < rep->nheld; i++)
+                group_unref(rep->held[i]);
+        free(rep->held);
+        free(rep->refused_path);
+}
+
+void dispatch_protocol_error(DispatchConn *c, const char *message, struct evbuffer *out) {
+        Reply rep;
+
+        (void) c;
+        reply_init(&rep, 0);
+        fail(&rep, -EPROTO, "%s", message);
+        (void) response_append(&rep.resp, out);
+        reply_done(&rep);
+}
+
+int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, struct evbuffer *out) {
+        DispatchLimits limits = limits_get(c->d);
+        ProtobufCAllocator alloc = { arena_alloc, arena_free, &tls_arena };
+        Memacct__V1__Request *req;
+        Memacct__V1__HelloReply hr = MEMACCT__V1__HELLO_REPLY__INIT;
+        Memacct__V1__GroupInfo gi = MEMACCT__V1__GROUP_INFO__INIT;
+        Memacct__V1__GroupList gl = MEMACCT__V1__GROUP_LIST__INIT;
+        Memacct__V1__ChargeReply cr = MEMACCT__V1__CHARGE_REPLY__INIT;
+        Memacct__V1__MoveReply mr = MEMACCT__V1__MOVE_REPLY__INIT;
+        Memacct__V1__ClientInfo ci = MEMACCT__V1__CLIENT_INFO__INIT;
+        Reply rep;
+        int r = 0;
+
+        if (len > limits.max_frame || arena_reset(limits.max_frame) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                dispatch_protocol_error(c, "frame too large", out);
+                return -EPROTO;
+        }
+        req = memacct__v1__request__unpack(&alloc, len, body);
+        if (!req) {
+                if (fd >= 0)
+                        close(fd);
+                dispatch_protocol_error(c, "malformed request: not a memacct.v1.Request", out);
+                return -EPROTO;
+        }
+        reply_init(&rep, req->has_id ? req->id : 0);
+
+        switch (req->op_case) {
+        case MEMACCT__V1__REQUEST__OP_HELLO:
+                do_hello(c, req->hello, &rep, &hr);
+                break;
+        case MEMACCT__V1__REQUEST__OP_CREATE_GROUP:
+                do_create(c, req->create_group, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_REMOVE_GROUP:
+                do_remove(c, req->remove_group, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_SET_LIMITS:
+                do_set_limits(c, req->set_limits, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_GET_GROUP:
+                do_get_group(c, req->get_group, &rep, &gi);
+                break;
+        case MEMACCT__V1__REQUEST__OP_LIST_GROUPS:
+                rep.groups = &gl;
+                do_list(c, req->list_groups, &rep, &gl);
+                break;
+        case MEMACCT__V1__REQUEST__OP_CHARGE:
+                do_charge(c, req->charge, &rep, &cr);
+                break;
+        case MEMACCT__V1__REQUEST__OP_UNCHARGE:
+                do_uncharge(c, req->uncharge, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_ATTACH:
+                do_attach(c, req->attach, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_MOVE:
+                do_move(c, req->move, &rep, &mr);
+                break;
+        case MEMACCT__V1__REQUEST__OP_GET_CLIENT:
+                do_get_client(c, req->get_client, &rep, &ci);
+                break;
+        case MEMACCT__V1__REQUEST__OP_RESET_PEAK:
+                do_reset_peak(c, req->reset_peak, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_SUBSCRIBE:
+                do_subscribe(c, req->subscribe, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_STOCK_SETUP:
+                do_stock_setup(c, fd, &rep);
+                break;
+        default:
+                /* An operation this server does not know: a newer client,
+                 * or garbage. Either way the session cannot go on safely. */
+                fail(&rep, -EPROTO, "unknown operation");
+                r = -EPROTO;
+                break;
+        }
+        if (fd >= 0)
+                close(fd);
+        if (response_append(&rep.resp, out) < 0)
+                r = -EPROTO;
+        reply_done(&rep);
+        memacct__v1__request__free_unpacked(req, &alloc);
+        return r;
+}
