@@ -22,6 +22,11 @@
 #define CACHELINE_SIZE 64
 #define _cacheline_aligned_ __attribute__((aligned(CACHELINE_SIZE)))
 
+/* aligned_alloc() wants the size to be a multiple of the alignment. */
+static inline void *cacheline_alloc(size_t size) {
+        return aligned_alloc(CACHELINE_SIZE, (size + CACHELINE_SIZE - 1) & ~(size_t) (CACHELINE_SIZE - 1));
+}
+
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 

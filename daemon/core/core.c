@@ -83,7 +83,7 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         r = config_check(config);
         if (r < 0)
                 return r;
-        core = aligned_alloc(CACHELINE_SIZE, sizeof(*core));
+        core = cacheline_alloc(sizeof(*core));
         if (!core)
                 return -ENOMEM;
         *core = (MemCore) { .config = *config };

@@ -185,7 +185,7 @@ static MemGroup *group_alloc(MemCore *core, const char *path, MemGroup *parent, 
         MemGroup *g;
 
         size = (size + CACHELINE_SIZE - 1) & ~(size_t) (CACHELINE_SIZE - 1);
-        g = aligned_alloc(CACHELINE_SIZE, size);
+        g = cacheline_alloc(size);
         if (!g)
                 return NULL;
         memset(g, 0, sizeof(*g));

@@ -180,7 +180,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
         MemSession *s;
         MemClient *c;
 
-        s = aligned_alloc(CACHELINE_SIZE, sizeof(*s));
+        s = cacheline_alloc(sizeof(*s));
         if (!s)
                 return -ENOMEM;
         *s = (MemSession) { .core = core, .pid = pid, .uid = uid, .gid = gid };
@@ -190,7 +190,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
         core_read_lock();
         c = client_lookup(core, pid);
         if (!c) {
-                c = aligned_alloc(CACHELINE_SIZE, sizeof(*c));
+                c = cacheline_alloc(sizeof(*c));
                 if (!c) {
                         core_read_unlock();
                         pthread_mutex_unlock(&core->clients_lock);

@@ -73,7 +73,7 @@ void stats_done(MemStats *s) {
 static int thread_alloc_chunk(MemStatsThread *t, unsigned chunk) {
         if (t->slots[chunk])
                 return 0;
-        t->slots[chunk] = aligned_alloc(CACHELINE_SIZE, MEM_STAT_CHUNK * sizeof(MemStatSlot));
+        t->slots[chunk] = cacheline_alloc(MEM_STAT_CHUNK * sizeof(MemStatSlot));
         t->prev[chunk] = calloc(MEM_STAT_CHUNK, sizeof(MemStatPrev));
         if (!t->slots[chunk] || !t->prev[chunk])
                 return -ENOMEM;
@@ -87,7 +87,7 @@ int stats_thread_add(MemStats *s) {
 
         if (n >= s->max_threads)
                 return -ENOSPC;
-        t = aligned_alloc(CACHELINE_SIZE, sizeof(*t));
+        t = cacheline_alloc(sizeof(*t));
         if (!t)
                 return -ENOMEM;
         *t = (MemStatsThread) {
