@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * libmemacct internals: the handle, the connection (client-conn.c) and the
+ * helpers the public calls share (client.c). Nothing here is exported.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "client-stock.h"
+#include "macro.h"
+#include "memacct.h"
+#include "memacct.pb-c.h"
+
+#define MEMACCT_PROTOCOL_VERSION 1
+/* The largest response body accepted (a whole subtree's GroupList). */
+#define CLIENT_MAX_RESPONSE (16u * 1024 * 1024)
+/* Events kept for memacct_next_event(); older ones are dropped beyond. */
+#define CLIENT_MAX_EVENTS 4096
+#define CLIENT_DEFAULT_TIMEOUT_MSEC 30000u
+#define CLIENT_DEFAULT_RECONNECT 10u
+
+typedef Memacct__V1__Request Request;
+typedef Memacct__V1__Response Response;
+
+/* What a reply is for, and where its outcome goes. */
+typedef enum PendingKind {
+        PENDING_SYNC,   /* a synchronous call: into *slot */
+        PENDING_REFILL, /* a stock refill: stock_refill_done() */
+        PENDING_RETURN, /* a surplus return: stock_return_done() */
+        PENDING_BATCH,  /* an operation of a batch: its result slot */
+} PendingKind;
+
+typedef struct SyncSlot {
+        Response *resp; /* the reply, owned by the caller once done */
+        int r;          /* a transport error, when resp is NULL */
+        bool done;
+} SyncSlot;
+
+typedef struct Pending {
+        uint64_t id;
+        PendingKind kind;
+        unsigned item;
+        uint64_t bytes;
+        SyncSlot *slot;       /* PENDING_SYNC */
+        memacct_batch *batch; /* PENDING_BATCH */
+        size_t index;
+} Pending;
+
+struct memacct {
+        /* Everything below but the stock's fast-path fields is under lock. */
+        pthread_mutex_t lock;
+
+        char *socket_path;
+        int fd; /* -1: broken, reconnect before use */
+        char *proto_error; /* the server's last id-0 error message */
+
+        uint8_t *rbuf;
+        size_t rlen, rsize;
+
+        Pending *queue; /* replies awaited, in request order (a ring) */
+        size_t qhead, qlen, qsize;
+        uint64_t next_id;
+
+        /* From Hello. */
+        char *server;
+        pid_t pid;
+        uint32_t max_frame;
+
+        /* The session, as a reconnection rebuilds it. */
+        char *attached;
+        char **subscriptions;
+        size_t n_subscriptions;
+
+        /* The charge stock. */
+        Stock stock;
+        bool stock_wanted; /* set up once: again after each reconnection */
+        _Atomic uint64_t *page;
+        void **old_pages; /* replaced pages, unmapped by memacct_close() */
+        size_t n_old_pages;
+
+        /* Unsolicited events. */
+        Response **events;
+        size_t ev_head, ev_len;
+        Response *last_event;
+
+        unsigned timeout_msec;
+        unsigned reconnect_attempts;
+        unsigned reconnects;
+        memacct_reconnect_fn reconnect_fn;
+        void *reconnect_userdata;
+        bool reconnecting;
+};
+
+typedef struct BatchOp {
+        bool charge;
+        char *path;
+        uint64_t bytes;
+        int item;
+        unsigned flags;
+        int result;
+        char *refused_path;
+} BatchOp;
+
+struct memacct_batch {
+        memacct *m;
+        BatchOp *ops;
+        size_t n, size;
+        size_t answered;
+        bool committed;
+};
+
+/* client-conn.c */
+
+/** conn_open() - connect m->socket_path (blocking connect, then non-blocking). Return: 0 or -errno. */
+int conn_open(memacct *m);
+
+/** conn_break() - close the socket and fail every awaited reply with @r. */
+void conn_break(memacct *m, int r);
+
+/**
+ * conn_queue() - append @req as a frame to @buf (grown as needed), with a
+ * new id, and record @p as awaiting its reply.
+ * Return: 0; -EMSGSIZE; -ENOMEM.
+ */
+int conn_queue(memacct *m, Request *req, const Pending *p, uint8_t **buf, size_t *len,
+               size_t *size);
+
+/** conn_unqueue() - forget the last @n conn_queue()d requests, never written. */
+void conn_unqueue(memacct *m, size_t n);
+
+/**
+ * conn_write() - write @len bytes, passing @fd_pass (or -1) with the first
+ * byte, reading and dispatching replies whenever the socket is full.
+ * Return: 0; -ECONNRESET (the connection broke: conn_break() was called);
+ * -ETIMEDOUT.
+ */
+int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass);
+
+/**
+ * conn_send() - conn_queue() and conn_write() of one request.
+ * Return: as both.
+ */
+int conn_send(memacct *m, Request *req, const Pending *p, int fd_pass);
+
+/**
+ * conn_pump() - read and dispatch replies until @done returns true.
+ * @timeout_msec: 0: only what has arrived; -1: no limit
+ * @done: NULL: until nothing more is readable (with timeout 0)
+ *
+ * Return: 1 (@done), 0 (nothing more to read, timeout 0), -ETIMEDOUT,
+ * -ECONNRESET, -EPROTO (the connection broke: conn_break() was called).
+ */
+int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userdata),
+              void *userdata);
+
+/* client.c */
+
+/** client_error() - record @r with @message (NULL: strerror) for memacct_last_error(). Return: @r. */
+int client_error(const memacct *m, int r, const char *message, const char *refused_path);
+
+/** client_response_error() - the errno of a reply's status, recorded. Return: 0 or -errno. */
+int client_response_error(const memacct *m, const Response *resp);
+
+/**
+ * client_call_locked() - send @req and wait for its reply, lock held, no
+ * reconnection. @fd_pass: a descriptor to pass, or -1.
+ * Return: 0 and the reply (status OK) in @ret (may be NULL); the reply's
+ * error; a transport error.
+ */
+int client_call_locked(memacct *m, Request *req, int fd_pass, Response **ret);
+
+/**
+ * client_call() - client_call_locked() with the lock taken, reconnecting
+ * first if the connection is broken, and after a break during the call
+ * when @repeatable (the request is sent again once).
+ */
+int client_call(memacct *m, Request *req, bool repeatable, Response **ret);
+
+/** client_ensure_connected() - reconnect if broken. Lock held. Return: 0 or -errno. */
+int client_ensure_connected(memacct *m);
+
+/** client_stat_name() - the wire name of @item. */
+const char *client_stat_name(unsigned item);
+
+/** client_batch_reply() - dispatch a reply (or @r) to operation @index of @b. Lock held. */
+void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, int r);
+
+/** client_now_nsec() - CLOCK_MONOTONIC in ns. */
+uint64_t client_now_nsec(void);

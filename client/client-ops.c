@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Group operations, queries and subscriptions: one request, one reply each,
+ * converted between the wire's messages and the public header's plain
+ * structs, so that no protobuf-c type crosses the library's boundary.
+ * What a reconnection must rebuild (the attached group after a move, the
+ * subscriptions) is recorded here as the calls succeed.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-internal.h"
+
+struct memacct_group_list {
+        memacct_group_info *groups;
+        size_t n;
+};
+
+static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {
+        if (limits->set & MEMACCT_LIMIT_MAX) {
+                l->has_max = true;
+                l->max = limits->max;
+        }
+        if (limits->set & MEMACCT_LIMIT_HIGH) {
+                l->has_high = true;
+                l->high = limits->high;
+        }
+        if (limits->set & MEMACCT_LIMIT_LOW) {
+                l->has_low = true;
+                l->low = limits->low;
+        }
+        if (limits->set & MEMACCT_LIMIT_MIN) {
+                l->has_min = true;
+                l->min = limits->min;
+        }
+}
+
+_public_ int memacct_create_group(memacct *m, const char *path, const memacct_limits *limits,
+                                  uint32_t owner) {
+        Memacct__V1__CreateGroup create = MEMACCT__V1__CREATE_GROUP__INIT;
+        Memacct__V1__Limits l = MEMACCT__V1__LIMITS__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        create.path = (char *) path;
+        if (limits) {
+                fill_limits(&l, limits);
+                create.limits = &l;
+        }
+        if (owner != MEMACCT_NO_OWNER) {
+                create.has_owner = true;
+                create.owner = owner;
+        }
+        req.op_case = MEMACCT__V1__REQUEST__OP_CREATE_GROUP;
+        req.create_group = &create;
+        return client_call(m, &req, false, NULL);
+}
+
+_public_ int memacct_remove_group(memacct *m, const char *path) {
+        Memacct__V1__RemoveGroup rm = MEMACCT__V1__REMOVE_GROUP__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        rm.path = (char *) path;
+        req.op_case = MEMACCT__V1__REQUEST__OP_REMOVE_GROUP;
+        req.remove_group = &rm;
+        return client_call(m, &req, false, NULL);
+}
+
+_public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limits *limits,
+                                unsigned flags) {
+        Memacct__V1__SetLimits set = MEMACCT__V1__SET_LIMITS__INIT;
+        Memacct__V1__Limits l = MEMACCT__V1__LIMITS__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        if (!m || !path || !limits || (flags & ~MEMACCT_FORCE))
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        fill_limits(&l, limits);
+        set.path = (char *) path;
+        set.limits = &l;
+        set.has_force = set.force = !!(flags & MEMACCT_FORCE);
+        req.op_case = MEMACCT__V1__REQUEST__OP_SET_LIMITS;
+        req.set_limits = &set;
+        return client_call(m, &req, true, NULL);
+}
+
+static void group_info_done(memacct_group_info *g) {
+        free((char *) g->path);
+        for (size_t i = 0; i < g->n_events; i++)
+                free((char *) g->events[i].name);
+        for (size_t i = 0; i < g->n_events_local; i++)
+                free((char *) g->events_local[i].name);
+        for (size_t i = 0; i < g->n_stat; i++)
+                free((char *) g->stat[i].name);
+        free((memacct_counter *) g->events);
+        free((memacct_counter *) g->events_local);
+        free((memacct_counter *) g->stat);
+        *g = (memacct_group_info) {};
+}
+
+static int counters_copy(Memacct__V1__Counter *const *src, size_t n, const memacct_counter **ret,
+                         size_t *ret_n) {
+        memacct_counter *c;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (n == 0)
+                return 0;
+        c = calloc(n, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *ret = c;
+        for (size_t i = 0; i < n; i++) {
+                c[i].name = strdup(src[i]->name ? src[i]->name : "");
+                if (!c[i].name)
+                        return -ENOMEM;
+                c[i].value = src[i]->value;
+                *ret_n = i + 1;
+        }
+        return 0;
+}
+
+static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *src) {
+        *g = (memacct_group_info) {
+                .path = strdup(src->path ? src->path : ""),
+                .current = src->current,
+                .peak = src->peak,
+                .max = src->has_max ? src->max : MEMACCT_UNLIMITED,
+                .high = src->has_high ? src->high : MEMACCT_UNLIMITED,
+                .low = src->low,
+                .min = src->min,
+                .effective_min = src->effective_min,
+                .effective_low = src->effective_low,
+                .failcnt = src->failcnt,
+                .owner = src->has_owner ? src->owner : MEMACCT_NO_OWNER,
+                .nr_children = src->nr_children,
+                .nr_sessions = src->nr_sessions,
+        };
+        if (!g->path ||
+            counters_copy(src->events, src->n_events, &g->events, &g->n_events) < 0 ||
+            counters_copy(src->events_local, src->n_events_local, &g->events_local,
+                          &g->n_events_local) < 0 ||
+            counters_copy(src->stat, src->n_stat, &g->stat, &g->n_stat) < 0) {
+                group_info_done(g);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+_public_ int memacct_get_group(memacct *m, const char *path, const char *reclaim_root,
+                               unsigned flags, memacct_group_info **ret) {
+        Memacct__V1__GetGroup get = MEMACCT__V1__GET_GROUP__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        memacct_group_info *g;
+        int r;
+
+        if (!m || !path || !ret || (flags & ~MEMACCT_EXACT))
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        get.path = (char *) path;
+        get.reclaim_root = (char *) reclaim_root;
+        get.has_exact = get.exact = !!(flags & MEMACCT_EXACT);
+        req.op_case = MEMACCT__V1__REQUEST__OP_GET_GROUP;
+        req.get_group = &get;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        if (resp->result_case != MEMACCT__V1__RESPONSE__RESULT_GROUP) {
+                memacct__v1__response__free_unpacked(resp, NULL);
+                return client_error(m, -EPROTO, "reply without GroupInfo", NULL);
+        }
+        g = malloc(sizeof(*g));
+        r = g ? group_info_fill(g, resp->group) : -ENOMEM;
+        memacct__v1__response__free_unpacked(resp, NULL);
+        if (r < 0) {
+                free(g);
+                return client_error(m, r, NULL, NULL);
+        }
+        *ret = g;
+        return 0;
+}
+
+_public_ memacct_group_info *memacct_group_info_free(memacct_group_info *info) {
+        if (info) {
+                group_info_done(info);
+                free(info);
+        }
+        return NULL;
+}
+
+_public_ int memacct_list_groups(memacct *m, const char *path, unsigned flags,
+                                 memacct_group_list **ret) {
+        Memacct__V1__ListGroups list = MEMACCT__V1__LIST_GROUPS__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        memacct_group_list *l;
+        int r = 0;
+
+        if (!m || !ret || (flags & ~(MEMACCT_EXACT | MEMACCT_RECURSIVE)))
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        list.path = (char *) (path ? path : "/");
+        list.has_recursive = list.recursive = !!(flags & MEMACCT_RECURSIVE);
+        list.has_exact = list.exact = !!(flags & MEMACCT_EXACT);
+        req.op_case = MEMACCT__V1__REQUEST__OP_LIST_GROUPS;
+        req.list_groups = &list;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        l = calloc(1, sizeof(*l));
+        if (l && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_GROUPS &&
+            resp->groups->n_groups > 0) {
+                l->groups = calloc(resp->groups->n_groups, sizeof(memacct_group_info));
+                if (!l->groups)
+                        r = -ENOMEM;
+                for (size_t i = 0; r >= 0 && i < resp->groups->n_groups; i++) {
+                        r = group_info_fill(&l->groups[i], resp->groups->groups[i]);
+                        if (r >= 0)
+                                l->n = i + 1;
+                }
+        } else if (!l)
+                r = -ENOMEM;
+        memacct__v1__response__free_unpacked(resp, NULL);
+        if (r < 0) {
+                memacct_group_list_free(l);
+                return client_error(m, r, NULL, NULL);
+        }
+        *ret = l;
+        return 0;
+}
+
+_public_ size_t memacct_group_list_size(const memacct_group_list *list) {
+        return list ? list->n : 0;
+}
+
+_public_ const memacct_group_info *memacct_group_list_get(const memacct_group_list *list,
+                                                          size_t i) {
+        return list && i < list->n ? &list->groups[i] : NULL;
+}
+
+_public_ memacct_group_list *memacct_group_list_free(memacct_group_list *list) {
+        if (list) {
+                for (size_t i = 0; i < list->n; i++)
+                        group_info_done(&list->groups[i]);
+                free(list->groups);
+                free(list);
+        }
+        return NULL;
+}
+
+_public_ int memacct_reset_peak(memacct *m, const char *path) {
+        Memacct__V1__ResetPeak reset = MEMACCT__V1__RESET_PEAK__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        reset.path = (char *) path;
+        req.op_case = MEMACCT__V1__REQUEST__OP_RESET_PEAK;
+        req.reset_peak = &reset;
+        return client_call(m, &req, true, NULL);
+}
+
+_public_ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions) {
+        Memacct__V1__Move move = MEMACCT__V1__MOVE__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        char *copy;
+        int r;
+
+        if (!m || !path || pid < 0)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        copy = strdup(path);
+        if (!copy)
+                return client_error(m, -ENOMEM, NULL, NULL);
+        move.has_pid = true;
+        move.pid = (uint32_t) pid;
+        move.path = (char *) path;
+        req.op_case = MEMACCT__V1__REQUEST__OP_MOVE;
+        req.move = &move;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0) {
+                free(copy);
+                return r;
+        }
+        if (ret_sessions)
+                *ret_sessions = resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVE
+                                        ? resp->move->sessions
+                                        : 0;
+        memacct__v1__response__free_unpacked(resp, NULL);
+
+        /* This session moved too: a reconnection attaches there. */
+        pthread_mutex_lock(&m->lock);
+        if (m->attached && (pid == 0 || pid == m->pid)) {
+                free(m->attached);
+                m->attached = TAKE_PTR(copy);
+        }
+        pthread_mutex_unlock(&m->lock);
+        free(copy);
+        return 0;
+}
+
+_public_ int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret) {
+        Memacct__V1__GetClient get = MEMACCT__V1__GET_CLIENT__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        int r;
+
+        if (!m || !ret || pid < 0 || (flags & ~MEMACCT_EXACT))
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        get.has_pid = true;
+        get.pid = (uint32_t) pid;
+        get.has_exact = get.exact = !!(flags & MEMACCT_EXACT);
+        req.op_case = MEMACCT__V1__REQUEST__OP_GET_CLIENT;
+        req.get_client = &get;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        if (resp->result_case != MEMACCT__V1__RESPONSE__RESULT_CLIENT) {
+                memacct__v1__response__free_unpacked(resp, NULL);
+                return client_error(m, -EPROTO, "reply without ClientInfo", NULL);
+        }
+        *ret = (memacct_client_info) {
+                .pid = resp->client->pid,
+                .file = resp->client->file,
+                .anon = resp->client->anon,
+                .swap = resp->client->swap,
+                .shmem = resp->client->shmem,
+        };
+        memacct__v1__response__free_unpacked(resp, NULL);
+        return 0;
+}
+
+_public_ int memacct_subscribe(memacct *m, const char *path) {
+        Memacct__V1__Subscribe sub = MEMACCT__V1__SUBSCRIBE__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        char *copy, **subs;
+        int r;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        copy = strdup(path);
+        if (!copy)
+                return client_error(m, -ENOMEM, NULL, NULL);
+        sub.path = (char *) path;
+        req.op_case = MEMACCT__V1__REQUEST__OP_SUBSCRIBE;
+        req.subscribe = &sub;
+        r = client_call(m, &req, true, NULL);
+        if (r < 0) {
+                free(copy);
+                return r;
+        }
+        /* Remembered for reconnection. */
+        pthread_mutex_lock(&m->lock);
+        subs = realloc(m->subscriptions, (m->n_subscriptions + 1) * sizeof(char *));
+        if (subs) {
+                m->subscriptions = subs;
+                m->subscriptions[m->n_subscriptions++] = TAKE_PTR(copy);
+        }
+        pthread_mutex_unlock(&m->lock);
+        free(copy);
+        return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
+}
+
+/* Pop the oldest event into @ret. Lock held. */
+static bool event_pop(memacct *m, memacct_event *ret) {
+        Response *resp;
+
+        if (m->ev_len == 0)
+                return false;
+        resp = m->events[m->ev_head];
+        m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
+        m->ev_len--;
+        if (m->last_event)
+                memacct__v1__response__free_unpacked(m->last_event, NULL);
+        m->last_event = resp;
+        *ret = (memacct_event) {
+                .path = resp->event->path ? resp->event->path : "",
+                .name = resp->event->name ? resp->event->name : "",
+                .count = resp->event->count,
+        };
+        return true;
+}
+
+_public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
+        uint64_t deadline = 0;
+        int r;
+
+        if (!m || !ret)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (timeout_msec > 0)
+                deadline = client_now_nsec() + (uint64_t) timeout_msec * 1000000u;
+
+        pthread_mutex_lock(&m->lock);
+        for (;;) {
+                struct pollfd pfd;
+                int left = timeout_msec, fd;
+
+                if (event_pop(m, ret)) {
+                        r = 1;
+                        break;
+                }
+                r = client_ensure_connected(m);
+                if (r < 0)
+                        break;
+                r = conn_pump(m, 0, NULL, NULL);
+                if (r < 0 && m->fd >= 0)
+                        break;
+                if (r < 0 || event_pop(m, ret)) {
+                        /* Broken: the next round reconnects. Or: an event. */
+                        if (r >= 0) {
+                                r = 1;
+                                break;
+                        }
+                        continue;
+                }
+                if (timeout_msec > 0) {
+                        uint64_t now = client_now_nsec();
+
+                        left = now >= deadline ? 0 : (int) ((deadline - now + 999999) / 1000000);
+                }
+                if (left == 0) {
+                        r = 0;
+                        break;
+                }
+                /* Sleep without the lock: other threads' calls go on, and
+                 * whatever they read for us lands in the queue. */
+                fd = m->fd;
+                pthread_mutex_unlock(&m->lock);
+                pfd = (struct pollfd) { .fd = fd, .events = POLLIN };
+                r = poll(&pfd, 1, left);
+                if (r < 0 && errno == EINTR)
+                        return client_error(m, -EINTR, "interrupted", NULL);
+                pthread_mutex_lock(&m->lock);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The charge stock: the kernel's per-cpu memcg stock (consume_stock(),
+ * refill_stock(), drain_stock() and the batch retry of try_charge_memcg() in
+ * mm/memcontrol.c) moved across the IPC boundary.
+ *
+ * The page holds, per stat item, bytes already charged to the session and
+ * not yet handed out. Three parties change it:
+ *   - the client's threads take from it (compare-and-swap, never below 0)
+ *     and give back to it (add);
+ *   - the daemon adds a refill's bytes when the refill's charge succeeded;
+ *   - the daemon empties it (exchange with 0, then uncharges what it took)
+ *     when a charge elsewhere under the same max would be refused.
+ * Every change is one atomic read-modify-write of one counter, so no byte
+ * is counted twice whatever the interleaving; the counters publish no other
+ * data, which is why relaxed ordering is enough for all of them.
+ *
+ * Invariant, per item, between calls: the daemon's session holds
+ * held[item] + page[item] (+ refills in flight, once they land; - returns in
+ * flight, once they land). held[] is what a daemon restart must replay.
+ *
+ * Policy, per item:
+ *   - consume: the fast path, no lock, no system call;
+ *   - refill ahead: when a consume leaves less than batch/4, a refill of one
+ *     batch is sent without waiting (trylock: if another thread holds the
+ *     handle, it is simply tried again by a later charge); its reply is read
+ *     later by whichever call next touches the socket;
+ *   - a charge the page cannot cover takes the lock, reads the replies that
+ *     arrived, waits for a refill in flight, else sends one and waits; if
+ *     none helps (refused, near the limit, or a charge larger than a batch),
+ *     it charges exactly the bytes asked (try_charge_memcg() steps 3-4);
+ *   - the batch doubles (up to 4 MiB) while refills follow each other
+ *     within 10 ms and halves (down to 64 KiB) when they are a second apart
+ *     or refused; a refill never asks for more than 1/8 of the margin the
+ *     daemon last reported, and below 64 KiB of that the stock is bypassed;
+ *   - uncharge: add back; above two batches, return what exceeds one batch
+ *     (refill_stock()'s drain, but keeping a batch for the next charges).
+ *
+ * So the page holds at most about two batches per item (while a refill is
+ * in flight, the surplus bound is lowered by its size, so that it cannot
+ * land on top of two batches): the over-charge bound documented in
+ * memacct.h.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "client-stock.h"
+
+#define PAGE_ALIGN_DOWN(x) ((x) & ~(uint64_t) (STOCK_PAGE_SIZE - 1))
+
+static void item_set_batch(StockItem *it, uint64_t batch) {
+        it->batch = batch;
+        /* Relaxed: the fast path only uses these as hints; a stale value
+         * delays or hastens one refill or return, it never miscounts. */
+        atomic_store_explicit(&it->low_mark, batch / STOCK_LOW_DIV, memory_order_relaxed);
+        atomic_store_explicit(&it->high_mark, batch * STOCK_HIGH_MUL, memory_order_relaxed);
+}
+
+void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batch) {
+        *s = (Stock) {
+                .ops = ops,
+                .userdata = userdata,
+                .margin = UINT64_MAX,
+                .max_batch = max_batch > 0 ? MAX(MIN(max_batch, STOCK_MAX_BATCH), STOCK_MIN_BATCH)
+                                           : STOCK_MAX_BATCH,
+        };
+        atomic_init(&s->page, NULL);
+        for (unsigned i = 0; i < STOCK_ITEMS; i++) {
+                atomic_init(&s->held[i], 0);
+                atomic_init(&s->items[i].inflight, false);
+                atomic_init(&s->items[i].poll_mark, 0);
+                item_set_batch(&s->items[i], STOCK_MIN_BATCH);
+        }
+}
+
+void stock_set_page(Stock *s, _Atomic uint64_t *page) {
+        for (unsigned i = 0; i < STOCK_ITEMS; i++) {
+                StockItem *it = &s->items[i];
+
+                atomic_store_explicit(&it->inflight, false, memory_order_relaxed);
+                it->inflight_bytes = 0;
+                it->last_refill_nsec = 0;
+                item_set_batch(it, STOCK_MIN_BATCH);
+        }
+        s->margin = UINT64_MAX;
+        /* Release: a thread that sees the new page sees the state above. */
+        atomic_store_explicit(&s->page, page, memory_order_release);
+}
+
+uint64_t stock_refill_size(const Stock *s, unsigned item, uint64_t bytes) {
+        uint64_t b = s->items[item].batch;
+
+        if (s->margin != UINT64_MAX)
+                b = MIN(b, s->margin / STOCK_MARGIN_DIV);
+        b = PAGE_ALIGN_DOWN(b);
+        if (b < STOCK_MIN_BATCH || b < bytes)
+                return 0;
+        return b;
+}
+
+/* consume_stock(): take @bytes if the page has them. Relaxed: see the top. */
+static bool page_consume(_Atomic uint64_t *c, uint64_t bytes, uint64_t *ret_left) {
+        uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
+
+        do {
+                if (v < bytes)
+                        return false;
+        } while (!atomic_compare_exchange_weak_explicit(c, &v, v - bytes, memory_order_relaxed,
+                                                        memory_order_relaxed));
+        *ret_left = v - bytes;
+        return true;
+}
+
+/* Send a refill of @item. Lock held. */
+static int stock_send_refill(Stock *s, unsigned item, uint64_t size, bool ahead) {
+        StockItem *it = &s->items[item];
+        int r;
+
+        r = s->ops->refill_send(s->userdata, item, size);
+        if (r < 0)
+                return r;
+        it->inflight_bytes = size;
+        atomic_store_explicit(&it->inflight, true, memory_order_relaxed);
+        /* The refill lands on top of whatever uncharges bring back
+         * meanwhile: lower the bound by it, so the page stays within two
+         * batches once it has landed. */
+        atomic_store_explicit(&it->high_mark, it->batch * STOCK_HIGH_MUL - size,
+                              memory_order_relaxed);
+        /* Look for the reply once another 1/16 batch is consumed. */
+        atomic_store_explicit(&it->poll_mark,
+                              atomic_load_explicit(&it->low_mark, memory_order_relaxed) * 3 / 4,
+                              memory_order_relaxed);
+        s->stats.refills++;
+        if (ahead)
+                s->stats.refills_ahead++;
+        return 0;
+}
+
+/*
+ * The page fell below the low mark: collect a refill reply that arrived,
+ * and send the next refill, without ever waiting for the lock. A failure is
+ * not the caller's: its charge succeeded; the next charge that needs the
+ * socket meets the error.
+ */
+static void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) {
+        StockItem *it = &s->items[item];
+        uint64_t left, size;
+
+        if (!s->ops->trylock(s->userdata))
+                return;
+        /* Reconnected meanwhile: the page is another; leave it to the next charge. */
+        if (atomic_load_explicit(&s->page, memory_order_relaxed) != page)
+                goto out;
+        (void) s->ops->poll(s->userdata);
+        left = atomic_load_explicit(&page[item], memory_order_relaxed);
+        if (atomic_load_explicit(&it->inflight, memory_order_relaxed)) {
+                /* Its reply is not there yet: look again a little lower. */
+                atomic_store_explicit(&it->poll_mark, left * 3 / 4, memory_order_relaxed);
+                goto out;
+        }
+        if (left >= atomic_load_explicit(&it->low_mark, memory_order_relaxed))
+                goto out;
+        size = stock_refill_size(s, item, 0);
+        if (size > 0)
+                (void) stock_send_refill(s, item, size, true);
+out:
+        s->ops->unlock(s->userdata);
+}
+
+/* The slow path of stock_charge(): the page did not cover @bytes. */
+static int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
+        StockItem *it = &s->items[item];
+        _Atomic uint64_t *page;
+        uint64_t left, size, margin;
+        unsigned sent = 0;
+        int r;
+
+        s->ops->lock(s->userdata);
+        page = atomic_load_explicit(&s->page, memory_order_relaxed);
+        if (!page) {
+                r = -ENXIO;
+                goto out;
+        }
+        for (unsigned round = 0; round < 8; round++) {
+                r = s->ops->poll(s->userdata);
+                if (r < 0)
+                        goto out;
+                if (page_consume(&page[item], bytes, &left)) {
+                        atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+                        r = 0;
+                        /* Served, but low: ask for the next batch now. */
+                        if (left < atomic_load_explicit(&it->low_mark, memory_order_relaxed) &&
+                            !atomic_load_explicit(&it->inflight, memory_order_relaxed)) {
+                                size = stock_refill_size(s, item, 0);
+                                if (size > 0)
+                                        (void) stock_send_refill(s, item, size, true);
+                        }
+                        goto out;
+                }
+                if (atomic_load_explicit(&it->inflight, memory_order_relaxed)) {
+                        s->stats.waits++;
+                        r = s->ops->wait(s->userdata, item);
+                        if (r < 0)
+                                goto out;
+                        continue;
+                }
+                /* Two refills of our own did not cover it (other threads
+                 * took them, or the daemon drained them): charge exactly. */
+                if (sent >= 2)
+                        break;
+                size = stock_refill_size(s, item, bytes);
+                if (size == 0)
+                        break;
+                r = stock_send_refill(s, item, size, false);
+                if (r < 0)
+                        goto out;
+                sent++;
+        }
+
+        /* try_charge_memcg() step 4: the batch failed or is not worth it;
+         * only the exact amount is tried. */
+        s->stats.exact++;
+        r = s->ops->charge_exact(s->userdata, item, bytes, &margin);
+        if (r >= 0) {
+                s->margin = margin;
+                atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+                r = 0;
+        }
+out:
+        s->ops->unlock(s->userdata);
+        return r;
+}
+
+int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
+        _Atomic uint64_t *page;
+        StockItem *it;
+        uint64_t left;
+
+        if (item >= STOCK_ITEMS)
+                return -EINVAL;
+        if (bytes == 0)
+                return 0;
+        /* Acquire: pairs with stock_set_page(). */
+        page = atomic_load_explicit(&s->page, memory_order_acquire);
+        if (!page)
+                return -ENXIO;
+        if (!page_consume(&page[item], bytes, &left))
+                return stock_charge_slow(s, item, bytes);
+
+        /* Relaxed: held[] is a plain count, read by the replay under the lock. */
+        atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+        it = &s->items[item];
+        if (_unlikely_(left < atomic_load_explicit(&it->low_mark, memory_order_relaxed)) &&
+            (!atomic_load_explicit(&it->inflight, memory_order_relaxed) ||
+             left < atomic_load_explicit(&it->poll_mark, memory_order_relaxed)))
+                stock_refill_ahead(s, page, item);
+        return 0;
+}
+
+/* Return what exceeds one batch of @item. Lock held. */
+static int stock_return_surplus(Stock *s, _Atomic uint64_t *page, unsigned item) {
+        StockItem *it = &s->items[item];
+        uint64_t v, keep, surplus;
+        int r;
+
+        keep = MIN(it->batch, atomic_load_explicit(&it->high_mark, memory_order_relaxed));
+        v = atomic_load_explicit(&page[item], memory_order_relaxed);
+        do {
+                if (v <= atomic_load_explicit(&it->high_mark, memory_order_relaxed))
+                        return 0; /* another thread returned it, or it was consumed */
+                surplus = v - keep;
+        } while (!atomic_compare_exchange_weak_explicit(&page[item], &v, v - surplus,
+                                                        memory_order_relaxed, memory_order_relaxed));
+        r = s->ops->return_send(s->userdata, item, surplus);
+        if (r < 0)
+                return r;
+        s->stats.returns++;
+        s->stats.returned_bytes += surplus;
+        return 0;
+}
+
+int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
+        _Atomic uint64_t *page;
+        uint64_t v;
+        int r;
+
+        if (item >= STOCK_ITEMS)
+                return -EINVAL;
+        if (bytes == 0)
+                return 0;
+        page = atomic_load_explicit(&s->page, memory_order_acquire);
+        if (!page)
+                return -ENXIO;
+        r = stock_note_uncharged(s, item, bytes);
+        if (r < 0)
+                return r;
+        v = atomic_fetch_add_explicit(&page[item], bytes, memory_order_relaxed) + bytes;
+        if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
+                return 0;
+
+        s->ops->lock(s->userdata);
+        /* A reconnection in between emptied the old page for good. */
+        if (atomic_load_explicit(&s->page, memory_order_relaxed) == page)
+                r = stock_return_surplus(s, page, item);
+        s->ops->unlock(s->userdata);
+        return r;
+}
+
+void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin) {
+        StockItem *it;
+        uint64_t now, batch;
+
+        if (item >= STOCK_ITEMS)
+                return;
+        it = &s->items[item];
+        batch = it->batch;
+        atomic_store_explicit(&it->inflight, false, memory_order_relaxed);
+        it->inflight_bytes = 0;
+        if (r < 0) {
+                s->stats.refills_failed++;
+                if (r == -EDQUOT) {
+                        /* Near the limit: exact charges until one reports a
+                         * margin again; a smaller batch after that. */
+                        s->margin = 0;
+                        batch = MAX(batch / 2, STOCK_MIN_BATCH);
+                }
+                item_set_batch(it, batch); /* also restores the surplus bound */
+                return;
+        }
+        s->margin = margin;
+        now = s->ops->now_nsec(s->userdata);
+        if (it->last_refill_nsec > 0 && now - it->last_refill_nsec < STOCK_GROW_NSEC)
+                batch = MIN(batch * 2, s->max_batch);
+        else if (it->last_refill_nsec > 0 && now - it->last_refill_nsec > STOCK_SHRINK_NSEC)
+                batch = MAX(batch / 2, STOCK_MIN_BATCH);
+        it->last_refill_nsec = now;
+        item_set_batch(it, batch);
+}
+
+void stock_return_done(Stock *s, unsigned item, uint64_t bytes, int r) {
+        (void) item;
+        if (r < 0 || s->margin == UINT64_MAX)
+                return;
+        /* The bytes are free again under every max on the path. */
+        if (__builtin_add_overflow(s->margin, bytes, &s->margin) || s->margin == UINT64_MAX)
+                s->margin = UINT64_MAX - 1;
+}
+
+void stock_note_margin(Stock *s, uint64_t margin) {
+        s->margin = margin;
+}
+
+void stock_note_charged(Stock *s, unsigned item, uint64_t bytes) {
+        if (item < STOCK_ITEMS)
+                atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+}
+
+int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes) {
+        uint64_t v;
+
+        if (item >= STOCK_ITEMS)
+                return -EINVAL;
+        v = atomic_load_explicit(&s->held[item], memory_order_relaxed);
+        do {
+                if (v < bytes)
+                        return -ERANGE;
+        } while (!atomic_compare_exchange_weak_explicit(&s->held[item], &v, v - bytes,
+                                                        memory_order_relaxed, memory_order_relaxed));
+        return 0;
+}
+
+uint64_t stock_take(Stock *s, unsigned item) {
+        _Atomic uint64_t *page = atomic_load_explicit(&s->page, memory_order_acquire);
+
+        if (!page || item >= STOCK_ITEMS)
+                return 0;
+        return atomic_exchange_explicit(&page[item], 0, memory_order_relaxed);
+}
+
+uint64_t stock_held(const Stock *s, unsigned item) {
+        if (item >= STOCK_ITEMS)
+                return 0;
+        return atomic_load_explicit(&((Stock *) s)->held[item], memory_order_relaxed);
+}
+
+uint64_t stock_peek(const Stock *s, unsigned item) {
+        _Atomic uint64_t *page = atomic_load_explicit(&((Stock *) s)->page, memory_order_acquire);
+
+        if (!page || item >= STOCK_ITEMS)
+                return 0;
+        return atomic_load_explicit(&page[item], memory_order_relaxed);
+}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The charge stock's policy: consume, refill sizing, surplus return and the
+ * near-limit exact fallback, against a page of counters and a transport
+ * given as callbacks, so that tests can drive it with a fake of both.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/* One counter per stat item in the shared page (memacct.proto, StockSetup). */
+#define STOCK_ITEMS 8
+#define STOCK_PAGE_SIZE 4096
+
+/* Refill batch bounds in bytes (issue 3: between 64 KiB and 4 MiB). */
+#define STOCK_MIN_BATCH (UINT64_C(64) * 1024)
+#define STOCK_MAX_BATCH (UINT64_C(4) * 1024 * 1024)
+/* A refill never asks for more than 1/STOCK_MARGIN_DIV of the margin the
+ * tightest max still admits. */
+#define STOCK_MARGIN_DIV 8
+/* Refills this close together mean the stock turns over fast: double the
+ * batch. Refills this far apart mean a quiet client: halve it. */
+#define STOCK_GROW_NSEC (UINT64_C(10) * 1000 * 1000)
+#define STOCK_SHRINK_NSEC (UINT64_C(1000) * 1000 * 1000)
+/* A refill is asked for ahead of need when the page falls below
+ * batch / STOCK_LOW_DIV; surplus above STOCK_HIGH_MUL * batch is returned. */
+#define STOCK_LOW_DIV 4
+#define STOCK_HIGH_MUL 2
+
+/*
+ * The transport. Every callback but trylock() is called with the lock
+ * held (taken through lock()/trylock()). The callbacks that read replies
+ * (poll(), wait(), charge_exact()) deliver the replies of earlier refills
+ * and returns to stock_refill_done() and stock_return_done() as they come.
+ */
+typedef struct StockOps {
+        /* Send Charge{bytes, item, stock: true} without waiting for its reply. */
+        int (*refill_send)(void *userdata, unsigned item, uint64_t bytes);
+        /* Send Uncharge{bytes, item} (a surplus return) without waiting. */
+        int (*return_send)(void *userdata, unsigned item, uint64_t bytes);
+        /* Process the replies that have arrived; never blocks. */
+        int (*poll)(void *userdata);
+        /* Block until the refill of @item in flight has been answered. */
+        int (*wait)(void *userdata, unsigned item);
+        /* A synchronous exact session charge; on success *ret_margin is the
+         * reply's margin (UINT64_MAX when it has none). */
+        int (*charge_exact)(void *userdata, unsigned item, uint64_t bytes, uint64_t *ret_margin);
+        void (*lock)(void *userdata);
+        bool (*trylock)(void *userdata);
+        void (*unlock)(void *userdata);
+        uint64_t (*now_nsec)(void *userdata);
+} StockOps;
+
+typedef struct StockItem {
+        /* Read on the fast path, written under the lock. */
+        _Atomic uint64_t low_mark;  /* refill ahead below this */
+        _Atomic uint64_t high_mark; /* return the surplus above this */
+        _Atomic uint64_t poll_mark; /* with a refill in flight, look for its reply below this */
+        _Atomic bool inflight;      /* a refill was sent and its reply not read yet */
+        /* Under the lock only. */
+        uint64_t batch;
+        uint64_t inflight_bytes;
+        uint64_t last_refill_nsec;
+} StockItem;
+
+typedef struct StockStats {
+        uint64_t refills;        /* refills sent */
+        uint64_t refills_ahead;  /* of which ahead of need (the caller did not wait) */
+        uint64_t refills_failed; /* refused or lost */
+        uint64_t waits;          /* times a charge waited for a refill */
+        uint64_t exact;          /* exact charges made instead of a refill */
+        uint64_t returns;        /* surplus returns */
+        uint64_t returned_bytes;
+} StockStats;
+
+typedef struct Stock {
+        /* The page shared with the daemon; NULL until set up. Replaced (never
+         * unmapped here) on reconnection. */
+        _Atomic(_Atomic uint64_t *) page;
+        /* Bytes of each item the session holds for the caller: handed out by
+         * the stock or charged exactly, not yet uncharged. Replayed after a
+         * daemon restart. Written on every stocked call: a line of its own. */
+        _Atomic uint64_t held[STOCK_ITEMS] _cacheline_aligned_;
+        StockItem items[STOCK_ITEMS] _cacheline_aligned_;
+        /* Under the lock only. */
+        uint64_t margin; /* the last margin the daemon reported; UINT64_MAX: no max */
+        uint64_t max_batch;
+        StockStats stats;
+        const StockOps *ops;
+        void *userdata;
+} Stock;
+
+/** stock_init() - an empty stock without a page; @max_batch 0 means STOCK_MAX_BATCH. */
+void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batch);
+
+/**
+ * stock_set_page() - use @page (STOCK_ITEMS counters, zero) from now on,
+ * and forget refills in flight and the margin: a new session. Called with
+ * the lock held. The old page, if any, is the caller's to keep mapped: a
+ * concurrent fast path may still read it.
+ */
+void stock_set_page(Stock *s, _Atomic uint64_t *page);
+
+/**
+ * stock_refill_size() - the refill to ask for @item when a charge of
+ * @bytes (0: ahead of need) cannot be served: the item's batch, at most
+ * 1/STOCK_MARGIN_DIV of the margin, page aligned. Lock held.
+ *
+ * Return: the bytes, or 0 when the charge must be exact (near the limit, or
+ * @bytes larger than a batch).
+ */
+uint64_t stock_refill_size(const Stock *s, unsigned item, uint64_t bytes);
+
+/**
+ * stock_charge() - charge @bytes of @item through the stock. Takes no lock
+ * when the page covers it (and a refill ahead of need is only tried with
+ * trylock()); else takes the lock, waits for a refill and, failing that,
+ * charges exactly. Any thread, concurrently.
+ *
+ * Return: 0; -ENXIO (no page); an error of charge_exact() or of the
+ * transport.
+ */
+int stock_charge(Stock *s, unsigned item, uint64_t bytes);
+
+/**
+ * stock_uncharge() - give @bytes of @item back to the page; if it then holds
+ * more than two batches, return the surplus above one batch. Any thread,
+ * concurrently.
+ *
+ * Return: 0; -ERANGE (the caller holds fewer bytes of @item: nothing
+ * changed); -ENXIO (no page); a transport error from the return (the bytes
+ * are then out of the page and not returned; the caller's session is
+ * broken anyway).
+ */
+int stock_uncharge(Stock *s, unsigned item, uint64_t bytes);
+
+/**
+ * stock_refill_done() - the reply to a refill of @item: @r 0 or its error,
+ * @margin the reply's margin (UINT64_MAX: none). Adapts the batch. Lock
+ * held.
+ */
+void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin);
+
+/** stock_return_done() - the reply to a surplus return. Lock held. */
+void stock_return_done(Stock *s, unsigned item, uint64_t bytes, int r);
+
+/**
+ * stock_note_margin() - the margin of a reply to a charge that did not go
+ * through the stock (an exact session charge). Lock held.
+ */
+void stock_note_margin(Stock *s, uint64_t margin);
+
+/** stock_note_charged() - the caller now holds @bytes more of @item (an exact session charge). */
+void stock_note_charged(Stock *s, unsigned item, uint64_t bytes);
+
+/**
+ * stock_note_uncharged() - the caller holds @bytes less of @item.
+ * Return: 0, or -ERANGE (holds fewer; nothing changed).
+ */
+int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes);
+
+/**
+ * stock_take() - empty the page's @item (exchange with 0), as
+ * drain_stock() does. Return: the bytes taken.
+ */
+uint64_t stock_take(Stock *s, unsigned item);
+
+/** stock_held() - the bytes of @item the caller holds. */
+uint64_t stock_held(const Stock *s, unsigned item);
+
+/** stock_peek() - the bytes of @item in the page now (0 without a page). */
+uint64_t stock_peek(const Stock *s, unsigned item);

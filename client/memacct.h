@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef MEMACCT_H
+#define MEMACCT_H
+
+/*
+ * libmemacct - the client library of memacctd
+ *
+ * memacctd keeps cgroup-v2-style hierarchical memory accounting in
+ * userspace: groups with max/high/low/min, usage, peak, events and stats.
+ * This library speaks its protobuf socket; no protobuf type leaks into this
+ * header, and every declaration is C89 and usable from C++.
+ *
+ * Errors.  Every function that can fail returns an int: >= 0 on success, a
+ * negative errno on failure. The daemon's wire status maps to errno as
+ * follows: INVALID_ARGUMENT -EINVAL, NOT_FOUND -ENOENT, EXISTS -EEXIST,
+ * BUSY -EBUSY, LIMIT_EXCEEDED -EDQUOT, UNDERFLOW -ERANGE,
+ * PERMISSION_DENIED -EPERM, RESOURCE_EXHAUSTED -ENOSPC, PROTOCOL_ERROR
+ * -EPROTO, NOT_ATTACHED -ENOTCONN, INTERNAL -EIO. Transport failures are
+ * -ECONNREFUSED, -ENOENT (no socket), -ECONNRESET (the daemon went away and
+ * could not be reached again, or went away while a non-repeatable request
+ * was in flight), -ETIMEDOUT. memacct_last_error() and
+ * memacct_refused_path() tell more about the last failure.
+ *
+ * Sessions.  A handle is one connection, which the daemon calls a session.
+ * A session is attached to at most one group (memacct_attach()); charges
+ * without a path and without MEMACCT_KEEP go to that group and belong to
+ * the session: the daemon releases them when the session ends, however it
+ * ends. Charges with MEMACCT_KEEP belong to the group named by their path,
+ * survive the session and a daemon restart, and are released only by an
+ * explicit uncharge or by removing the group.
+ *
+ * The charge stock.  memacct_charge_stocked() and
+ * memacct_uncharge_stocked() are the kernel's per-cpu charge stock
+ * (consume_stock()/refill_stock() in mm/memcontrol.c) moved across the IPC
+ * boundary. The handle shares one page with the daemon (a sealed memfd,
+ * one 64-bit counter per stat item) holding bytes already charged to the
+ * session and not yet handed out. A charge the page can cover is taken from
+ * it with one compare-and-swap: no system call, no message. When the page
+ * runs low, a refill of one batch is requested ahead of need without
+ * waiting; the daemon adds the batch to the page when its charge succeeds.
+ * Only when the page cannot cover a charge does the caller wait: for the
+ * refill in flight, else for a new one, and if that is refused (or the
+ * group is near its max) the charge is made exactly, as the kernel retries
+ * with exactly n pages when a batch fails. The batch is sized in bytes,
+ * between 64 KiB and 4 MiB: it grows while refills follow each other
+ * quickly and is never more than 1/8 of the margin the tightest max still
+ * admits (ChargeReply.margin); near the limit the stock is bypassed.
+ * Uncharges go back to the page; when it holds more than two batches, the
+ * surplus above one batch is returned to the daemon.
+ *
+ * Over-charge.  The bytes in the page are charged but unused. Per stat item
+ * and handle they are at most about two batches (2 x 4 MiB), so a group's
+ * usage exceeds what its clients really use by at most that much per item
+ * per stocked handle - the kernel's "64 pages per cpu" slack, here "two
+ * batches per handle". The daemon may empty a page at any time (it
+ * exchanges each counter with 0 and uncharges what it took) when a charge
+ * elsewhere under the same max would otherwise be refused, as the kernel's
+ * drain_all_stock() does; the library needs nothing for that but to find
+ * the page empty at its next charge, which then refills or charges exactly.
+ * A client is thus never refused while capacity sits in another's stock.
+ *
+ * Daemon restart.  When the connection breaks (EOF, ECONNRESET, EPIPE), the
+ * next call that notices reconnects (a bounded number of attempts with
+ * backoff, see memacct_set_reconnect()), attaches the new session to the
+ * same group, sets the stock up again, re-subscribes, and charges again,
+ * with MEMACCT_FORCE, everything the old session held for the caller (the
+ * bytes handed out by the stock and the session's exact charges; the unused
+ * stock is not replayed). The result is reported to the callback of
+ * memacct_set_reconnect_callback(). A request in flight when the
+ * connection broke is sent again if repeating it is harmless (session
+ * charges, queries, attach, limits); a create, remove or kept charge fails
+ * with -ECONNRESET instead, since the daemon may have applied it.
+ *
+ * Thread safety.  A handle may be shared by threads: every function may be
+ * called concurrently on one handle, except memacct_close(), which must be
+ * the last call. The stocked fast path takes no lock; everything that
+ * touches the socket holds the handle's mutex (a slow synchronous call
+ * delays other threads' calls on the same handle, never their stocked
+ * charges the page can cover). memacct_next_event() does not hold the mutex
+ * while it sleeps. A memacct_batch belongs to one thread. Error details
+ * (memacct_last_error(), memacct_refused_path()) are kept per thread. For
+ * stocked charges from many threads at high rates, give each thread its own
+ * handle: threads sharing one handle share one page, whose cache line then
+ * bounces between CPUs. If threads charge through the stock while a
+ * reconnect runs, a charge taken from the old page at that very moment may
+ * be missing from the replay.
+ *
+ * Signals.  The library never raises SIGPIPE (it sends with MSG_NOSIGNAL).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An open connection (a session) to memacctd. */
+typedef struct memacct memacct;
+/* A pipelined batch of requests, see memacct_batch_begin(). */
+typedef struct memacct_batch memacct_batch;
+/* A group list, see memacct_list_groups(). */
+typedef struct memacct_group_list memacct_group_list;
+
+/* "No limit": the value of max/high/low/min when unlimited (UINT64_MAX). */
+#define MEMACCT_UNLIMITED UINT64_MAX
+/* memacct_create_group() @owner: no delegation. */
+#define MEMACCT_NO_OWNER 0xFFFFFFFFu
+
+/* Flags; each function lists the ones it takes. */
+#define MEMACCT_KEEP      0x01u /* the charge belongs to the group, not the session */
+#define MEMACCT_FORCE     0x02u /* charge: ignore max; set_limits: take max below usage */
+#define MEMACCT_EXACT     0x04u /* queries: flush statistics first */
+#define MEMACCT_RECURSIVE 0x08u /* list: the whole subtree, not only the children */
+
+/* Stat items, in the order of the wire protocol and of the stock page. */
+typedef enum memacct_stat {
+        MEMACCT_STAT_ANON = 0,
+        MEMACCT_STAT_FILE = 1,
+        MEMACCT_STAT_SHMEM = 2,
+        MEMACCT_STAT_KERNEL = 3,
+        MEMACCT_STAT_SOCK = 4,
+        MEMACCT_STAT_SWAP = 5,
+        MEMACCT_STAT_DEVICE = 6,
+        MEMACCT_STAT_OTHER = 7,
+        MEMACCT_STAT_MAX = 8
+} memacct_stat;
+
+/* Which members of a memacct_limits are set. */
+#define MEMACCT_LIMIT_MAX  0x01u
+#define MEMACCT_LIMIT_HIGH 0x02u
+#define MEMACCT_LIMIT_LOW  0x04u
+#define MEMACCT_LIMIT_MIN  0x08u
+
+typedef struct memacct_limits {
+        unsigned set;  /* MEMACCT_LIMIT_* bits: the members to apply */
+        uint64_t max;  /* bytes; MEMACCT_UNLIMITED for none */
+        uint64_t high;
+        uint64_t low;
+        uint64_t min;
+} memacct_limits;
+
+/* A named counter (an event count, a stat item). */
+typedef struct memacct_counter {
+        const char *name;
+        uint64_t value;
+} memacct_counter;
+
+/*
+ * Everything the daemon reports about a group. Allocated by the library
+ * (memacct_get_group(), memacct_list_groups()) and only read by callers, so
+ * later versions may append members.
+ */
+typedef struct memacct_group_info {
+        const char *path;
+        uint64_t current;
+        uint64_t peak;
+        uint64_t max;           /* MEMACCT_UNLIMITED: none */
+        uint64_t high;
+        uint64_t low;
+        uint64_t min;
+        uint64_t effective_min; /* relative to the reclaim root asked for */
+        uint64_t effective_low;
+        uint64_t failcnt;
+        const memacct_counter *events;       /* low high max oom, hierarchical */
+        size_t n_events;
+        const memacct_counter *events_local; /* the same, this group only */
+        size_t n_events_local;
+        const memacct_counter *stat;         /* by item, in item order */
+        size_t n_stat;
+        uint32_t owner;         /* MEMACCT_NO_OWNER: not delegated */
+        uint32_t nr_children;
+        uint32_t nr_sessions;
+} memacct_group_info;
+
+/* What a successful charge reply says (ChargeReply). */
+typedef struct memacct_charge_result {
+        uint64_t over_high;     /* bytes the worst ancestor is above its high */
+        uint64_t throttle_usec; /* suggested back-off (the kernel's high delay) */
+        int over_max;           /* a forced charge left a group above its max */
+        uint64_t margin;        /* bytes the tightest max still admits; MEMACCT_UNLIMITED: no max */
+} memacct_charge_result;
+
+/* A client's RSS counters in bytes (the kernel's MM_* counters). */
+typedef struct memacct_client_info {
+        uint32_t pid;
+        uint64_t file;
+        uint64_t anon;
+        uint64_t swap;
+        uint64_t shmem;
+} memacct_client_info;
+
+/* An event of a subscription. The strings belong to the handle and stay
+ * valid until the next memacct_next_event() call on it. */
+typedef struct memacct_event {
+        const char *path;  /* the group the event was raised on */
+        const char *name;  /* low high max oom */
+        uint64_t count;    /* its local count after the event */
+} memacct_event;
+
+/**
+ * memacct_default_socket() - the socket path memacct_connect(NULL) uses:
+ * $MEMACCT_SOCKET if set; else, when not root and $XDG_RUNTIME_DIR is set,
+ * $XDG_RUNTIME_DIR/memacctd/memacctd.sock; else
+ * /run/memacctd/memacctd.sock.
+ * @ret: a newly allocated string, freed with free()
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int memacct_default_socket(char **ret);
+
+/**
+ * memacct_connect() - connect to memacctd and exchange Hello.
+ * @path: the socket, or NULL for memacct_default_socket()
+ * @ret: the new handle
+ *
+ * Return: 0; -ENOENT, -ECONNREFUSED, -EACCES (cannot connect);
+ * -EPROTONOSUPPORT (the server speaks another protocol version); -ENOMEM.
+ */
+int memacct_connect(const char *path, memacct **ret);
+
+/**
+ * memacct_close() - end the session: the daemon releases every session
+ * charge and the unused stock. Accepts NULL. No other call on @m may run
+ * concurrently or follow.
+ *
+ * Return: NULL.
+ */
+memacct *memacct_close(memacct *m);
+
+/**
+ * memacct_server() - the server's self-description from Hello
+ * ("memacctd 0.1.0"); owned by @m. Return: the string, or "" if none.
+ */
+const char *memacct_server(memacct *m);
+
+/**
+ * memacct_peer_pid() - the pid the daemon sees for this process (Hello).
+ */
+pid_t memacct_peer_pid(memacct *m);
+
+/**
+ * memacct_last_error() - the message of the last failed call this thread
+ * made on @m (the server's message, or the library's own); calls that
+ * succeed leave it alone.
+ *
+ * Return: the message, valid until this thread's next call on any handle;
+ * NULL when this thread has no failure recorded for @m.
+ */
+const char *memacct_last_error(memacct *m);
+
+/**
+ * memacct_refused_path() - the group whose max refused the last charge
+ * that failed with -EDQUOT in this thread on @m.
+ *
+ * Return: the path, valid as memacct_last_error()'s; NULL if none.
+ */
+const char *memacct_refused_path(memacct *m);
+
+/**
+ * memacct_set_timeout() - how long a synchronous call waits for its reply
+ * (default 30 s); 0 waits forever. Return: 0.
+ */
+int memacct_set_timeout(memacct *m, unsigned timeout_msec);
+
+/**
+ * memacct_set_reconnect() - how many times to try to reach the daemon
+ * again after the connection broke, with backoff from 20 ms doubling up to
+ * 1 s between attempts (default 10, about 5 s in all); 0 turns reconnection
+ * off, and a broken connection then fails every call with -ECONNRESET.
+ * Return: 0.
+ */
+int memacct_set_reconnect(memacct *m, unsigned attempts);
+
+/**
+ * memacct_reconnect_fn - told after each reconnection.
+ * @result: 0 if everything the session held was charged again; else the
+ *          first error of the replay (the charges that failed are dropped
+ *          from what the handle tracks)
+ * @replayed_bytes: the bytes charged again, all items together
+ */
+typedef void (*memacct_reconnect_fn)(memacct *m, int result, uint64_t replayed_bytes,
+                                     void *userdata);
+
+/**
+ * memacct_set_reconnect_callback() - call @fn (from the thread whose call
+ * noticed the broken connection, with the handle's mutex held: @fn must not
+ * call into @m) after each reconnection. NULL removes it. Return: 0.
+ */
+int memacct_set_reconnect_callback(memacct *m, memacct_reconnect_fn fn, void *userdata);
+
+/**
+ * memacct_reconnect_count() - how many times @m reconnected.
+ */
+unsigned memacct_reconnect_count(memacct *m);
+
+/**
+ * memacct_stat_to_string() - "anon", "file", ... Return: NULL when
+ * @item is out of range.
+ */
+const char *memacct_stat_to_string(int item);
+
+/**
+ * memacct_stat_from_string() - the item for a name; NULL or "" is anon.
+ * Return: the item (>= 0), or -EINVAL.
+ */
+int memacct_stat_from_string(const char *name);
+
+/**
+ * memacct_attach() - attach the session to the group at @path. Any unused
+ * stock is returned first; the session must hold no charges otherwise.
+ *
+ * Return: 0; -ENOENT; -EBUSY (the session holds charges); -EPERM.
+ */
+int memacct_attach(memacct *m, const char *path);
+
+/**
+ * memacct_charge() - charge @bytes of @item synchronously, never through
+ * the stock.
+ * @path: the group; NULL for the attached group (a session charge, which
+ *        a reconnection replays; a session charge to another @path, if the
+ *        daemon takes one, is not replayed)
+ * @flags: MEMACCT_KEEP (needs @path), MEMACCT_FORCE
+ * @ret: what the reply said, or NULL
+ *
+ * Return: 0; -EDQUOT (a max refused it: memacct_refused_path()); -ENOTCONN
+ * (no @path and not attached); -EINVAL; -EPERM; -ENOENT.
+ */
+int memacct_charge(memacct *m, const char *path, uint64_t bytes, int item, unsigned flags,
+                   memacct_charge_result *ret);
+
+/**
+ * memacct_uncharge() - release @bytes of @item synchronously.
+ * @path: as memacct_charge(); @flags: MEMACCT_KEEP
+ *
+ * Return: 0; -ERANGE (more than is held: nothing released); as
+ * memacct_charge().
+ */
+int memacct_uncharge(memacct *m, const char *path, uint64_t bytes, int item, unsigned flags);
+
+/**
+ * memacct_charge_stocked() - charge @bytes of @item to the attached group
+ * through the charge stock (see the top of this header). The first call
+ * sets the stock up. Safe to call from several threads at once.
+ *
+ * Return: 0; -EDQUOT (the exact charge was refused); -ENOTCONN (not
+ * attached); -EINVAL; a transport error.
+ */
+int memacct_charge_stocked(memacct *m, uint64_t bytes, int item);
+
+/**
+ * memacct_uncharge_stocked() - give back @bytes of @item charged to the
+ * session (through the stock or with memacct_charge() without a path):
+ * they go back to the stock, and the surplus above a bound to the daemon.
+ * Safe to call from several threads at once.
+ *
+ * Return: 0; -ERANGE (the session holds fewer bytes of @item for the
+ * caller; nothing changed); -EINVAL.
+ */
+int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item);
+
+/**
+ * memacct_stock_drain() - return all unused stock to the daemon now (the
+ * kernel's drain_stock()) and wait for the reply, e.g. before going idle.
+ *
+ * Return: 0 or a transport error.
+ */
+int memacct_stock_drain(memacct *m);
+
+/**
+ * memacct_stock_get() - the bytes of @item in the stock page now and the
+ * current refill batch (for tests and diagnostics; either may be NULL).
+ *
+ * Return: 0; -EINVAL (bad item); -ENXIO (no stock set up yet).
+ */
+int memacct_stock_get(memacct *m, int item, uint64_t *ret_stocked, uint64_t *ret_batch);
+
+/**
+ * memacct_create_group() - create the group at @path (its parent must
+ * exist).
+ * @limits: initial limits, or NULL
+ * @owner: the uid delegated the new subtree (root only), or
+ *         MEMACCT_NO_OWNER
+ *
+ * Return: 0; -EEXIST; -ENOENT (no parent); -EINVAL (bad path); -EPERM;
+ * -ENOSPC (too many groups, too deep).
+ */
+int memacct_create_group(memacct *m, const char *path, const memacct_limits *limits,
+                         uint32_t owner);
+
+/**
+ * memacct_remove_group() - remove the group at @path and release its kept
+ * charges. Return: 0; -ENOENT; -EBUSY (children or sessions); -EPERM.
+ */
+int memacct_remove_group(memacct *m, const char *path);
+
+/**
+ * memacct_set_limits() - set the members of @limits that @limits->set
+ * names.
+ * @flags: MEMACCT_FORCE: take a max below the current usage (as a cgroup
+ *         v2 memory.max write does) instead of failing with -EBUSY
+ *
+ * Return: 0; -EBUSY (max below usage without MEMACCT_FORCE); -ENOENT;
+ * -EINVAL; -EPERM.
+ */
+int memacct_set_limits(memacct *m, const char *path, const memacct_limits *limits,
+                       unsigned flags);
+
+/**
+ * memacct_get_group() - everything about the group at @path.
+ * @reclaim_root: the group effective min/low are computed against; NULL
+ *                for "/"
+ * @flags: MEMACCT_EXACT: flush statistics first
+ * @ret: freed with memacct_group_info_free()
+ *
+ * Return: 0; -ENOENT; -EPERM; -ENOMEM.
+ */
+int memacct_get_group(memacct *m, const char *path, const char *reclaim_root, unsigned flags,
+                      memacct_group_info **ret);
+
+/** memacct_group_info_free() - free @info; accepts NULL. Return: NULL. */
+memacct_group_info *memacct_group_info_free(memacct_group_info *info);
+
+/**
+ * memacct_list_groups() - the children of @path, or with MEMACCT_RECURSIVE
+ * its whole subtree in pre-order.
+ * @path: NULL for "/"
+ * @flags: MEMACCT_RECURSIVE, MEMACCT_EXACT
+ * @ret: freed with memacct_group_list_free()
+ *
+ * Return: 0; -ENOENT; -EPERM; -ENOMEM.
+ */
+int memacct_list_groups(memacct *m, const char *path, unsigned flags, memacct_group_list **ret);
+
+/** memacct_group_list_size() - the number of groups in @list. */
+size_t memacct_group_list_size(const memacct_group_list *list);
+
+/** memacct_group_list_get() - group @i of @list, NULL when out of range;
+ * owned by @list. */
+const memacct_group_info *memacct_group_list_get(const memacct_group_list *list, size_t i);
+
+/** memacct_group_list_free() - free @list; accepts NULL. Return: NULL. */
+memacct_group_list *memacct_group_list_free(memacct_group_list *list);
+
+/**
+ * memacct_reset_peak() - reset the group's peak to its current usage.
+ * Return: 0; -ENOENT; -EPERM.
+ */
+int memacct_reset_peak(memacct *m, const char *path);
+
+/**
+ * memacct_move() - move the sessions of @pid (0: this session only) and
+ * their session charges to the group at @path.
+ * @ret_sessions: the number of sessions moved, or NULL
+ *
+ * Return: 0; -EDQUOT (the destination refused the charges; nothing moved);
+ * -ENOENT (no such group or client); -EPERM.
+ */
+int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions);
+
+/**
+ * memacct_get_client() - the RSS counters of @pid (0: this process).
+ * @flags: MEMACCT_EXACT: fold every session's unsynchronised residue in
+ *
+ * Return: 0; -ENOENT (no such client).
+ */
+int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+
+/**
+ * memacct_subscribe() - receive the events (low high max oom) of the
+ * group at @path and its subtree; read them with memacct_next_event().
+ * Return: 0; -ENOENT; -EPERM.
+ */
+int memacct_subscribe(memacct *m, const char *path);
+
+/**
+ * memacct_next_event() - wait up to @timeout_msec (-1: forever) for the
+ * next event of a subscription. Serves the socket meanwhile (stock refill
+ * replies, reconnection after a daemon restart). A signal interrupts it.
+ *
+ * Return: 1 and @ret filled; 0 on timeout; -EINTR; a transport error.
+ */
+int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret);
+
+/**
+ * memacct_batch_begin() - start a pipelined batch on @m: requests are
+ * queued with memacct_batch_charge()/memacct_batch_uncharge(), sent in one
+ * write by memacct_batch_commit(), and answered in order.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int memacct_batch_begin(memacct *m, memacct_batch **ret);
+
+/**
+ * memacct_batch_charge() - queue a charge (as memacct_charge(), flags
+ * MEMACCT_KEEP and MEMACCT_FORCE). Return: the operation's index in the
+ * batch (>= 0); -EINVAL; -ENOMEM.
+ */
+int memacct_batch_charge(memacct_batch *b, const char *path, uint64_t bytes, int item,
+                         unsigned flags);
+
+/**
+ * memacct_batch_uncharge() - queue an uncharge (as memacct_uncharge()).
+ * Return: the operation's index; -EINVAL; -ENOMEM.
+ */
+int memacct_batch_uncharge(memacct_batch *b, const char *path, uint64_t bytes, int item,
+                           unsigned flags);
+
+/**
+ * memacct_batch_commit() - send every queued request and collect every
+ * reply. Per-operation results are read with memacct_batch_result().
+ * Nothing is retried after a broken connection: the operations without a
+ * reply then report -ECONNRESET.
+ *
+ * Return: the number of operations that failed (0: all succeeded), or a
+ * negative errno when the batch could not be sent at all.
+ */
+int memacct_batch_commit(memacct_batch *b);
+
+/**
+ * memacct_batch_result() - the result of operation @i after commit: 0 or
+ * a negative errno as its synchronous counterpart returns.
+ * @ret_refused_path: for -EDQUOT the refusing group (owned by @b), or NULL
+ *
+ * Return: the result; -EINVAL if @i is out of range or not committed.
+ */
+int memacct_batch_result(const memacct_batch *b, size_t i, const char **ret_refused_path);
+
+/** memacct_batch_free() - free @b; accepts NULL. Return: NULL. */
+memacct_batch *memacct_batch_free(memacct_batch *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMACCT_H */
