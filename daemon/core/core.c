@@ -20,6 +20,10 @@
 #include "core.h"
 #include "group-internal.h"
 
+#ifdef MEMACCT_TSAN
+char rcu_tsan_gp;
+#endif
+
 static __thread MemCore *tls_core;
 static __thread int tls_slot = -1;
 static __thread unsigned tls_rcu_users;
@@ -140,8 +144,10 @@ MemCore *core_free(MemCore *core) {
 static void flush_subtree(MemStats *s, MemGroup *g) {
         MemGroup *c;
 
-        cds_list_for_each_entry_rcu(c, &g->children, siblings)
+        cds_list_for_each_entry_rcu(c, &g->children, siblings) {
+                rcu_tsan_consume(c);
                 flush_subtree(s, c);
+        }
         stats_fold_group(s, g->id, &g->stats, g->parent ? &g->parent->stats : NULL);
 }
 

@@ -18,6 +18,7 @@
 #include <urcu/rculfhash.h>
 
 #include "group.h"
+#include "rcu-tsan.h"
 #include "stats.h"
 
 /*
@@ -114,6 +115,7 @@ static inline void core_read_lock(void) {
 }
 
 static inline void core_read_unlock(void) {
+        rcu_tsan_reader_done();
         urcu_memb_read_unlock();
 }
 

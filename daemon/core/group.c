@@ -130,6 +130,8 @@ static unsigned long path_hash(const char *path) {
 }
 
 static int path_match(struct cds_lfht_node *node, const void *key) {
+        /* The table hands us nodes it reached through published pointers. */
+        rcu_tsan_consume(caa_container_of(node, MemGroup, node));
         return strcmp(caa_container_of(node, MemGroup, node)->path, key) == 0;
 }
 
@@ -139,7 +141,10 @@ MemGroup *group_lookup(MemCore *core, const char *path) {
 
         cds_lfht_lookup(core->groups, path_hash(path), path_match, path, &iter);
         node = cds_lfht_iter_get_node(&iter);
-        return node ? caa_container_of(node, MemGroup, node) : NULL;
+        if (!node)
+                return NULL;
+        rcu_tsan_consume(caa_container_of(node, MemGroup, node));
+        return caa_container_of(node, MemGroup, node);
 }
 
 MemGroup *group_ref(MemGroup *g) {
@@ -151,6 +156,8 @@ MemGroup *group_ref(MemGroup *g) {
 static void group_free_rcu(struct rcu_head *head) {
         MemGroup *g = caa_container_of(head, MemGroup, rcu);
 
+        rcu_tsan_grace_period();
+        rcu_tsan_consume(g); /* handed over by call_rcu() */
         pthread_mutex_destroy(&g->move_lock);
         free(g);
 }
@@ -158,8 +165,10 @@ static void group_free_rcu(struct rcu_head *head) {
 MemGroup *group_unref(MemGroup *g) {
         if (!g)
                 return NULL;
-        if (atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+        if (atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1) {
+                rcu_tsan_publish(g);
                 urcu_memb_call_rcu(&g->rcu, group_free_rcu);
+        }
         return NULL;
 }
 
@@ -233,6 +242,7 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
                 r = -ENOMEM;
                 goto fail_id;
         }
+        rcu_tsan_publish(g);
         if (cds_lfht_add_unique(core->groups, path_hash(path), path_match, path, &g->node) !=
             &g->node) {
                 /* Cannot happen under tree_lock after the lookup; kept as
@@ -257,9 +267,9 @@ int group_create_root(MemCore *core) {
         int r;
 
         pthread_mutex_lock(&core->tree_lock);
-        urcu_memb_read_lock();
+        core_read_lock();
         r = group_link(core, "/", NULL, 0, 0);
-        urcu_memb_read_unlock();
+        core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;
 }
@@ -364,10 +374,10 @@ void group_free_tree(MemCore *core) {
 
         if (!core->root)
                 return;
-        urcu_memb_read_lock();
+        core_read_lock();
         cds_lfht_for_each(core->groups, &iter, node)
                 cds_lfht_del(core->groups, node);
-        urcu_memb_read_unlock();
+        core_read_unlock();
         free_subtree(core->root);
         core->root = NULL;
 }
@@ -509,8 +519,10 @@ void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool e
                 info.kept[i] = (uint64_t) atomic_load_explicit(&g->kept[i], memory_order_relaxed);
         }
         core_read_lock();
-        cds_list_for_each_entry_rcu(child, &g->children, siblings)
+        cds_list_for_each_entry_rcu(child, &g->children, siblings) {
+                rcu_tsan_consume(child);
                 info.nr_children++;
+        }
         core_read_unlock();
         *ret = info;
 }
@@ -523,6 +535,7 @@ int group_walk(MemGroup *g, int (*cb)(MemGroup *g, void *userdata), void *userda
         if (r != 0)
                 return r < 0 ? r : 0;
         cds_list_for_each_entry_rcu(c, &g->children, siblings) {
+                rcu_tsan_consume(c);
                 r = group_walk(c, cb, userdata);
                 if (r < 0)
                         return r;

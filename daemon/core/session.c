@@ -159,6 +159,7 @@ static unsigned long pid_hash(pid_t pid) {
 }
 
 static int pid_match(struct cds_lfht_node *node, const void *key) {
+        rcu_tsan_consume(caa_container_of(node, MemClient, node));
         return caa_container_of(node, MemClient, node)->pid == *(const pid_t *) key;
 }
 
@@ -169,10 +170,15 @@ static MemClient *client_lookup(MemCore *core, pid_t pid) {
 
         cds_lfht_lookup(core->clients, pid_hash(pid), pid_match, &pid, &iter);
         node = cds_lfht_iter_get_node(&iter);
-        return node ? caa_container_of(node, MemClient, node) : NULL;
+        if (!node)
+                return NULL;
+        rcu_tsan_consume(caa_container_of(node, MemClient, node));
+        return caa_container_of(node, MemClient, node);
 }
 
 static void client_free_rcu(struct rcu_head *head) {
+        rcu_tsan_grace_period();
+        rcu_tsan_consume(caa_container_of(head, MemClient, rcu));
         free(caa_container_of(head, MemClient, rcu));
 }
 
@@ -200,6 +206,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
                 *c = (MemClient) { .pid = pid };
                 CDS_INIT_LIST_HEAD(&c->sessions);
                 cds_lfht_node_init(&c->node);
+                rcu_tsan_publish(c);
                 cds_lfht_add(core->clients, pid_hash(pid), &c->node);
         }
         c->refs++;
@@ -251,6 +258,7 @@ MemSession *session_free(MemSession *s) {
                 core_read_lock();
                 cds_lfht_del(core->clients, &c->node);
                 core_read_unlock();
+                rcu_tsan_publish(c);
                 urcu_memb_call_rcu(&c->rcu, client_free_rcu);
         }
         pthread_mutex_unlock(&core->clients_lock);
@@ -586,6 +594,7 @@ static int session_move_locked(MemSession *s, MemGroup *dst, MemChargeResult *re
         atomic_fetch_add(&core->moving, 1);
         atomic_fetch_add(&src->moving_account, 1);
         urcu_memb_synchronize_rcu();
+        rcu_tsan_grace_period();
 
         pthread_mutex_lock(&src->move_lock);
         r = move_locked(s, src, dst, res);
