@@ -104,6 +104,20 @@ typedef struct Arena {
 } Arena;
 
 static __thread Arena tls_arena;
+static pthread_key_t arena_key;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+
+/* Worker threads end with the daemon: free their arena with them. */
+static void arena_destroy(void *p) {
+        Arena *a = p;
+
+        free(a->buf);
+        *a = (Arena) {};
+}
+
+static void arena_key_create(void) {
+        (void) pthread_key_create(&arena_key, arena_destroy);
+}
 
 static void *arena_alloc(void *data, size_t size) {
         Arena *a = data;
@@ -128,6 +142,10 @@ static int arena_reset(uint32_t max_frame) {
 
                 if (!p)
                         return -ENOMEM;
+                if (!tls_arena.buf) {
+                        pthread_once(&arena_once, arena_key_create);
+                        (void) pthread_setspecific(arena_key, &tls_arena);
+                }
                 tls_arena.buf = p;
                 tls_arena.size = want;
         }
@@ -436,6 +454,8 @@ static int do_hello(DispatchConn *c, const Memacct__V1__Hello *h, Reply *rep,
         hr->pid = (uint32_t) c->pid;
         hr->uid = (uint32_t) c->uid;
         hr->max_frame = limits_get(c->d).max_frame;
+        hr->has_charge_batch = true;
+        hr->charge_batch = limits_get(c->d).charge_batch;
         rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_HELLO;
         rep->resp.hello = hr;
         return 0;

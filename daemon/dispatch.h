@@ -31,6 +31,7 @@ ReadAccess read_access_from_string(const char *s);
 
 typedef struct DispatchLimits {
         uint32_t max_frame;            /* bytes in one frame body */
+        uint64_t charge_batch;         /* the largest stock refill clients should ask for */
         unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
         ReadAccess read_access;
 } DispatchLimits;

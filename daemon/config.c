@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctd.conf parsing
+ *
+ * The file is INI, read by inih through a reader callback over memory, so
+ * the same code parses a file, a test string or fuzzer bytes. The reader
+ * knows the line of every chunk it hands out; the handler uses it for
+ * "FILE:LINE:" in messages, and inih's own first-error line covers syntax
+ * errors the handler never sees. Of several problems the one on the
+ * earliest line is reported.
+ *
+ * The rules are strict on purpose: a typo in a limit must stop the daemon,
+ * not leave a default silently in force. So unknown sections and keys, a
+ * key given twice (which also catches inih's indented continuation lines),
+ * values outside their documented range, NUL bytes and lines longer than
+ * inih's line buffer (which it would otherwise split into two lines) all
+ * refuse the file.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "macro.h"
+#include "parse-size.h"
+
+typedef enum KeyType {
+        KEY_PATH,     /* char *; @max is the longest accepted length */
+        KEY_UNSIGNED, /* unsigned, decimal digits */
+        KEY_SIZE32,   /* uint32_t, parse_size() */
+        KEY_SIZE,     /* uint64_t, parse_size() */
+        KEY_BOOL,     /* bool */
+        KEY_ACCESS,   /* ReadAccess */
+} KeyType;
+
+typedef struct ConfigKey {
+        const char *section;
+        const char *name;
+        KeyType type;
+        size_t offset;
+        uint64_t min, max;
+} ConfigKey;
+
+#define KEY(s, n, t, field, lo, hi) { s, n, t, offsetof(Config, field), lo, hi }
+
+/* sun_path holds 108 bytes with the NUL. */
+#define SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1)
+#define STATE_DIR_MAX 3072
+
+static const ConfigKey config_keys[] = {
+        KEY("daemon", "socket", KEY_PATH, socket_path, 1, SOCKET_PATH_MAX),
+        KEY("daemon", "workers", KEY_UNSIGNED, workers, 0, 1024),
+        KEY("daemon", "state-dir", KEY_PATH, state_dir, 1, STATE_DIR_MAX),
+
+        KEY("limits", "frame-size", KEY_SIZE32, frame_size, 1024, 64u << 20),
+        KEY("limits", "groups", KEY_UNSIGNED, max_groups, 1, 1u << 24),
+        KEY("limits", "depth", KEY_UNSIGNED, max_depth, 1, 255),
+        KEY("limits", "sessions-per-uid", KEY_UNSIGNED, sessions_per_uid, 0, 1u << 24),
+        KEY("limits", "outstanding-requests", KEY_UNSIGNED, outstanding_requests, 1, 1u << 20),
+        KEY("limits", "output-buffer", KEY_SIZE, output_buffer, 4096, 1ull << 30),
+        KEY("limits", "idle-timeout", KEY_UNSIGNED, idle_timeout_sec, 0, 365u * 24 * 3600),
+        KEY("limits", "frame-timeout", KEY_UNSIGNED, frame_timeout_sec, 0, 24 * 3600),
+
+        KEY("accounting", "flush-interval", KEY_UNSIGNED, flush_interval_msec, 10, 3600 * 1000),
+        KEY("accounting", "charge-batch", KEY_SIZE, charge_batch, 4096, 1ull << 30),
+        KEY("accounting", "rss-threshold", KEY_SIZE, rss_threshold, 0, 1ull << 40),
+        KEY("accounting", "recursive-protection", KEY_BOOL, recursive_protection, 0, 1),
+
+        KEY("access", "read", KEY_ACCESS, read_access, 0, 0),
+};
+
+static const char *const config_sections[] = { "daemon", "limits", "accounting", "access" };
+
+static const char *const read_access_names[_READ_ACCESS_MAX] = {
+        [READ_ACCESS_ALL] = "all",
+        [READ_ACCESS_OWNER] = "owner",
+        [READ_ACCESS_ROOT] = "root",
+};
+
+const char *config_read_access_to_string(ReadAccess a) {
+        if (a < 0 || a >= _READ_ACCESS_MAX)
+                return NULL;
+        return read_access_names[a];
+}
+
+typedef struct ParseContext {
+        Config config;
+        const char *filename;
+
+        /* The reader's position, and the line of the chunk it last returned. */
+        const char *p, *end;
+        unsigned line, next_line;
+
+        unsigned seen[ELEMENTSOF(config_keys)]; /* line a key was set on, 0: not yet */
+
+        char *error; /* the first problem found, with its line */
+        unsigned error_line;
+        bool oom;
+} ParseContext;
+
+static void fail(ParseContext *ctx, unsigned line, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static void fail(ParseContext *ctx, unsigned line, const char *format, ...) {
+        char *msg = NULL, *full = NULL;
+        va_list ap;
+        int r;
+
+        /* Problems are found in line order, except inih's syntax errors,
+         * which the caller compares separately: the first one stays. */
+        if (ctx->error || ctx->oom)
+                return;
+        va_start(ap, format);
+        r = vasprintf(&msg, format, ap);
+        va_end(ap);
+        if (r < 0 || asprintf(&full, "%s:%u: %s", ctx->filename, line, msg) < 0) {
+                free(msg);
+                ctx->oom = true;
+                return;
+        }
+        free(msg);
+        ctx->error = full;
+        ctx->error_line = line;
+}
+
+static bool section_known(const char *s, size_t n) {
+        for (size_t i = 0; i < ELEMENTSOF(config_sections); i++)
+                if (strlen(config_sections[i]) == n && memcmp(config_sections[i], s, n) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * inih's ini_reader over memory. It refuses what inih would mishandle:
+ * a NUL byte (inih works on C strings and would cut the line) and a line
+ * that does not fit inih's buffer of @num bytes (inih would read the rest
+ * as a separate line). It also checks section headers, which inih reports
+ * to nobody when the section has no keys.
+ */
+static char *reader(char *str, int num, void *stream) {
+        ParseContext *ctx = stream;
+        const char *nl, *s;
+        size_t len;
+
+        if (ctx->p >= ctx->end || ctx->error || ctx->oom)
+                return NULL;
+        ctx->line = ctx->next_line;
+        nl = memchr(ctx->p, '\n', (size_t) (ctx->end - ctx->p));
+        len = nl ? (size_t) (nl - ctx->p) + 1 : (size_t) (ctx->end - ctx->p);
+        if (num <= 0 || len >= (size_t) num) {
+                fail(ctx, ctx->line, "line too long (at most %d bytes)", num - 2);
+                return NULL;
+        }
+        if (memchr(ctx->p, 0, len)) {
+                fail(ctx, ctx->line, "NUL byte in the file");
+                return NULL;
+        }
+        memcpy(str, ctx->p, len);
+        str[len] = 0;
+        ctx->p += len;
+        ctx->next_line++;
+
+        for (s = str; *s == ' ' || *s == '\t'; s++)
+                ;
+        if (*s == '[') {
+                const char *close = strchr(s, ']');
+
+                if (close && !section_known(s + 1, (size_t) (close - s - 1)))
+                        fail(ctx, ctx->line, "unknown section [%.*s]", (int) MIN(close - s - 1, 64),
+                             s + 1);
+        }
+        return str;
+}
+
+static int parse_unsigned(const char *s, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - 9) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*s - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+static int parse_bool(const char *s, bool *ret) {
+        static const char *const yes[] = { "1", "yes", "true", "on" };
+        static const char *const no[] = { "0", "no", "false", "off" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcasecmp(s, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+static void fail_range(ParseContext *ctx, const ConfigKey *k, const char *value) {
+        if (k->type == KEY_SIZE || k->type == KEY_SIZE32)
+                fail(ctx, ctx->line, "[%s] %s = %.64s: out of range (%" PRIu64 "..%" PRIu64 " bytes)",
+                     k->section, k->name, value, k->min, k->max);
+        else
+                fail(ctx, ctx->line, "[%s] %s = %.64s: out of range (%" PRIu64 "..%" PRIu64 ")",
+                     k->section, k->name, value, k->min, k->max);
+}
+
+static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) {
+        void *field = (uint8_t *) &ctx->config + k->offset;
+        uint64_t v;
+        bool b;
+        int r;
+
+        switch (k->type) {
+        case KEY_PATH: {
+                size_t n = strlen(value);
+                char *copy;
+
+                if (n < k->min) {
+                        fail(ctx, ctx->line, "[%s] %s: must not be empty", k->section, k->name);
+                        return;
+                }
+                if (n > k->max) {
+                        fail(ctx, ctx->line, "[%s] %s: path too long (%zu bytes, at most %" PRIu64 ")",
+                             k->section, k->name, n, k->max);
+                        return;
+                }
+                copy = strdup(value);
+                if (!copy) {
+                        ctx->oom = true;
+                        return;
+                }
+                free(*(char **) field);
+                *(char **) field = copy;
+                return;
+        }
+        case KEY_UNSIGNED:
+                r = parse_unsigned(value, &v);
+                if (r == -EINVAL) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: not a number (decimal digits)", k->section,
+                             k->name, value);
+                        return;
+                }
+                if (r < 0 || v < k->min || v > k->max) {
+                        fail_range(ctx, k, value);
+                        return;
+                }
+                *(unsigned *) field = (unsigned) v;
+                return;
+        case KEY_SIZE32:
+        case KEY_SIZE:
+                r = parse_size(value, &v);
+                if (r == -EINVAL) {
+                        fail(ctx, ctx->line,
+                             "[%s] %s = %.64s: not a size (bytes with an optional K, M, G or T suffix)",
+                             k->section, k->name, value);
+                        return;
+                }
+                if (r < 0 || v < k->min || v > k->max) {
+                        fail_range(ctx, k, value);
+                        return;
+                }
+                if (k->type == KEY_SIZE32)
+                        *(uint32_t *) field = (uint32_t) v;
+                else
+                        *(uint64_t *) field = v;
+                return;
+        case KEY_BOOL:
+                if (parse_bool(value, &b) < 0) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: not a boolean (yes/no, true/false, on/off, 1/0)",
+                             k->section, k->name, value);
+                        return;
+                }
+                *(bool *) field = b;
+                return;
+        case KEY_ACCESS:
+                for (ReadAccess a = 0; a < _READ_ACCESS_MAX; a++)
+                        if (strcmp(value, read_access_names[a]) == 0) {
+                                *(ReadAccess *) field = a;
+                                return;
+                        }
+                fail(ctx, ctx->line, "[%s] %s = %.64s: must be all, owner or root", k->section, k->name,
+                     value);
+                return;
+        }
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value) {
+        ParseContext *ctx = user;
+
+        if (ctx->error || ctx->oom)
+                return 0;
+        if (!*section) {
+                fail(ctx, ctx->line, "'%.64s' outside of any section", name);
+                return 0;
+        }
+        if (!section_known(section, strlen(section))) {
+                fail(ctx, ctx->line, "unknown section [%.64s]", section);
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++) {
+                const ConfigKey *k = &config_keys[i];
+
+                if (strcmp(k->section, section) != 0 || strcmp(k->name, name) != 0)
+                        continue;
+                if (ctx->seen[i]) {
+                        fail(ctx, ctx->line, "[%s] %s set twice (first on line %u)", section, name,
+                             ctx->seen[i]);
+                        return 0;
+                }
+                ctx->seen[i] = ctx->line;
+                set_value(ctx, k, value);
+                return !ctx->error && !ctx->oom;
+        }
+        fail(ctx, ctx->line, "unknown key '%.64s' in [%s]", name, section);
+        return 0;
+}
+
+void config_done(Config *c) {
+        if (!c)
+                return;
+        free(c->socket_path);
+        free(c->state_dir);
+        *c = CONFIG_DEFAULT;
+}
+
+int config_copy(const Config *src, Config *ret) {
+        Config c = *src;
+
+        c.socket_path = NULL;
+        c.state_dir = NULL;
+        if ((src->socket_path && !(c.socket_path = strdup(src->socket_path))) ||
+            (src->state_dir && !(c.state_dir = strdup(src->state_dir)))) {
+                config_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+int config_parse(const char *text, size_t size, const char *filename, Config *ret, char **ret_error) {
+        ParseContext ctx = {
+                .config = CONFIG_DEFAULT,
+                .filename = filename ? filename : "(config)",
+                .p = text,
+                .end = text ? text + size : NULL,
+                .next_line = 1,
+        };
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        r = ini_parse_stream(reader, &ctx, handler, &ctx);
+        if (!ctx.oom && r > 0 && (!ctx.error || (unsigned) r < ctx.error_line)) {
+                /* inih's own complaint came first: a line that is neither
+                 * a [section], a comment, nor key = value. */
+                free(ctx.error);
+                ctx.error = NULL;
+                fail(&ctx, (unsigned) r, "syntax error: expected [section], key = value or a comment");
+        }
+        if (ctx.oom || r < 0) {
+                free(ctx.error);
+                config_done(&ctx.config);
+                return -ENOMEM;
+        }
+        if (ctx.error) {
+                config_done(&ctx.config);
+                if (ret_error)
+                        *ret_error = ctx.error;
+                else
+                        free(ctx.error);
+                return -EINVAL;
+        }
+        *ret = ctx.config;
+        return 0;
+}
+
+int config_load(const char *path, Config *ret, char **ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0;
+        struct stat st;
+        int fd, r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                close(fd);
+                goto fail;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
+                r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+                close(fd);
+                goto fail;
+        }
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        /* Read what fstat() promised; a file growing under us is read up to there. */
+        while (n < (size_t) st.st_size) {
+                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        r = -errno;
+                        close(fd);
+                        goto fail;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        close(fd);
+        return config_parse(buf, n, path, ret, ret_error);
+
+fail:
+        if (ret_error) {
+                int k;
+
+                if (r == -EFBIG)
+                        k = asprintf(ret_error, "%s: cannot read: larger than %u bytes", path, CONFIG_FILE_MAX);
+                else if (r == -EINVAL)
+                        k = asprintf(ret_error, "%s: cannot read: not a regular file", path);
+                else {
+                        errno = -r;
+                        k = asprintf(ret_error, "%s: cannot read: %m", path);
+                }
+                if (k < 0)
+                        *ret_error = NULL;
+        }
+        return r;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * memacctd.conf: an INI file (inih) with the sections [daemon], [limits],
+ * [accounting] and [access]. Parsing is pure: text and a file name for the
+ * messages in, a Config and an error message out. Defaults that depend on
+ * the environment (socket path, state directory, CPU count) are not
+ * filled in here: they stay NULL / 0 and main.c resolves them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+
+#define CONFIG_FILE_MAX (1u << 20) /* bytes; a longer file is refused */
+
+typedef struct Config {
+        /* [daemon] */
+        char *socket_path; /* NULL: the default for the user */
+        char *state_dir;   /* NULL: the default for the user */
+        unsigned workers;  /* 0: one per CPU */
+
+        /* [limits] */
+        uint32_t frame_size;           /* bytes in one frame body */
+        unsigned max_groups;           /* groups, the root included */
+        unsigned max_depth;            /* path components */
+        unsigned sessions_per_uid;     /* 0: unlimited */
+        unsigned outstanding_requests; /* per connection: reading pauses at this many */
+        uint64_t output_buffer;        /* per connection: reading pauses above this */
+        unsigned idle_timeout_sec;     /* 0: none */
+        unsigned frame_timeout_sec;    /* a half-received frame may wait this long; 0: forever */
+
+        /* [accounting] */
+        unsigned flush_interval_msec;
+        uint64_t charge_batch;  /* largest stock refill advertised */
+        uint64_t rss_threshold; /* bytes */
+        bool recursive_protection;
+
+        /* [access] */
+        ReadAccess read_access;
+} Config;
+
+#define CONFIG_DEFAULT                                     \
+        ((Config) {                                        \
+                .frame_size = 64 * 1024,                   \
+                .max_groups = 65536,                       \
+                .max_depth = 32,                           \
+                .sessions_per_uid = 0,                     \
+                .outstanding_requests = 1024,              \
+                .output_buffer = 4 * 1024 * 1024,          \
+                .idle_timeout_sec = 0,                     \
+                .frame_timeout_sec = 10,                   \
+                .flush_interval_msec = 2000,               \
+                .charge_batch = 4 * 1024 * 1024,           \
+                .rss_threshold = 256 * 1024,               \
+                .recursive_protection = false,             \
+                .read_access = READ_ACCESS_ALL,            \
+        })
+
+/** config_done() - free what @c owns and reset it to CONFIG_DEFAULT. Accepts a zeroed Config. */
+void config_done(Config *c);
+
+/**
+ * config_copy() - deep copy of @src into @ret (which is overwritten, not freed).
+ * Return: 0 or -ENOMEM.
+ */
+int config_copy(const Config *src, Config *ret);
+
+/**
+ * config_parse() - parse the INI text @text of @size bytes (it need not be
+ * NUL-terminated and may hold any bytes). Every key not set keeps its
+ * CONFIG_DEFAULT value.
+ * @filename: used in error messages only
+ * @ret: on success, the configuration (free with config_done()); untouched
+ *       on failure
+ * @ret_error: on failure, a malloc'ed message "FILE:LINE: ..." naming the
+ *       key and the problem; NULL on success or when out of memory
+ *
+ * Unknown sections and keys, a key set twice, a value that does not parse
+ * or is out of range, a line too long, a NUL byte: all refuse the file.
+ * Pure: no I/O, no global state; any thread.
+ *
+ * Return: 0; -EINVAL for a bad file (message set); -ENOMEM.
+ */
+int config_parse(const char *text, size_t size, const char *filename, Config *ret, char **ret_error);
+
+/**
+ * config_load() - read @path and config_parse() it.
+ * Return: as config_parse(), and -errno when the file cannot be read
+ * (-ENOENT when it does not exist; *ret_error is set for every error but
+ * -ENOMEM), -EFBIG above CONFIG_FILE_MAX.
+ */
+int config_load(const char *path, Config *ret, char **ret_error);
+
+/** config_read_access_to_string() - "all", "owner", "root"; NULL when out of range. */
+const char *config_read_access_to_string(ReadAccess a);

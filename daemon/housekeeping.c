@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Housekeeping thread
+ *
+ * One thread, two duties, one condition variable:
+ * - every flush interval, core_stats_flush(core, true), so that readers
+ *   who do not ask for exact numbers see statistics at most one interval
+ *   old (the kernel's periodic rstat flush, flush_memcg_stats_dwork);
+ * - after a persistent change (a DispatchChangedFn from any worker), a
+ *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
+ *
+ * The dirty flag is cleared *before* the state is read, so a change that
+ * lands during a save marks it dirty again and is saved next time; a
+ * change can be saved twice, never lost. Marking is a relaxed load on the
+ * hot path when a save is already pending, and the signal is sent under
+ * the mutex the thread checks the flag under, so no wake-up is lost.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "housekeeping.h"
+#include "log.h"
+#include "macro.h"
+#include "persist.h"
+
+struct Housekeeping {
+        MemCore *core;
+        char *state_dir;
+
+        _Atomic bool dirty;
+        _Atomic unsigned flush_interval_msec;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond; /* CLOCK_MONOTONIC */
+        bool stop;           /* lock */
+        bool running;
+        pthread_t thread;
+
+        /* The thread's core_thread_register() result (start-up handshake),
+         * then that of its last save. */
+        bool started;
+        int result;
+};
+
+static uint64_t now_msec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static struct timespec msec_to_timespec(uint64_t msec) {
+        return (struct timespec) { .tv_sec = (time_t) (msec / 1000), .tv_nsec = (long) (msec % 1000) * 1000000 };
+}
+
+int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interval_msec, Housekeeping **ret) {
+        pthread_condattr_t attr;
+        Housekeeping *h;
+
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        h->state_dir = strdup(state_dir);
+        if (!h->state_dir) {
+                free(h);
+                return -ENOMEM;
+        }
+        h->core = core;
+        atomic_init(&h->dirty, false);
+        atomic_init(&h->flush_interval_msec, flush_interval_msec ? flush_interval_msec : 1);
+        pthread_mutex_init(&h->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&h->cond, &attr);
+        pthread_condattr_destroy(&attr);
+        *ret = h;
+        return 0;
+}
+
+static void wake(Housekeeping *h) {
+        pthread_mutex_lock(&h->lock);
+        pthread_cond_signal(&h->cond);
+        pthread_mutex_unlock(&h->lock);
+}
+
+void housekeeping_mark_dirty(void *userdata) {
+        Housekeeping *h = userdata;
+
+        /* Read first: while a save is pending, every worker's change costs
+         * a shared read, not a write to a line all workers bounce (the
+         * same reasoning as fast path 1). Relaxed is enough for the read:
+         * if it misses a concurrent clear, the exchange below is
+         * sequentially consistent and decides. */
+        if (atomic_load_explicit(&h->dirty, memory_order_relaxed))
+                return;
+        if (!atomic_exchange(&h->dirty, true))
+                wake(h);
+}
+
+void housekeeping_set_flush_interval(Housekeeping *h, unsigned msec) {
+        atomic_store(&h->flush_interval_msec, msec ? msec : 1);
+        wake(h);
+}
+
+static int save(Housekeeping *h) {
+        /* Cleared before reading: see the top of the file. */
+        atomic_store(&h->dirty, false);
+        return persist_save(h->core, h->state_dir);
+}
+
+static void *housekeeping_main(void *userdata) {
+        Housekeeping *h = userdata;
+        uint64_t next_flush, next_save = 0;
+        bool failing = false;
+        int r;
+
+        r = core_thread_register(h->core);
+        pthread_mutex_lock(&h->lock);
+        h->started = true;
+        h->result = r;
+        pthread_cond_broadcast(&h->cond);
+        if (r < 0) {
+                pthread_mutex_unlock(&h->lock);
+                return NULL;
+        }
+
+        next_flush = now_msec() + atomic_load(&h->flush_interval_msec);
+        while (!h->stop) {
+                uint64_t now = now_msec(), wake_at;
+                struct timespec ts;
+
+                if (now >= next_flush) {
+                        pthread_mutex_unlock(&h->lock);
+                        core_stats_flush(h->core, true);
+                        pthread_mutex_lock(&h->lock);
+                        next_flush = now + atomic_load(&h->flush_interval_msec);
+                        continue;
+                }
+                if (atomic_load(&h->dirty) && now >= next_save) {
+                        pthread_mutex_unlock(&h->lock);
+                        r = save(h);
+                        pthread_mutex_lock(&h->lock);
+                        if (r < 0) {
+                                /* persist_save() logged why; try again later. */
+                                atomic_store(&h->dirty, true);
+                                next_save = now_msec() + PERSIST_RETRY_MSEC;
+                                failing = true;
+                        } else {
+                                if (failing)
+                                        log_notice("State saved again to %s", h->state_dir);
+                                failing = false;
+                                next_save = now_msec() + PERSIST_MIN_INTERVAL_MSEC;
+                        }
+                        continue;
+                }
+                /* A new interval is picked up at the next wake-up. */
+                next_flush = MIN(next_flush, now + atomic_load(&h->flush_interval_msec));
+                wake_at = next_flush;
+                if (atomic_load(&h->dirty))
+                        wake_at = MIN(wake_at, next_save);
+                ts = msec_to_timespec(wake_at);
+                pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+        }
+        pthread_mutex_unlock(&h->lock);
+
+        core_stats_flush(h->core, true);
+        r = save(h);
+        pthread_mutex_lock(&h->lock);
+        h->result = r;
+        pthread_mutex_unlock(&h->lock);
+        core_thread_unregister(h->core);
+        return NULL;
+}
+
+int housekeeping_start(Housekeeping *h) {
+        sigset_t all, old;
+        int r;
+
+        /* Signals are the main loop's business. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        r = -pthread_create(&h->thread, NULL, housekeeping_main, h);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r < 0)
+                return r;
+
+        pthread_mutex_lock(&h->lock);
+        while (!h->started)
+                pthread_cond_wait(&h->cond, &h->lock);
+        r = h->result;
+        pthread_mutex_unlock(&h->lock);
+        if (r < 0) {
+                pthread_join(h->thread, NULL);
+                return r;
+        }
+        h->running = true;
+        return 0;
+}
+
+int housekeeping_stop(Housekeeping *h) {
+        int r;
+
+        if (!h || !h->running)
+                return 0;
+        pthread_mutex_lock(&h->lock);
+        h->stop = true;
+        pthread_cond_signal(&h->cond);
+        pthread_mutex_unlock(&h->lock);
+        pthread_join(h->thread, NULL);
+        h->running = false;
+        r = h->result;
+        return r;
+}
+
+Housekeeping *housekeeping_free(Housekeeping *h) {
+        if (!h)
+                return NULL;
+        (void) housekeeping_stop(h);
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->cond);
+        free(h->state_dir);
+        free(h);
+        return NULL;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The housekeeping thread: folds the per-thread statistics into the tree
+ * every flush interval, and saves the state when something that persists
+ * changed (at most every PERSIST_MIN_INTERVAL_MSEC), and once more when it
+ * stops.
+ */
+
+#include "core.h"
+
+/* Saves are coalesced: a burst of changes costs one save per this many ms. */
+#define PERSIST_MIN_INTERVAL_MSEC 200
+/* After a failed save, the next attempt waits this long. */
+#define PERSIST_RETRY_MSEC 5000
+
+typedef struct Housekeeping Housekeeping;
+
+/**
+ * housekeeping_new() - the state of the thread, not started.
+ * @state_dir: where persist_save() writes; copied
+ * Return: 0, -ENOMEM.
+ */
+int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interval_msec, Housekeeping **ret);
+
+/**
+ * housekeeping_start() - start the thread; it registers with the core.
+ * Return: 0 or the negative errno of pthread_create() or core_thread_register().
+ */
+int housekeeping_start(Housekeeping *h);
+
+/**
+ * housekeeping_mark_dirty() - something persistent changed: save soon.
+ * A DispatchChangedFn (@userdata is the Housekeeping); any thread, cheap
+ * when a save is already pending (one relaxed load).
+ */
+void housekeeping_mark_dirty(void *userdata);
+
+/** housekeeping_set_flush_interval() - SIGHUP: a new interval; any thread. */
+void housekeeping_set_flush_interval(Housekeeping *h, unsigned msec);
+
+/**
+ * housekeeping_stop() - stop the thread after a last flush and a last save
+ * (whether or not anything changed), and join it. Call once every other
+ * thread that changes the core has stopped.
+ * Return: the result of the last save (0 or a negative errno; logged).
+ */
+int housekeeping_stop(Housekeeping *h);
+
+/** housekeeping_free() - free a stopped (or never started) Housekeeping. */
+Housekeeping *housekeeping_free(Housekeeping *h);

@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctd: hierarchical memory accounting in userspace, served over a
+ * protobuf Unix socket.
+ *
+ * This file wires the pieces together and owns the process's life:
+ * parse the command line and memacctd.conf (the command line wins),
+ * bind the socket (or take the one systemd passed) before anything else
+ * so that a second daemon refuses to start without touching the state,
+ * restore the state, start the housekeeping thread, dispatch and the
+ * workers, tell systemd READY=1, and run the main loop: accepting,
+ * SIGHUP (reload what can change at run time), SIGTERM/SIGINT (stop
+ * accepting, let the workers answer what they read, save, exit 0).
+ *
+ * Threads: main (acceptor, signals; registered with the core because it
+ * restores the state), N workers, one housekeeping thread.
+ */
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core.h"
+#include "dispatch.h"
+#include "housekeeping.h"
+#include "log.h"
+#include "macro.h"
+#include "persist.h"
+#include "sock-server.h"
+
+
+/* Workers get this long at shutdown to write what they owe. */
+#define SHUTDOWN_GRACE_MSEC 1000
+#define WORKERS_MAX 1024
+
+#define EXIT_USAGE 2
+
+typedef struct Args {
+        const char *socket_path;
+        const char *config_path;
+        const char *state_dir;
+        unsigned workers; /* 0: not given */
+        int verbose;
+} Args;
+
+typedef struct Manager {
+        Args args;
+        char *config_path;    /* the file read (or tried) */
+        bool config_explicit; /* --config: the file must exist */
+        Config config;        /* in force: file, then command line, then defaults */
+
+        struct event_base *base;
+        struct event *ev_signals[3];
+
+        MemCore *core;
+        Dispatch *dispatch;
+        Housekeeping *housekeeping;
+        SockServer *server;
+
+        int listen_fd;        /* until the server owns it */
+        bool socket_activated;
+        char *listen_name;    /* what we listen on, for messages */
+        char *bound_path;     /* the socket file we created and remove at exit */
+} Manager;
+
+static void help(void) {
+        printf("Usage: memacctd [OPTIONS]\n\n"
+               "Hierarchical memory accounting in userspace, served over a Unix socket.\n\n"
+               "  -h --help             Show this help\n"
+               "     --version          Show the version\n"
+               "     --socket PATH      Listen on PATH (default: $RUNTIME_DIRECTORY/memacctd.sock;\n"
+               "                        root: /run/memacctd/memacctd.sock; otherwise\n"
+               "                        $XDG_RUNTIME_DIR/memacctd/memacctd.sock or ./memacctd.sock)\n"
+               "     --workers N        Worker threads (default: one per CPU)\n"
+               "     --config FILE      Read FILE (default: /etc/memacctd/memacctd.conf for root,\n"
+               "                        else $XDG_CONFIG_HOME/memacctd/memacctd.conf, if present)\n"
+               "     --state-dir DIR    Keep the saved state in DIR (default: $STATE_DIRECTORY;\n"
+               "                        root: /var/lib/memacctd; otherwise\n"
+               "                        $XDG_STATE_HOME/memacctd or ~/.local/state/memacctd)\n"
+               "  -v --verbose          Log more (repeat for debug messages)\n\n"
+               "Command-line options override the configuration file. SIGHUP reloads the file.\n"
+               "Exit status: 0 after SIGTERM/SIGINT, 1 on errors, 2 on usage errors.\n");
+}
+
+static int parse_unsigned_arg(const char *s, unsigned max, unsigned *ret) {
+        unsigned long v;
+        char *end;
+
+        if (!*s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || *end || v > max)
+                return -ERANGE;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* Return: 1 to run, 0 to exit successfully (--help, --version), < 0 on a usage error (logged). */
+static int parse_argv(int argc, char *argv[], Args *args) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_SOCKET,
+                ARG_WORKERS,
+                ARG_CONFIG,
+                ARG_STATE_DIR,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "socket", required_argument, NULL, ARG_SOCKET },
+                { "workers", required_argument, NULL, ARG_WORKERS },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "verbose", no_argument, NULL, 'v' },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("memacctd %s\n", MEMACCT_VERSION);
+                        return 0;
+                case ARG_SOCKET:
+                        if (!*optarg || strlen(optarg) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                                return log_error_errno(EINVAL, "--socket: empty or longer than %zu bytes",
+                                                       sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1);
+                        args->socket_path = optarg;
+                        break;
+                case ARG_WORKERS:
+                        if (parse_unsigned_arg(optarg, WORKERS_MAX, &args->workers) < 0 || args->workers == 0)
+                                return log_error_errno(EINVAL, "--workers: expected 1..%u, got '%s'", WORKERS_MAX,
+                                                       optarg);
+                        break;
+                case ARG_CONFIG:
+                        args->config_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        if (!*optarg)
+                                return log_error_errno(EINVAL, "--state-dir: empty");
+                        args->state_dir = optarg;
+                        break;
+                case 'v':
+                        args->verbose++;
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        return log_error_errno(EINVAL, "Unhandled option %d", c);
+                }
+        }
+        if (optind < argc)
+                return log_error_errno(EINVAL, "Unexpected argument '%s'", argv[optind]);
+        return 1;
+}
+
+/* The first directory of a systemd "$RUNTIME_DIRECTORY"-style list. */
+static char *first_dir(const char *list) {
+        size_t n = strcspn(list, ":");
+
+        return n > 0 ? strndup(list, n) : NULL;
+}
+
+static const char *home_dir(void) {
+        const char *e = getenv("HOME");
+        struct passwd *pw;
+
+        if (e && *e == '/')
+                return e;
+        pw = getpwuid(geteuid());
+        return pw && pw->pw_dir && *pw->pw_dir == '/' ? pw->pw_dir : NULL;
+}
+
+static int default_socket_path(char **ret) {
+        const char *e = getenv("RUNTIME_DIRECTORY");
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (e && (dir = first_dir(e)))
+                r = asprintf(ret, "%s/memacctd.sock", dir);
+        else if (geteuid() == 0)
+                r = asprintf(ret, "/run/memacctd/memacctd.sock");
+        else if ((e = getenv("XDG_RUNTIME_DIR")) && *e == '/')
+                r = asprintf(ret, "%s/memacctd/memacctd.sock", e);
+        else
+                r = asprintf(ret, "memacctd.sock");
+        return r < 0 ? -ENOMEM : 0;
+}
+
+static int default_state_dir(char **ret) {
+        const char *e = getenv("STATE_DIRECTORY");
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (e && (dir = first_dir(e))) {
+                *ret = TAKE_PTR(dir);
+                return 0;
+        }
+        if (geteuid() == 0)
+                r = asprintf(ret, "/var/lib/memacctd");
+        else if ((e = getenv("XDG_STATE_HOME")) && *e == '/')
+                r = asprintf(ret, "%s/memacctd", e);
+        else if ((e = home_dir()))
+                r = asprintf(ret, "%s/.local/state/memacctd", e);
+        else
+                return log_error_errno(ENOENT, "No home directory for the state: use --state-dir");
+        return r < 0 ? -ENOMEM : 0;
+}
+
+static int default_config_path(char **ret) {
+        const char *e;
+        int r;
+
+        if (geteuid() == 0)
+                r = asprintf(ret, "/etc/memacctd/memacctd.conf");
+        else if ((e = getenv("XDG_CONFIG_HOME")) && *e == '/')
+                r = asprintf(ret, "%s/memacctd/memacctd.conf", e);
+        else if ((e = home_dir()))
+                r = asprintf(ret, "%s/.config/memacctd/memacctd.conf", e);
+        else {
+                *ret = NULL;
+                return 0;
+        }
+        return r < 0 ? -ENOMEM : 0;
+}
+
+static unsigned cpu_count(void) {
+        cpu_set_t set;
+        long n;
+
+        /* The CPUs we may run on (taskset, cgroup cpusets), not all of them. */
+        if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+                return (unsigned) CPU_COUNT(&set);
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (unsigned) n : 1;
+}
+
+static int replace_string(char **p, const char *s) {
+        char *copy = strdup(s);
+
+        if (!copy)
+                return -ENOMEM;
+        free(*p);
+        *p = copy;
+        return 0;
+}
+
+/*
+ * The configuration in force: the file (if any), the command line over it,
+ * and the defaults for what neither set. On failure *ret_error says why
+ * (for -ENOMEM it may be NULL).
+ */
+static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
+        Config c = CONFIG_DEFAULT;
+        int r;
+
+        *ret_error = NULL;
+        if (m->config_path) {
+                r = config_load(m->config_path, &c, ret_error);
+                if (r == -ENOENT && !m->config_explicit) {
+                        log_debug("No configuration file %s, using the defaults", m->config_path);
+                        free(*ret_error);
+                        *ret_error = NULL;
+                        c = CONFIG_DEFAULT;
+                } else if (r < 0)
+                        return r;
+        }
+
+        r = 0;
+        if (m->args.socket_path)
+                r = replace_string(&c.socket_path, m->args.socket_path);
+        if (r >= 0 && m->args.state_dir)
+                r = replace_string(&c.state_dir, m->args.state_dir);
+        if (m->args.workers > 0)
+                c.workers = m->args.workers;
+        if (r >= 0 && !c.socket_path)
+                r = default_socket_path(&c.socket_path);
+        if (r >= 0 && !c.state_dir)
+                r = default_state_dir(&c.state_dir);
+        if (c.workers == 0)
+                c.workers = MIN(cpu_count(), (unsigned) WORKERS_MAX);
+        if (r < 0) {
+                config_done(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static DispatchLimits dispatch_limits(const Config *c) {
+        return (DispatchLimits) {
+                .max_frame = c->frame_size,
+                .charge_batch = c->charge_batch,
+                .max_sessions_per_uid = c->sessions_per_uid,
+                .read_access = c->read_access,
+        };
+}
+
+static SockLimits sock_limits(const Config *c) {
+        return (SockLimits) {
+                .max_frame = c->frame_size,
+                .max_outstanding = c->outstanding_requests,
+                .max_output = c->output_buffer,
+                .idle_timeout_sec = c->idle_timeout_sec,
+                .frame_timeout_sec = c->frame_timeout_sec,
+        };
+}
+
+static void log_config(const Config *c) {
+        log_debug("Configuration: socket=%s state-dir=%s workers=%u frame-size=%u groups=%u depth=%u "
+                  "sessions-per-uid=%u outstanding-requests=%u output-buffer=%" PRIu64 " idle-timeout=%u "
+                  "frame-timeout=%u flush-interval=%u charge-batch=%" PRIu64 " rss-threshold=%" PRIu64
+                  " recursive-protection=%s read=%s",
+                  c->socket_path, c->state_dir, c->workers, c->frame_size, c->max_groups, c->max_depth,
+                  c->sessions_per_uid, c->outstanding_requests, c->output_buffer, c->idle_timeout_sec,
+                  c->frame_timeout_sec, c->flush_interval_msec, c->charge_batch, c->rss_threshold,
+                  c->recursive_protection ? "yes" : "no", config_read_access_to_string(c->read_access));
+}
+
+/* ---- the socket ---- */
+
+static int mkdir_parents(const char *path) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        return 0;
+}
+
+/* Is a daemon listening at @sa? Return: 1 yes, 0 no (a stale file or none), < 0 cannot tell. */
+static int socket_is_live(const struct sockaddr_un *sa, socklen_t len) {
+        int fd, r;
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        r = connect(fd, (const struct sockaddr *) sa, len);
+        if (r == 0 || errno == EAGAIN || errno == EINPROGRESS)
+                r = 1; /* accepted, or a live listener with a full backlog */
+        else if (errno == ECONNREFUSED || errno == ENOENT)
+                r = 0;
+        else
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+static int socket_bind(Manager *m, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n = strlen(path);
+        socklen_t len;
+        struct stat st;
+        int fd, r;
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return log_error_errno(ENAMETOOLONG, "Socket path %s is empty or too long (at most %zu bytes)",
+                                       path, sizeof(sa.sun_path) - 1);
+        memcpy(sa.sun_path, path, n);
+        len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+
+        r = mkdir_parents(path);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the directory of %s: %m", path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot create a socket: %m");
+
+        if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
+                if (errno != EADDRINUSE) {
+                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
+                        goto fail;
+                }
+                /* Only a file no daemon listens on may be replaced. */
+                r = socket_is_live(&sa, len);
+                if (r > 0) {
+                        r = log_error_errno(EADDRINUSE,
+                                            "Another daemon is listening on %s; refusing to start "
+                                            "(stop it, or use --socket)", path);
+                        goto fail;
+                }
+                if (r < 0) {
+                        log_error_errno(r, "Cannot tell whether a daemon listens on %s (%m); refusing to start",
+                                        path);
+                        goto fail;
+                }
+                if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
+                        goto fail;
+                }
+                if (unlink(path) < 0 && errno != ENOENT) {
+                        r = log_error_errno(errno, "Cannot remove the stale socket %s: %m", path);
+                        goto fail;
+                }
+                log_notice("Removed the stale socket %s", path);
+                if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
+                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
+                        goto fail;
+                }
+        }
+        m->bound_path = strdup(path);
+        if (!m->bound_path) {
+                (void) unlink(path);
+                r = log_error_errno(ENOMEM, "Out of memory");
+                goto fail;
+        }
+        /* Whoever may connect is decided per request from SO_PEERCRED
+         * (reads are open to all by default), so the socket is too. */
+        if (chmod(path, 0666) < 0) {
+                r = log_error_errno(errno, "Cannot make %s accessible: %m", path);
+                goto fail;
+        }
+        if (listen(fd, SOMAXCONN) < 0) {
+                r = log_error_errno(errno, "Cannot listen on %s: %m", path);
+                goto fail;
+        }
+        m->listen_fd = fd;
+        return 0;
+fail:
+        close(fd);
+        return r;
+}
+
+/* The path of a listening Unix socket ("@name" when abstract). */
+static char *socket_name(int fd) {
+        struct sockaddr_un sa = {};
+        socklen_t len = sizeof(sa);
+        size_t n;
+        char *p;
+
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || len <= offsetof(struct sockaddr_un, sun_path))
+                return strdup("(unnamed socket)");
+        n = len - offsetof(struct sockaddr_un, sun_path);
+        if (sa.sun_path[0] != 0)
+                return strndup(sa.sun_path, n);
+        if (asprintf(&p, "@%.*s", (int) (n - 1), sa.sun_path + 1) < 0)
+                return NULL;
+        return p;
+}
+
+static int manager_listen(Manager *m) {
+        int n, r;
+
+        n = sd_listen_fds(0);
+        if (n < 0)
+                return log_error_errno(n, "Cannot read the sockets passed by systemd: %m");
+        if (n > 1)
+                return log_error_errno(EINVAL, "systemd passed %d sockets, expected one", n);
+        if (n == 1) {
+                r = sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot check the socket passed by systemd: %m");
+                if (r == 0)
+                        return log_error_errno(EINVAL, "The socket passed by systemd is not a listening Unix stream socket");
+                m->listen_fd = SD_LISTEN_FDS_START;
+                m->socket_activated = true;
+                m->listen_name = socket_name(m->listen_fd);
+                if (!m->listen_name)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                if (m->args.socket_path)
+                        log_notice("Using the socket passed by systemd (%s), not --socket %s", m->listen_name,
+                                   m->args.socket_path);
+                return 0;
+        }
+        r = socket_bind(m, m->config.socket_path);
+        if (r < 0)
+                return r;
+        m->listen_name = strdup(m->config.socket_path);
+        return m->listen_name ? 0 : log_error_errno(ENOMEM, "Out of memory");
+}
+
+/* ---- signals and reload ---- */
+
+static void manager_report_fixed(const char *key, const char *old, const char *new) {
+        log_warning("%s changed from %s to %s: ignored until restart", key, old, new);
+}
+
+static void manager_reload(Manager *m) {
+        _cleanup_free_ char *error = NULL;
+        Config new;
+        Config *c = &m->config;
+        DispatchLimits dl;
+        SockLimits sl;
+        char a[32], b[32];
+        int r;
+
+        (void) sd_notify(0, "RELOADING=1\nSTATUS=Reloading the configuration");
+        r = manager_read_config(m, &new, &error);
+        if (r < 0) {
+                if (error)
+                        log_error("%s; keeping the current configuration", error);
+                else
+                        log_error_errno(r, "Cannot reload the configuration (%m); keeping the current one");
+                goto done;
+        }
+
+        if (!m->socket_activated && strcmp(new.socket_path, c->socket_path) != 0)
+                manager_report_fixed("[daemon] socket", c->socket_path, new.socket_path);
+        if (strcmp(new.state_dir, c->state_dir) != 0)
+                manager_report_fixed("[daemon] state-dir", c->state_dir, new.state_dir);
+        if (new.workers != c->workers) {
+                snprintf(a, sizeof(a), "%u", c->workers);
+                snprintf(b, sizeof(b), "%u", new.workers);
+                manager_report_fixed("[daemon] workers", a, b);
+        }
+        if (new.max_groups != c->max_groups) {
+                snprintf(a, sizeof(a), "%u", c->max_groups);
+                snprintf(b, sizeof(b), "%u", new.max_groups);
+                manager_report_fixed("[limits] groups", a, b);
+        }
+        if (new.max_depth != c->max_depth) {
+                snprintf(a, sizeof(a), "%u", c->max_depth);
+                snprintf(b, sizeof(b), "%u", new.max_depth);
+                manager_report_fixed("[limits] depth", a, b);
+        }
+
+        /* What can change at run time. */
+        c->frame_size = new.frame_size;
+        c->sessions_per_uid = new.sessions_per_uid;
+        c->outstanding_requests = new.outstanding_requests;
+        c->output_buffer = new.output_buffer;
+        c->idle_timeout_sec = new.idle_timeout_sec;
+        c->frame_timeout_sec = new.frame_timeout_sec;
+        c->flush_interval_msec = new.flush_interval_msec;
+        c->charge_batch = new.charge_batch;
+        c->rss_threshold = new.rss_threshold;
+        c->recursive_protection = new.recursive_protection;
+        c->read_access = new.read_access;
+
+        dl = dispatch_limits(c);
+        dispatch_set_limits(m->dispatch, &dl);
+        sl = sock_limits(c);
+        sock_server_set_limits(m->server, &sl);
+        housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
+        core_set_rss_threshold(m->core, c->rss_threshold);
+        core_set_recursive_protection(m->core, c->recursive_protection);
+        config_done(&new);
+        log_notice("Configuration reloaded%s%s", m->config_path ? " from " : "",
+                   m->config_path ? m->config_path : "");
+        log_config(c);
+done:
+        (void) sd_notifyf(0, "READY=1\nSTATUS=Listening on %s with %u workers", m->listen_name, c->workers);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *userdata) {
+        Manager *m = userdata;
+
+        (void) what;
+        if (sig == SIGHUP) {
+                manager_reload(m);
+                return;
+        }
+        log_notice("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        event_base_loopexit(m->base, NULL);
+}
+
+/* ---- start and stop ---- */
+
+static int manager_start(Manager *m) {
+        static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+        Config *c = &m->config;
+        MemCoreConfig cc = {
+                /* Workers, housekeeping, main, and room to spare. */
+                .max_threads = c->workers + 4,
+                .max_groups = c->max_groups,
+                .max_depth = c->max_depth,
+                .rss_threshold = c->rss_threshold,
+                .recursive_protection = c->recursive_protection,
+        };
+        DispatchLimits dl = dispatch_limits(c);
+        SockLimits sl = sock_limits(c);
+        int r;
+
+        /* Before any event base exists: bases created earlier have no
+         * locks (libevent#1130), and workers are woken across threads. */
+        if (evthread_use_pthreads() < 0)
+                return log_error_errno(ENOSYS, "libevent has no pthreads support");
+        /* A peer that closes early makes writev() raise SIGPIPE; EPIPE is enough. */
+        signal(SIGPIPE, SIG_IGN);
+        m->base = event_base_new();
+        if (!m->base)
+                return log_error_errno(ENOMEM, "Cannot create the main event loop");
+
+        r = manager_listen(m);
+        if (r < 0)
+                return r;
+
+        r = core_new(&cc, &m->core);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the accounting core: %m");
+        r = core_thread_register(m->core);
+        if (r < 0)
+                return log_error_errno(r, "Cannot register the main thread with the core: %m");
+        r = persist_restore(m->core, c->state_dir);
+        if (r < 0)
+                return r;
+
+        r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up housekeeping: %m");
+        r = housekeeping_start(m->housekeeping);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the housekeeping thread: %m");
+
+        r = dispatch_new(m->core, &dl, housekeeping_mark_dirty, m->housekeeping, &m->dispatch);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up request dispatch: %m");
+
+        r = sock_server_new(m->core, m->dispatch, &sl, c->workers, &m->server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up %u workers: %m", c->workers);
+        r = sock_server_start(m->server);
+        if (r < 0)
+                return r;
+        r = sock_server_listen(m->server, m->base, m->listen_fd);
+        if (r < 0)
+                return log_error_errno(r, "Cannot listen: %m");
+        m->listen_fd = -1; /* the listener owns it now */
+
+        for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
+                m->ev_signals[i] = evsignal_new(m->base, signals[i], on_signal, m);
+                if (!m->ev_signals[i] || event_add(m->ev_signals[i], NULL) < 0)
+                        return log_error_errno(ENOMEM, "Cannot watch signals");
+        }
+        return 0;
+}
+
+/* Return: 0, or the error of the last save. */
+static int manager_stop(Manager *m) {
+        int r = 0;
+
+        (void) sd_notify(0, "STOPPING=1\nSTATUS=Shutting down");
+        if (m->server)
+                sock_server_stop_accepting(m->server);
+        if (m->listen_fd >= 0) {
+                close(m->listen_fd);
+                m->listen_fd = -1;
+        }
+        /* New clients get ENOENT at once instead of waiting on a dead backlog. */
+        if (m->bound_path) {
+                if (unlink(m->bound_path) < 0 && errno != ENOENT)
+                        log_warning_errno(errno, "Cannot remove %s, ignoring: %m", m->bound_path);
+                free(m->bound_path);
+                m->bound_path = NULL;
+        }
+        if (m->server)
+                sock_server_stop(m->server, SHUTDOWN_GRACE_MSEC);
+        /* Every session is gone: save what persists. */
+        if (m->housekeeping)
+                r = housekeeping_stop(m->housekeeping);
+        return r;
+}
+
+static void manager_free(Manager *m) {
+        for (size_t i = 0; i < ELEMENTSOF(m->ev_signals); i++)
+                if (m->ev_signals[i])
+                        event_free(m->ev_signals[i]);
+        m->server = sock_server_free(m->server);
+        m->housekeeping = housekeeping_free(m->housekeeping);
+        m->dispatch = dispatch_free(m->dispatch);
+        /* The main thread may stay registered: core_free() allows the caller. */
+        m->core = core_free(m->core);
+        if (m->base)
+                event_base_free(m->base);
+        config_done(&m->config);
+        free(m->config_path);
+        free(m->bound_path);
+        free(m->listen_name);
+}
+
+static int run(int argc, char *argv[]) {
+        Manager m = { .listen_fd = -1 };
+        _cleanup_free_ char *error = NULL;
+        int r, k;
+
+        log_open();
+        r = parse_argv(argc, argv, &m.args);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+        log_set_max_level(LOG_NOTICE + m.args.verbose);
+
+        if (m.args.config_path) {
+                m.config_explicit = true;
+                m.config_path = strdup(m.args.config_path);
+                r = m.config_path ? 0 : -ENOMEM;
+        } else
+                r = default_config_path(&m.config_path);
+        if (r >= 0)
+                r = manager_read_config(&m, &m.config, &error);
+        if (r < 0) {
+                if (error)
+                        log_error("%s", error);
+                else
+                        log_error_errno(r, "Cannot read the configuration: %m");
+                manager_free(&m);
+                return EXIT_FAILURE;
+        }
+        log_config(&m.config);
+
+        r = manager_start(&m);
+        if (r < 0) {
+                (void) manager_stop(&m);
+                manager_free(&m);
+                return EXIT_FAILURE;
+        }
+        (void) sd_notifyf(0, "READY=1\nSTATUS=Listening on %s with %u workers", m.listen_name,
+                          m.config.workers);
+        log_notice("Listening on %s%s with %u workers, state in %s", m.listen_name,
+                   m.socket_activated ? " (socket activation)" : "", m.config.workers, m.config.state_dir);
+
+        event_base_dispatch(m.base);
+
+        k = manager_stop(&m);
+        manager_free(&m);
+        if (k < 0) {
+                log_error("The final state save failed; the state on disk may be behind");
+                return EXIT_FAILURE;
+        }
+        log_info("Stopped");
+        return EXIT_SUCCESS;
+}
+
+int main(int argc, char *argv[]) {
+        return run(argc, argv);
+}

@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * State persistence
+ *
+ * The format is line-oriented text, easy to read in an incident and to
+ * check completely before anything is applied:
+ *
+ *         memacctd-state 1
+ *         group / owner=0 max=max high=max low=0 min=0
+ *         group /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=4096
+ *         end 2 fnv1a64=<16 hex digits>
+ *
+ * Groups come in pre-order, so every parent precedes its children and the
+ * tree can be rebuilt top-down. Limits are bytes or "max"; kept charges
+ * are listed per stat item, omitted when zero. The trailer carries the
+ * group count and the 64-bit FNV-1a hash of every byte before it: a file
+ * cut anywhere, or changed by a single byte, fails the check.
+ *
+ * Invariants: the file named "state" is always complete (written to a
+ * temporary file, fsync'ed, renamed over, directory fsync'ed); the state
+ * it replaces stays as "state.old"; and a state found damaged at startup
+ * is renamed aside, never overwritten, so no good state is lost silently.
+ *
+ * Session charges are not saved. Kept charges are restored with
+ * MEM_CHARGE_FORCE before the limits are set, so a limit lowered while
+ * they were held neither refuses them nor counts high events for them.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "charge.h"
+#include "log.h"
+#include "macro.h"
+#include "parse-size.h"
+#include "persist.h"
+
+#define STATE_HEADER "memacctd-state 1\n"
+#define STATE_TMP "state.tmp"
+#define STATE_OLD_TMP "state.old.tmp"
+
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV_PRIME UINT64_C(0x100000001b3)
+
+static uint64_t fnv1a64(const char *p, size_t n) {
+        uint64_t h = FNV_OFFSET;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= (uint8_t) p[i];
+                h *= FNV_PRIME;
+        }
+        return h;
+}
+
+/* ---- writing ---- */
+
+typedef struct TextBuf {
+        char *p;
+        size_t len, cap;
+        bool oom;
+} TextBuf;
+
+static void text_printf(TextBuf *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(TextBuf *b, const char *format, ...) {
+        va_list ap;
+        int n;
+
+        if (b->oom)
+                return;
+        for (;;) {
+                size_t room = b->cap - b->len;
+
+                va_start(ap, format);
+                n = vsnprintf(b->p ? b->p + b->len : NULL, room, format, ap);
+                va_end(ap);
+                if (n < 0) {
+                        b->oom = true;
+                        return;
+                }
+                if ((size_t) n < room) {
+                        b->len += (size_t) n;
+                        return;
+                }
+                size_t cap = MAX(b->cap * 2, b->len + (size_t) n + 4096);
+                char *p = realloc(b->p, cap);
+
+                if (!p) {
+                        b->oom = true;
+                        return;
+                }
+                b->p = p;
+                b->cap = cap;
+        }
+}
+
+static void text_limit(TextBuf *b, const char *key, uint64_t v) {
+        if (v == UINT64_MAX)
+                text_printf(b, " %s=max", key);
+        else
+                text_printf(b, " %s=%" PRIu64, key, v);
+}
+
+typedef struct FormatContext {
+        MemCore *core;
+        TextBuf *buf;
+        size_t count;
+} FormatContext;
+
+static int format_group(MemGroup *g, void *userdata) {
+        FormatContext *ctx = userdata;
+        MemGroupInfo info;
+
+        group_read(ctx->core, g, NULL, false, &info);
+        text_printf(ctx->buf, "group %s owner=%u", g->path, (unsigned) info.owner);
+        text_limit(ctx->buf, "max", info.max);
+        text_limit(ctx->buf, "high", info.high);
+        text_limit(ctx->buf, "low", info.low);
+        text_limit(ctx->buf, "min", info.min);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                if (info.kept[i] > 0)
+                        text_printf(ctx->buf, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), info.kept[i]);
+        text_printf(ctx->buf, "\n");
+        ctx->count++;
+        return ctx->buf->oom ? -ENOMEM : 0;
+}
+
+int persist_format(MemCore *core, char **ret, size_t *ret_size) {
+        TextBuf b = {};
+        FormatContext ctx = { .core = core, .buf = &b };
+        int r;
+
+        text_printf(&b, STATE_HEADER);
+        /* The walk runs in one read-side section: every group it visits
+         * stays valid, and pre-order puts parents first. */
+        core_read_lock();
+        r = group_walk(core->root, format_group, &ctx);
+        core_read_unlock();
+        if (r >= 0 && !b.oom) {
+                uint64_t h = fnv1a64(b.p, b.len);
+
+                text_printf(&b, "end %zu fnv1a64=%016" PRIx64 "\n", ctx.count, h);
+        }
+        if (r < 0 || b.oom) {
+                free(b.p);
+                return -ENOMEM;
+        }
+        *ret = b.p;
+        *ret_size = b.len;
+        return 0;
+}
+
+/* ---- reading and checking ---- */
+
+typedef struct StateGroup {
+        char *path;
+        uid_t owner;
+        uint64_t max, high, low, min;
+        uint64_t kept[_MEM_STAT_MAX];
+} StateGroup;
+
+typedef struct State {
+        StateGroup *groups;
+        size_t n;
+        char *text; /* the paths point into a copy of the file */
+} State;
+
+static void state_done(State *s) {
+        free(s->groups);
+        free(s->text);
+        *s = (State) {};
+}
+
+typedef struct CheckContext {
+        char *error;
+        bool oom;
+} CheckContext;
+
+static int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...)
+        __attribute__((format(printf, 4, 5)));
+static int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...) {
+        char *msg = NULL;
+        va_list ap;
+        int k;
+
+        va_start(ap, format);
+        k = vasprintf(&msg, format, ap);
+        va_end(ap);
+        if (k < 0) {
+                ctx->oom = true;
+                return -ENOMEM;
+        }
+        free(ctx->error);
+        ctx->error = NULL;
+        if (line > 0) {
+                if (asprintf(&ctx->error, "line %u: %s", line, msg) < 0)
+                        ctx->oom = true;
+                free(msg);
+        } else
+                ctx->error = msg;
+        return ctx->oom ? -ENOMEM : r;
+}
+
+static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9' || v > (max - (uint64_t) (*s - '0')) / 10)
+                        return -EINVAL;
+                v = v * 10 + (uint64_t) (*s - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+/* "key=value" tokens of one group line; each key exactly once. */
+static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
+        enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, _F_MAX };
+        static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min" };
+        uint64_t *limits[] = { NULL, &g->max, &g->high, &g->low, &g->min };
+        bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {};
+        char *save = NULL, *tok;
+
+        for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+                char *eq = strchr(tok, '=');
+                const char *key = tok, *value;
+                uint64_t v;
+                int f;
+
+                if (!eq)
+                        return check_fail(ctx, -EBADMSG, line, "'%.32s' is not key=value", tok);
+                *eq = 0;
+                value = eq + 1;
+                if (strncmp(key, "kept.", 5) == 0) {
+                        MemStatItem item = mem_stat_item_from_string(key + 5);
+
+                        if (item < 0)
+                                return check_fail(ctx, -EBADMSG, line, "unknown stat item '%.32s'", key + 5);
+                        if (kept_seen[item])
+                                return check_fail(ctx, -EBADMSG, line, "%s given twice", key);
+                        if (parse_decimal(value, (uint64_t) MEM_COUNTER_MAX, &v) < 0)
+                                return check_fail(ctx, -EBADMSG, line, "bad byte count for %s", key);
+                        kept_seen[item] = true;
+                        g->kept[item] = v;
+                        continue;
+                }
+                for (f = 0; f < _F_MAX; f++)
+                        if (strcmp(key, names[f]) == 0)
+                                break;
+                if (f == _F_MAX)
+                        return check_fail(ctx, -EBADMSG, line, "unknown field '%.32s'", key);
+                if (seen[f])
+                        return check_fail(ctx, -EBADMSG, line, "%s given twice", key);
+                seen[f] = true;
+                if (f == F_OWNER) {
+                        /* (uid_t) -1 is no uid. */
+                        if (parse_decimal(value, UINT32_MAX - 1, &v) < 0)
+                                return check_fail(ctx, -EBADMSG, line, "bad owner uid");
+                        g->owner = (uid_t) v;
+                } else if (strcmp(value, "max") == 0)
+                        *limits[f] = UINT64_MAX;
+                else if (parse_decimal(value, UINT64_MAX, limits[f]) < 0)
+                        return check_fail(ctx, -EBADMSG, line, "bad value for %s", key);
+        }
+        for (int f = 0; f < _F_MAX; f++)
+                if (!seen[f])
+                        return check_fail(ctx, -EBADMSG, line, "%s missing", names[f]);
+        return 0;
+}
+
+static int path_cmp(const void *a, const void *b) {
+        return strcmp(((const StateGroup *) a)->path, ((const StateGroup *) b)->path);
+}
+
+/* Is @parent the parent path of @path? */
+static bool is_parent(const char *parent, const char *path) {
+        const char *slash = strrchr(path, '/');
+        size_t n = (size_t) (slash - path);
+
+        if (n == 0)
+                return strcmp(parent, "/") == 0;
+        return strlen(parent) == n && memcmp(parent, path, n) == 0;
+}
+
+/*
+ * Parse and check all of @text into @ret. The caller's copy of the text is
+ * taken over (and cut into strings) on success and failure alike.
+ */
+static int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
+                       CheckContext *ctx) {
+        _cleanup_free_ StateGroup *sorted = NULL;
+        const char *stack[256];
+        State st = { .text = text };
+        size_t cap = 0, end_at, pos, count;
+        unsigned line = 1, top = 0, deepest = 0;
+        char *end_line, *p, *nl;
+        int r;
+
+        if (size < strlen(STATE_HEADER) || memcmp(text, STATE_HEADER, strlen(STATE_HEADER)) != 0) {
+                r = check_fail(ctx, -EBADMSG, 0, "not a memacctd state file (header is not \"memacctd-state 1\")");
+                goto fail;
+        }
+        if (memchr(text, 0, size)) {
+                r = check_fail(ctx, -EBADMSG, 0, "NUL byte in the file");
+                goto fail;
+        }
+        if (text[size - 1] != '\n') {
+                r = check_fail(ctx, -EBADMSG, 0, "truncated: the last line is incomplete");
+                goto fail;
+        }
+        /* The trailer is the last line. */
+        text[size - 1] = 0;
+        end_line = strrchr(text, '\n');
+        text[size - 1] = '\n';
+        end_at = end_line ? (size_t) (end_line - text) + 1 : 0;
+        if (end_at < strlen(STATE_HEADER) || strncmp(text + end_at, "end ", 4) != 0) {
+                r = check_fail(ctx, -EBADMSG, 0, "truncated: no \"end\" trailer");
+                goto fail;
+        }
+        {
+                char trailer[128], want[128];
+                size_t n = size - end_at - 1;
+                size_t groups = 0;
+
+                /* Count the group lines for the expected trailer. */
+                for (size_t i = 0; i < end_at; i++)
+                        if (text[i] == '\n')
+                                groups++;
+                groups--; /* the header */
+                snprintf(want, sizeof(want), "end %zu fnv1a64=%016" PRIx64, groups, fnv1a64(text, end_at));
+                if (n >= sizeof(trailer)) {
+                        r = check_fail(ctx, -EBADMSG, 0, "malformed trailer");
+                        goto fail;
+                }
+                memcpy(trailer, text + end_at, n);
+                trailer[n] = 0;
+                if (strcmp(trailer, want) != 0) {
+                        r = check_fail(ctx, -EBADMSG, 0,
+                                       "checksum or group count mismatch (trailer \"%.64s\", content gives \"%s\")",
+                                       trailer, want);
+                        goto fail;
+                }
+                count = groups;
+        }
+        if (count > max_groups) {
+                r = check_fail(ctx, -ENOSPC, 0,
+                               "holds %zu groups, more than the configured [limits] groups = %u", count,
+                               max_groups);
+                goto fail;
+        }
+        if (count == 0) {
+                r = check_fail(ctx, -EBADMSG, 0, "no root group");
+                goto fail;
+        }
+        st.groups = calloc(count, sizeof(StateGroup));
+        if (!st.groups) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        cap = count;
+
+        for (pos = strlen(STATE_HEADER), line = 2; pos < end_at; pos = (size_t) (nl - text) + 1, line++) {
+                StateGroup *g;
+                char *path, *rest;
+                int depth;
+
+                nl = memchr(text + pos, '\n', end_at - pos);
+                *nl = 0;
+                p = text + pos;
+                if (strncmp(p, "group ", 6) != 0) {
+                        r = check_fail(ctx, -EBADMSG, line, "expected a \"group\" line");
+                        goto fail;
+                }
+                path = p + 6;
+                rest = strchr(path, ' ');
+                if (!rest) {
+                        r = check_fail(ctx, -EBADMSG, line, "no fields after the path");
+                        goto fail;
+                }
+                *rest++ = 0;
+                depth = group_path_check(path, 255, NULL);
+                if (depth < 0) {
+                        r = check_fail(ctx, -EBADMSG, line, "invalid group path '%.64s'", path);
+                        goto fail;
+                }
+                if ((st.n == 0) != (depth == 0)) {
+                        r = check_fail(ctx, -EBADMSG, line, st.n == 0 ? "the first group is not /" : "/ given twice");
+                        goto fail;
+                }
+                /* Pre-order: a group's parent is the last group seen one
+                 * level up, and nothing deeper than that is still open. */
+                if (depth > 0 && ((unsigned) depth > top + 1 || !is_parent(stack[depth - 1], path))) {
+                        r = check_fail(ctx, -EBADMSG, line, "'%.64s' does not follow its parent", path);
+                        goto fail;
+                }
+                stack[depth] = path;
+                top = (unsigned) depth;
+                deepest = MAX(deepest, (unsigned) depth);
+
+                if (st.n >= cap) {
+                        r = check_fail(ctx, -EBADMSG, line, "more groups than the trailer says");
+                        goto fail;
+                }
+                g = &st.groups[st.n++];
+                g->path = path;
+                r = parse_group_fields(ctx, line, rest, g);
+                if (r < 0)
+                        goto fail;
+        }
+        if (st.n != count) {
+                r = check_fail(ctx, -EBADMSG, 0, "group count mismatch");
+                goto fail;
+        }
+        /* Siblings repeated far apart pass the pre-order check: sort a copy to find them. */
+        sorted = malloc(st.n * sizeof(StateGroup));
+        if (!sorted) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        memcpy(sorted, st.groups, st.n * sizeof(StateGroup));
+        qsort(sorted, st.n, sizeof(StateGroup), path_cmp);
+        for (size_t i = 1; i < st.n; i++)
+                if (strcmp(sorted[i - 1].path, sorted[i].path) == 0) {
+                        r = check_fail(ctx, -EBADMSG, 0, "group '%.64s' given twice", sorted[i].path);
+                        goto fail;
+                }
+        if (deepest > max_depth) {
+                r = check_fail(ctx, -EMLINK, 0, "holds groups %u deep, more than the configured [limits] depth = %u",
+                               deepest, max_depth);
+                goto fail;
+        }
+        *ret = st;
+        return 0;
+fail:
+        state_done(&st);
+        return ctx->oom ? -ENOMEM : r;
+}
+
+int persist_check(const char *text, size_t size, unsigned max_depth, unsigned max_groups, char **ret_error) {
+        CheckContext ctx = {};
+        State st;
+        char *copy;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        copy = malloc(size + 1);
+        if (!copy)
+                return -ENOMEM;
+        if (size > 0)
+                memcpy(copy, text, size);
+        copy[size] = 0;
+        r = state_parse(copy, size, max_depth, max_groups, &st, &ctx);
+        if (r >= 0) {
+                r = (int) MIN(st.n, (size_t) INT32_MAX);
+                state_done(&st);
+        }
+        if (ret_error)
+                *ret_error = ctx.error;
+        else
+                free(ctx.error);
+        return r;
+}
+
+/* ---- files ---- */
+
+/* mkdir -p; the last component gets @mode, the ones above it 0755. */
+static int mkdir_p(const char *dir, mode_t mode) {
+        _cleanup_free_ char *p = strdup(dir);
+        char *s;
+
+        if (!p)
+                return -ENOMEM;
+        for (s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int open_dir(const char *dir, int *ret) {
+        int fd, r;
+
+        r = mkdir_p(dir, 0700);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the state directory %s: %m", dir);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot open the state directory %s: %m", dir);
+        *ret = fd;
+        return 0;
+}
+
+static int read_file_at(int dirfd, const char *name, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n = 0;
+        int fd, r = 0;
+
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                r = -EBADMSG;
+                goto out;
+        }
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf) {
+                r = -ENOMEM;
+                goto out;
+        }
+        while (n < (size_t) st.st_size) {
+                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        r = -errno;
+                        goto out;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        *ret = TAKE_PTR(buf);
+        *ret_size = n;
+out:
+        close(fd);
+        return r;
+}
+
+/*
+ * Load and check @dir/@name. Return: 0; -ENOENT; -EBADMSG (damaged:
+ * logged); -EMLINK / -ENOSPC (does not fit the configuration: logged);
+ * another negative errno (logged).
+ */
+static int state_load(MemCore *core, int dirfd, const char *dir, const char *name, State *ret) {
+        CheckContext ctx = {};
+        char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_file_at(dirfd, name, &text, &size);
+        if (r == -ENOENT)
+                return r;
+        if (r == -EBADMSG)
+                return log_error_errno(r, "State file %s/%s is not a regular file", dir, name);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the state file %s/%s: %m", dir, name);
+        r = state_parse(text, size, core->config.max_depth, core->config.max_groups, ret, &ctx);
+        if (r == -EBADMSG)
+                log_error("State file %s/%s is damaged: %s", dir, name, ctx.error ? ctx.error : "?");
+        else if (r == -EMLINK || r == -ENOSPC)
+                log_error("State file %s/%s does not fit the configuration: it %s; "
+                          "raise the limit or move the file away",
+                          dir, name, ctx.error ? ctx.error : "?");
+        else if (r < 0)
+                log_error_errno(r, "Cannot check the state file %s/%s: %m", dir, name);
+        free(ctx.error);
+        return r;
+}
+
+static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint64_t bytes) {
+        while (bytes > 0) {
+                uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
+                MemChargeResult res;
+                int r;
+
+                r = group_charge_kept(core, g, n, item, MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
+                charge_result_done(&res);
+                if (r < 0)
+                        return r;
+                bytes -= n;
+        }
+        return 0;
+}
+
+/*
+ * Build the tree: groups top-down, then kept charges (forced, before any
+ * limit exists, so they raise no events), then the limits. The core is
+ * private to the caller, so only resource errors can occur.
+ */
+static int state_apply(MemCore *core, const State *st, const char *file) {
+        int r;
+
+        for (size_t i = 1; i < st->n; i++) {
+                r = group_create(core, st->groups[i].path, st->groups[i].owner);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot restore group %s from %s: %m", st->groups[i].path, file);
+        }
+        for (size_t i = 0; i < st->n; i++) {
+                const StateGroup *sg = &st->groups[i];
+                _cleanup_(group_unrefp) MemGroup *g = NULL;
+
+                r = group_get(core, sg->path, &g);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
+                for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
+                        r = charge_kept_forced(core, g, item, sg->kept[item]);
+                        if (r < 0)
+                                return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
+                                                       mem_stat_item_to_string(item), sg->path);
+                }
+        }
+        for (size_t i = 0; i < st->n; i++) {
+                const StateGroup *sg = &st->groups[i];
+                _cleanup_(group_unrefp) MemGroup *g = NULL;
+
+                r = group_get(core, sg->path, &g);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
+                r = group_set_max(g, sg->max, true);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot restore the max of %s: %m", sg->path);
+                if (r > 0)
+                        log_warning("Restored group %s holds more kept charges than its max", sg->path);
+                group_set_high(g, sg->high);
+                group_set_low(g, sg->low);
+                group_set_min(g, sg->min);
+        }
+        return 0;
+}
+
+/* Set a damaged file aside, so that the next save cannot overwrite it. */
+static int set_aside(int dirfd, const char *dir, const char *name, const char *bad) {
+        if (renameat(dirfd, name, dirfd, bad) < 0)
+                return log_error_errno(errno, "Cannot rename the damaged %s/%s to %s: %m", dir, name, bad);
+        log_error("Kept the damaged state as %s/%s", dir, bad);
+        return 0;
+}
+
+int persist_restore(MemCore *core, const char *dir) {
+        _cleanup_(state_done) State st = {};
+        const char *used = PERSIST_STATE;
+        bool damaged = false, fallback = false;
+        int dirfd, r;
+
+        r = open_dir(dir, &dirfd);
+        if (r < 0)
+                return r;
+
+        r = state_load(core, dirfd, dir, PERSIST_STATE, &st);
+        if (r == -EBADMSG) {
+                damaged = true;
+                r = set_aside(dirfd, dir, PERSIST_STATE, PERSIST_STATE_BAD);
+                if (r < 0)
+                        goto out;
+                r = -ENOENT;
+        }
+        if (r == -ENOENT) {
+                used = PERSIST_STATE_OLD;
+                fallback = true;
+                r = state_load(core, dirfd, dir, PERSIST_STATE_OLD, &st);
+                if (r == -EBADMSG) {
+                        r = set_aside(dirfd, dir, PERSIST_STATE_OLD, PERSIST_STATE_OLD_BAD);
+                        if (r < 0)
+                                goto out;
+                        log_error("No usable state in %s: starting with an empty tree", dir);
+                        r = 0;
+                        goto out;
+                }
+                if (r == -ENOENT) {
+                        if (damaged)
+                                log_error("No previous state %s/%s to fall back to: starting with an empty tree",
+                                          dir, PERSIST_STATE_OLD);
+                        else
+                                log_info("No saved state in %s: starting with an empty tree", dir);
+                        r = 0;
+                        goto out;
+                }
+        }
+        if (r < 0)
+                goto out;
+
+        {
+                _cleanup_free_ char *file = NULL;
+
+                if (asprintf(&file, "%s/%s", dir, used) < 0) {
+                        r = log_error_errno(ENOMEM, "Out of memory");
+                        goto out;
+                }
+                r = state_apply(core, &st, file);
+                if (r < 0)
+                        goto out;
+                if (!fallback)
+                        log_info("Restored %zu groups from %s", st.n, file);
+                else
+                        log_warning("Restored %zu groups from the previous state %s%s", st.n, file,
+                                    damaged ? "; changes saved after it are lost" : "");
+        }
+out:
+        close(dirfd);
+        return r;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int persist_save(MemCore *core, const char *dir) {
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t size;
+        int dirfd, fd, r;
+
+        r = persist_format(core, &text, &size);
+        if (r < 0)
+                return log_error_errno(r, "Cannot format the state: %m");
+        r = open_dir(dir, &dirfd);
+        if (r < 0)
+                return r;
+
+        fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) {
+                r = log_error_errno(errno, "Cannot create %s/%s: %m", dir, STATE_TMP);
+                goto out;
+        }
+        r = write_all(fd, text, size);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+        if (r < 0) {
+                log_error_errno(r, "Cannot write %s/%s: %m", dir, STATE_TMP);
+                (void) unlinkat(dirfd, STATE_TMP, 0);
+                goto out;
+        }
+
+        /* The current state becomes state.old without a moment in which
+         * "state" is missing: a second name for it, renamed over the old
+         * state.old. Where hard links fail, move it (restore falls back to
+         * state.old when state is missing). */
+        if (fstatat(dirfd, PERSIST_STATE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
+                if (linkat(dirfd, PERSIST_STATE, dirfd, STATE_OLD_TMP, 0) == 0)
+                        r = renameat(dirfd, STATE_OLD_TMP, dirfd, PERSIST_STATE_OLD);
+                else
+                        r = renameat(dirfd, PERSIST_STATE, dirfd, PERSIST_STATE_OLD);
+                if (r < 0) {
+                        r = log_error_errno(errno, "Cannot keep %s/%s as %s: %m", dir, PERSIST_STATE,
+                                            PERSIST_STATE_OLD);
+                        (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
+                        (void) unlinkat(dirfd, STATE_TMP, 0);
+                        goto out;
+                }
+        }
+        if (renameat(dirfd, STATE_TMP, dirfd, PERSIST_STATE) < 0) {
+                r = log_error_errno(errno, "Cannot rename %s/%s to %s: %m", dir, STATE_TMP, PERSIST_STATE);
+                (void) unlinkat(dirfd, STATE_TMP, 0);
+                goto out;
+        }
+        if (fsync(dirfd) < 0) {
+                r = log_error_errno(errno, "Cannot fsync the state directory %s: %m", dir);
+                goto out;
+        }
+        r = 0;
+out:
+        close(dirfd);
+        return r;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One client connection of the protobuf socket: reading, framing, writing,
+ * the per-connection bounds and timeouts, and events pushed to it from
+ * other threads. Every connection lives on one worker thread (its "host")
+ * and is touched only there, except through its push function.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+
+struct event_base;
+
+/* The bounds each connection enforces ([limits] in memacctd.conf). */
+typedef struct SockLimits {
+        uint32_t max_frame;        /* bytes in one frame body */
+        unsigned max_outstanding;  /* reading pauses while this many responses are unwritten */
+        uint64_t max_output;       /* reading pauses while more bytes than this are unwritten */
+        unsigned idle_timeout_sec; /* 0: none */
+        unsigned frame_timeout_sec; /* a half-received frame may wait this long; 0: forever */
+} SockLimits;
+
+typedef struct SockConn SockConn;
+typedef struct SockConnHost SockConnHost;
+
+/*
+ * What connections need from the worker thread that serves them. Owned
+ * by that thread: nothing here is touched from another thread.
+ */
+struct SockConnHost {
+        struct event_base *base;
+        Dispatch *dispatch;
+        SockLimits limits;
+
+        /* Reads land here first; a connection allocates its own buffer
+         * only while it holds part of a frame. */
+        uint8_t *scratch;
+        size_t scratch_size;
+
+        SockConn *conns; /* every connection of this host */
+        unsigned nconns;
+        bool draining;   /* shutting down: no new connections */
+
+        /* Called after a connection was freed. */
+        void (*conn_gone)(SockConnHost *host);
+};
+
+/**
+ * sock_conn_new() - serve the accepted socket @fd on @host: read its peer's
+ * credentials (SO_PEERCRED) and open a dispatch session for it. When the
+ * peer's uid has too many sessions (-EUSERS from dispatch_conn_new()) the
+ * peer gets one RESOURCE_EXHAUSTED response and the socket is closed.
+ * Takes @fd in every case. On @host's thread, which is registered with
+ * the core.
+ *
+ * Return: 0 (serving, or refused as above); a negative errno when the
+ * connection could not be set up (logged; @fd closed).
+ */
+int sock_conn_new(SockConnHost *host, int fd);
+
+/**
+ * sock_host_drain() - shutdown: every connection of @host stops reading,
+ * answers the complete frames it already read, writes its output, and
+ * closes; a connection still writing after @grace_usec is closed anyway.
+ * conn_gone() reports each one that goes.
+ */
+void sock_host_drain(SockConnHost *host, uint64_t grace_usec);
+
+/** sock_host_close_all() - free every connection of @host now. */
+void sock_host_close_all(SockConnHost *host);
+
+/** sock_host_limits_changed() - @host->limits was changed: apply it to every connection. */
+void sock_host_limits_changed(SockConnHost *host);

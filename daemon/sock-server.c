@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Acceptor and worker threads
+ *
+ * The main thread owns the listening socket (an evconnlistener on its
+ * base). Each accepted descriptor goes to the next worker round-robin:
+ * appended to the worker's queue under its mutex, and the worker woken
+ * through its eventfd when the queue was empty (one write per burst).
+ * A worker thread owns an event base and every connection on it; a
+ * session stays on its worker for life, so nothing of a connection is
+ * shared between threads but its push queue (sock-conn.c).
+ *
+ * Commands to a worker (new limits, stop) travel the same way: fields
+ * under the worker's mutex and an eventfd wake-up, applied on the
+ * worker's own thread. On stop, a worker's connections answer what they
+ * already read and write it out, within a grace period; then the worker
+ * frees what remains (releasing every session) and its loop ends.
+ *
+ * accept() running out of descriptors (EMFILE/ENFILE) leaves the
+ * connection in the backlog and the socket readable, so the listener is
+ * disabled for a second rather than spinning (libevent#71).
+ */
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "sock-server.h"
+
+/* The first read of a connection lands here: a pipelined burst of small
+ * frames is served from it without any per-connection allocation. */
+#define SCRATCH_SIZE (128 * 1024)
+
+typedef struct SockWorker {
+        SockConnHost host; /* this worker's connections */
+        SockServer *server;
+        unsigned index;
+        pthread_t thread;
+        bool running;
+        int efd;
+        struct event *ev_wake;
+        struct event *ev_stop_timer;
+
+        /* Commands from the main thread. */
+        pthread_mutex_t lock;
+        int *fds;
+        size_t nfds, nfds_alloc;
+        bool stop;
+        unsigned grace_msec;
+        bool limits_changed;
+        SockLimits limits;
+
+        /* Start-up handshake. */
+        bool started;
+        int start_result;
+} SockWorker;
+
+struct SockServer {
+        MemCore *core;
+        Dispatch *dispatch;
+        SockWorker *workers;
+        unsigned nworkers;
+        unsigned next;
+
+        struct evconnlistener *listener;
+        struct event *ev_accept_retry;
+
+        pthread_mutex_t start_lock;
+        pthread_cond_t start_cond;
+};
+
+static void worker_conn_gone(SockConnHost *host) {
+        if (host->draining && host->nconns == 0)
+                event_base_loopexit(host->base, NULL);
+}
+
+static void worker_stop_timer_cb(evutil_socket_t fd, short what, void *userdata) {
+        SockWorker *w = userdata;
+
+        (void) fd;
+        (void) what;
+        if (w->host.nconns > 0)
+                log_info("Worker %u: closing %u connections still writing at shutdown", w->index, w->host.nconns);
+        sock_host_close_all(&w->host);
+        event_base_loopexit(w->host.base, NULL);
+}
+
+static void worker_begin_stop(SockWorker *w, unsigned grace_msec) {
+        struct timeval tv = {
+                .tv_sec = grace_msec / 1000,
+                .tv_usec = (suseconds_t) (grace_msec % 1000) * 1000,
+        };
+
+        w->host.draining = true;
+        /* Each connection has @grace_msec; the timer is the backstop. */
+        sock_host_drain(&w->host, (uint64_t) grace_msec * 1000);
+        if (w->host.nconns == 0) {
+                event_base_loopexit(w->host.base, NULL);
+                return;
+        }
+        tv.tv_usec += 100 * 1000;
+        if (tv.tv_usec >= 1000000) {
+                tv.tv_sec++;
+                tv.tv_usec -= 1000000;
+        }
+        event_add(w->ev_stop_timer, &tv);
+}
+
+static void worker_wake_cb(evutil_socket_t fd, short what, void *userdata) {
+        SockWorker *w = userdata;
+        _cleanup_free_ int *fds = NULL;
+        size_t nfds;
+        bool stop, limits_changed;
+        SockLimits limits;
+        unsigned grace;
+        uint64_t v;
+
+        (void) what;
+        /* Non-blocking; EAGAIN just means another wake-up already read it. */
+        (void) !read(fd, &v, sizeof(v));
+
+        pthread_mutex_lock(&w->lock);
+        fds = TAKE_PTR(w->fds);
+        nfds = w->nfds;
+        w->nfds = w->nfds_alloc = 0;
+        stop = w->stop;
+        grace = w->grace_msec;
+        limits_changed = w->limits_changed;
+        limits = w->limits;
+        w->limits_changed = false;
+        pthread_mutex_unlock(&w->lock);
+
+        if (limits_changed) {
+                w->host.limits = limits;
+                sock_host_limits_changed(&w->host);
+        }
+        for (size_t i = 0; i < nfds; i++) {
+                if (w->host.draining || stop)
+                        close(fds[i]);
+                else
+                        (void) sock_conn_new(&w->host, fds[i]);
+        }
+        if (stop && !w->host.draining)
+                worker_begin_stop(w, grace);
+}
+
+static void worker_wake(SockWorker *w) {
+        uint64_t one = 1;
+
+        /* Cannot fail short of a counter overflow, which one pending
+         * wake-up already covers. */
+        (void) !write(w->efd, &one, sizeof(one));
+}
+
+static void *worker_main(void *userdata) {
+        SockWorker *w = userdata;
+        int r;
+
+        r = core_thread_register(w->server->core);
+        pthread_mutex_lock(&w->server->start_lock);
+        w->started = true;
+        w->start_result = r;
+        pthread_cond_broadcast(&w->server->start_cond);
+        pthread_mutex_unlock(&w->server->start_lock);
+        if (r < 0)
+                return NULL;
+
+        event_base_dispatch(w->host.base);
+
+        /* Every session ends on the thread that served it. */
+        sock_host_close_all(&w->host);
+        core_thread_unregister(w->server->core);
+        return NULL;
+}
+
+static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockLimits *limits) {
+        *w = (SockWorker) {
+                .server = s,
+                .index = index,
+                .efd = -1,
+                .host = {
+                        .dispatch = s->dispatch,
+                        .limits = *limits,
+                        .scratch_size = SCRATCH_SIZE,
+                        .conn_gone = worker_conn_gone,
+                },
+        };
+        pthread_mutex_init(&w->lock, NULL);
+        w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->efd < 0)
+                return -errno;
+        w->host.scratch = malloc(SCRATCH_SIZE);
+        /* Created after evthread_use_pthreads() (main.c): notifiable, so
+         * other threads may event_active() its events. */
+        w->host.base = event_base_new();
+        if (!w->host.scratch || !w->host.base)
+                return -ENOMEM;
+        w->ev_wake = event_new(w->host.base, w->efd, EV_READ | EV_PERSIST, worker_wake_cb, w);
+        w->ev_stop_timer = evtimer_new(w->host.base, worker_stop_timer_cb, w);
+        if (!w->ev_wake || !w->ev_stop_timer || event_add(w->ev_wake, NULL) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static void worker_done(SockWorker *w) {
+        if (w->ev_wake)
+                event_free(w->ev_wake);
+        if (w->ev_stop_timer)
+                event_free(w->ev_stop_timer);
+        if (w->host.base)
+                event_base_free(w->host.base);
+        free(w->host.scratch);
+        for (size_t i = 0; i < w->nfds; i++)
+                close(w->fds[i]);
+        free(w->fds);
+        if (w->efd >= 0)
+                close(w->efd);
+        pthread_mutex_destroy(&w->lock);
+}
+
+int sock_server_new(MemCore *core, Dispatch *d, const SockLimits *limits, unsigned nworkers, SockServer **ret) {
+        SockServer *s;
+        int r;
+
+        if (nworkers == 0)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->core = core;
+        s->dispatch = d;
+        pthread_mutex_init(&s->start_lock, NULL);
+        pthread_cond_init(&s->start_cond, NULL);
+        s->workers = calloc(nworkers, sizeof(SockWorker));
+        if (!s->workers) {
+                sock_server_free(s);
+                return -ENOMEM;
+        }
+        for (unsigned i = 0; i < nworkers; i++) {
+                s->nworkers = i + 1;
+                r = worker_init(s, &s->workers[i], i, limits);
+                if (r < 0) {
+                        sock_server_free(s);
+                        return r;
+                }
+        }
+        *ret = s;
+        return 0;
+}
+
+int sock_server_start(SockServer *s) {
+        sigset_t all, old;
+        int r = 0;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        for (unsigned i = 0; i < s->nworkers && r == 0; i++) {
+                SockWorker *w = &s->workers[i];
+
+                r = -pthread_create(&w->thread, NULL, worker_main, w);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot start worker thread %u: %m", i);
+                        break;
+                }
+                pthread_mutex_lock(&s->start_lock);
+                while (!w->started)
+                        pthread_cond_wait(&s->start_cond, &s->start_lock);
+                r = w->start_result;
+                pthread_mutex_unlock(&s->start_lock);
+                if (r < 0) {
+                        log_error_errno(r, "Worker thread %u cannot register with the core: %m", i);
+                        pthread_join(w->thread, NULL);
+                        break;
+                }
+                w->running = true;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r < 0)
+                sock_server_stop(s, 0);
+        return r;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen,
+                      void *userdata) {
+        SockServer *s = userdata;
+        SockWorker *w = &s->workers[s->next];
+        bool was_empty;
+
+        (void) l;
+        (void) sa;
+        (void) socklen;
+        s->next = (s->next + 1) % s->nworkers;
+
+        pthread_mutex_lock(&w->lock);
+        if (w->nfds == w->nfds_alloc) {
+                size_t n = MAX(w->nfds_alloc * 2, (size_t) 16);
+                int *p = realloc(w->fds, n * sizeof(int));
+
+                if (!p) {
+                        pthread_mutex_unlock(&w->lock);
+                        close(fd);
+                        log_error_errno(ENOMEM, "Cannot hand a connection to a worker: %m");
+                        return;
+                }
+                w->fds = p;
+                w->nfds_alloc = n;
+        }
+        w->fds[w->nfds++] = fd;
+        was_empty = w->nfds == 1;
+        pthread_mutex_unlock(&w->lock);
+        if (was_empty)
+                worker_wake(w);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *userdata) {
+        SockServer *s = userdata;
+
+        (void) fd;
+        (void) what;
+        if (s->listener)
+                evconnlistener_enable(s->listener);
+}
+
+/* Out of descriptors or memory: accept() fails until something is freed. */
+static bool accept_should_pause(int e) {
+        return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *userdata) {
+        SockServer *s = userdata;
+        int e = EVUTIL_SOCKET_ERROR();
+
+        if (accept_should_pause(e)) {
+                struct timeval tv = { .tv_sec = 1 };
+
+                log_warning_errno(e, "Cannot accept connections: %m; pausing for 1 s");
+                evconnlistener_disable(l);
+                event_add(s->ev_accept_retry, &tv);
+                return;
+        }
+        log_warning_errno(e, "accept() failed, ignoring: %m");
+}
+
+int sock_server_listen(SockServer *s, struct event_base *base, int fd) {
+        if (evutil_make_socket_nonblocking(fd) < 0)
+                return -errno;
+        s->ev_accept_retry = evtimer_new(base, accept_retry_cb, s);
+        if (!s->ev_accept_retry)
+                return -ENOMEM;
+        /* Backlog 0: the socket is listening already (ours or systemd's). */
+        s->listener = evconnlistener_new(base, accept_cb, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+        if (!s->listener)
+                return -ENOMEM;
+        evconnlistener_set_error_cb(s->listener, accept_error_cb);
+        return 0;
+}
+
+void sock_server_set_limits(SockServer *s, const SockLimits *limits) {
+        for (unsigned i = 0; i < s->nworkers; i++) {
+                SockWorker *w = &s->workers[i];
+
+                pthread_mutex_lock(&w->lock);
+                w->limits = *limits;
+                w->limits_changed = true;
+                pthread_mutex_unlock(&w->lock);
+                worker_wake(w);
+        }
+}
+
+void sock_server_stop_accepting(SockServer *s) {
+        if (s->listener) {
+                evconnlistener_free(s->listener);
+                s->listener = NULL;
+        }
+        if (s->ev_accept_retry) {
+                event_free(s->ev_accept_retry);
+                s->ev_accept_retry = NULL;
+        }
+}
+
+void sock_server_stop(SockServer *s, unsigned grace_msec) {
+        sock_server_stop_accepting(s);
+        for (unsigned i = 0; i < s->nworkers; i++) {
+                SockWorker *w = &s->workers[i];
+
+                if (!w->running)
+                        continue;
+                pthread_mutex_lock(&w->lock);
+                w->stop = true;
+                w->grace_msec = grace_msec;
+                pthread_mutex_unlock(&w->lock);
+                worker_wake(w);
+        }
+        for (unsigned i = 0; i < s->nworkers; i++) {
+                SockWorker *w = &s->workers[i];
+
+                if (!w->running)
+                        continue;
+                pthread_join(w->thread, NULL);
+                w->running = false;
+        }
+}
+
+SockServer *sock_server_free(SockServer *s) {
+        if (!s)
+                return NULL;
+        sock_server_stop(s, 0);
+        for (unsigned i = 0; i < s->nworkers; i++)
+                worker_done(&s->workers[i]);
+        free(s->workers);
+        pthread_mutex_destroy(&s->start_lock);
+        pthread_cond_destroy(&s->start_cond);
+        free(s);
+        return NULL;
+}
