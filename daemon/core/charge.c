@@ -131,13 +131,21 @@ void group_uncharge(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item
         counter_uncharge(&g->counter, NULL, bytes);
 }
 
+/*
+ * Kept charges and uncharges run in a read-side section and check 'dead'
+ * inside it: group_remove() sets 'dead', waits for a grace period and
+ * then releases what 'kept' holds (see there).
+ */
 int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item,
                       unsigned flags, MemChargeResult *ret) {
         MemChargeResult res = {};
         int r = 0;
 
+        core_read_lock();
         if (!item_ok(item))
                 r = -EINVAL;
+        else if (atomic_load(&g->dead))
+                r = -ENOENT;
         else if (bytes > 0) {
                 r = charge_counters(g, bytes, flags, &res);
                 if (r == 0 && atomic_load(&g->dead)) {
@@ -153,6 +161,7 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
                         charge_account(core, g, bytes, item, &res);
                 }
         }
+        core_read_unlock();
         if (ret)
                 *ret = res;
         else
@@ -167,15 +176,23 @@ int group_uncharge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem 
                 return -EINVAL;
         if (bytes > MEM_CHARGE_MAX)
                 return -EOVERFLOW;
+        core_read_lock();
+        if (atomic_load(&g->dead)) {
+                core_read_unlock();
+                return -ENOENT;
+        }
         cur = atomic_load_explicit(&g->kept[item], memory_order_relaxed);
         do {
-                if (cur < (int64_t) bytes)
+                if (cur < (int64_t) bytes) {
+                        core_read_unlock();
                         return -ERANGE;
+                }
         } while (!atomic_compare_exchange_weak_explicit(&g->kept[item], &cur,
                                                         cur - (int64_t) bytes,
                                                         memory_order_relaxed,
                                                         memory_order_relaxed));
         if (bytes > 0)
                 group_uncharge(core, g, bytes, item);
+        core_read_unlock();
         return 0;
 }

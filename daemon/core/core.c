@@ -144,10 +144,8 @@ MemCore *core_free(MemCore *core) {
 static void flush_subtree(MemStats *s, MemGroup *g) {
         MemGroup *c;
 
-        cds_list_for_each_entry_rcu(c, &g->children, siblings) {
-                rcu_tsan_consume(c);
+        group_for_each_child(c, g, it)
                 flush_subtree(s, c);
-        }
         stats_fold_group(s, g->id, &g->stats, g->parent ? &g->parent->stats : NULL);
 }
 

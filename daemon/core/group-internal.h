@@ -6,6 +6,25 @@
 #include <stddef.h>
 
 #include "group.h"
+#include "rcu-tsan.h"
+
+/*
+ * Iterate over the children of @g under RCU (or tree_lock). Not
+ * cds_list_for_each_entry_rcu(): its end test forms a MemGroup pointer
+ * from the list head, which lies in no MemGroup: undefined behaviour, and
+ * misaligned for this 64-byte-aligned type.
+ */
+static inline MemGroup *group_child_of(struct cds_list_head *it) {
+        MemGroup *c = caa_container_of(it, MemGroup, siblings);
+
+        rcu_tsan_consume(c);
+        return c;
+}
+
+#define group_for_each_child(c, g, it)                                                       \
+        for (struct cds_list_head *it = rcu_dereference((g)->children.next);                  \
+             it != &(g)->children && ((c) = group_child_of(it));                               \
+             it = rcu_dereference(it->next))
 
 #define group_from_counter(c) ((MemGroup *) ((char *) (c) - offsetof(MemGroup, counter)))
 

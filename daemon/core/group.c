@@ -9,12 +9,14 @@
  * wait for a writer nor make one wait. A removed group is unlinked at once
  * and freed after a grace period, when its last reference is gone.
  *
- * Removal races with lock-free charges and attaches, which do not take
- * tree_lock. Both sides use the store-then-load pattern of Dekker's
- * algorithm with seq_cst atomics: the remover sets 'dead' then reads usage
- * and the attach count; a charger adds to usage (or an attacher to the
- * count) then reads 'dead'. At least one of them sees the other, so a
- * group is never removed with a charge or a session in it.
+ * Removal races with lock-free attaches and kept charges, which do not
+ * take tree_lock. Attaches use the store-then-load pattern of Dekker's
+ * algorithm with seq_cst atomics: the remover sets 'dead' then reads the
+ * attach count, an attacher adds to the count then reads 'dead'; at least
+ * one sees the other, so a group is never removed with a session in it.
+ * Kept charges belong to the group and are released by its removal: they
+ * run in read-side sections that check 'dead', and the remover waits a
+ * grace period after setting it before it releases what they left.
  */
 
 #include <assert.h>
@@ -307,10 +309,6 @@ int group_create(MemCore *core, const char *path, uid_t owner) {
         return r;
 }
 
-static bool group_in_use(MemGroup *g) {
-        return counter_read(&g->counter) != 0 || atomic_load(&g->nr_attached) != 0;
-}
-
 int group_remove(MemCore *core, const char *path) {
         MemGroup *g;
         int r = 0;
@@ -326,22 +324,42 @@ int group_remove(MemCore *core, const char *path) {
                 r = -EBUSY;
         else {
                 atomic_store(&g->dead, true);
-                if (group_in_use(g)) {
+                if (atomic_load(&g->nr_attached) != 0) {
                         atomic_store(&g->dead, false);
                         r = -EBUSY;
                 }
         }
+        core_read_unlock();
         if (r < 0) {
-                core_read_unlock();
                 pthread_mutex_unlock(&core->tree_lock);
                 return r;
         }
+
+        /*
+         * Kept charges belong to the group and go with it. Kept charges and
+         * uncharges run in read-side sections that check 'dead': after a
+         * grace period every one that missed the flag is finished and every
+         * later one sees it, so what 'kept' holds now is final.
+         */
+        urcu_memb_synchronize_rcu();
+        rcu_tsan_grace_period();
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
+                int64_t k = atomic_exchange(&g->kept[i], 0);
+
+                if (k > 0)
+                        group_uncharge(core, g, (uint64_t) k, i);
+        }
+        /* Nothing else can be charged here: no session is attached and no
+         * child exists, and both are refused from now on. */
+        assert(counter_read(&g->counter) == 0);
+
+        core_read_lock();
         cds_lfht_del(core->groups, &g->node);
         cds_list_del_rcu(&g->siblings);
         core->ngroups--;
         core_read_unlock();
 
-        /* The group's statistics net to zero (it holds nothing), but part
+        /* The group's statistics net to zero (it holds nothing now), but part
          * of them may still sit in per-thread slots: fold that residue into
          * the parent now, or the parent's totals would keep it forever. */
         pthread_mutex_lock(&core->stats.flush_lock);
@@ -360,10 +378,12 @@ int group_remove(MemCore *core, const char *path) {
 
 /* Only from core_free(): no other thread uses the core any more. */
 static void free_subtree(MemGroup *g) {
-        MemGroup *c, *tmp;
+        struct cds_list_head *it, *next;
 
-        cds_list_for_each_entry_safe(c, tmp, &g->children, siblings)
-                free_subtree(c);
+        for (it = g->children.next; it != &g->children; it = next) {
+                next = it->next;
+                free_subtree(caa_container_of(it, MemGroup, siblings));
+        }
         pthread_mutex_destroy(&g->move_lock);
         free(g);
 }
@@ -503,8 +523,10 @@ void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool e
         core_stats_flush(core, exact);
         counter_effective_protection(reclaim_root ? &reclaim_root->counter : NULL, c,
                                      atomic_load(&core->recursive_protection), &emin, &elow);
-        info.effective_min = (uint64_t) emin;
-        info.effective_low = (uint64_t) elow;
+        /* A first-level group's effective value is its raw setting, which
+         * may be "max": read it back as UINT64_MAX like the setting. */
+        info.effective_min = counter_limit_to_u64(emin);
+        info.effective_low = counter_limit_to_u64(elow);
         for (int i = 0; i < _MEM_EVENT_MAX; i++) {
                 info.events[i] = atomic_load_explicit(&g->events[i], memory_order_relaxed);
                 info.events_local[i] =
@@ -519,10 +541,8 @@ void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool e
                 info.kept[i] = (uint64_t) atomic_load_explicit(&g->kept[i], memory_order_relaxed);
         }
         core_read_lock();
-        cds_list_for_each_entry_rcu(child, &g->children, siblings) {
-                rcu_tsan_consume(child);
+        group_for_each_child(child, g, it)
                 info.nr_children++;
-        }
         core_read_unlock();
         *ret = info;
 }
@@ -534,8 +554,7 @@ int group_walk(MemGroup *g, int (*cb)(MemGroup *g, void *userdata), void *userda
         r = cb(g, userdata);
         if (r != 0)
                 return r < 0 ? r : 0;
-        cds_list_for_each_entry_rcu(c, &g->children, siblings) {
-                rcu_tsan_consume(c);
+        group_for_each_child(c, g, it) {
                 r = group_walk(c, cb, userdata);
                 if (r < 0)
                         return r;

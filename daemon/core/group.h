@@ -94,10 +94,13 @@ int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_rea
 int group_create(MemCore *core, const char *path, uid_t owner);
 
 /**
- * group_remove() - remove @path, like rmdir of a cgroup.
+ * group_remove() - remove @path, like rmdir of a cgroup. Its kept charges
+ * are released with it (they belong to the group); sessions' charges are
+ * not, so a group with attached sessions is refused. Waits for an RCU
+ * grace period: not from inside core_read_lock().
  *
- * Return: 0; -ENOENT; -EINVAL for "/"; -EBUSY while it has children,
- * charges (kept or held) or attached sessions.
+ * Return: 0; -ENOENT; -EINVAL for "/"; -EBUSY while it has children or
+ * attached sessions.
  */
 int group_remove(MemCore *core, const char *path);
 

@@ -123,16 +123,30 @@ static void rss_add(MemSession *s, MemRss m, int64_t bytes) {
  * other sessions' movers write.
  */
 static MemGroup *session_begin_update(MemSession *s, bool *ret_locked) {
-        MemGroup *g = atomic_load_explicit(&s->group, memory_order_acquire);
+        MemGroup *g, *now;
 
         *ret_locked = false;
 #ifndef MEMACCT_BEFORE_PATCH
-        if (_likely_(atomic_load_explicit(&s->core->moving, memory_order_relaxed) == 0))
-                return g;
+        /*
+         * The count first, the group after, both acquire (plain loads on
+         * x86): a count of 0 either predates a move's increment, and that
+         * move's grace period waits for us, or comes from a finished move's
+         * decrement, and then the group read after it is the new one.
+         */
+        if (_likely_(atomic_load_explicit(&s->core->moving, memory_order_acquire) == 0))
+                return atomic_load_explicit(&s->group, memory_order_acquire);
 #endif
-        while (g && atomic_load(&g->moving_account) > 0) {
-                MemGroup *now;
-
+        g = atomic_load_explicit(&s->group, memory_order_acquire);
+        while (g) {
+                if (atomic_load_explicit(&g->moving_account, memory_order_acquire) <= 0) {
+                        /* Not moving now; but a move may have finished
+                         * between our two loads: then the group changed. */
+                        now = atomic_load_explicit(&s->group, memory_order_acquire);
+                        if (now == g)
+                                break;
+                        g = now;
+                        continue;
+                }
                 pthread_mutex_lock(&g->move_lock);
                 now = atomic_load(&s->group);
                 if (now == g) {

@@ -22,6 +22,7 @@
 #include "charge.h"
 #include "core.h"
 #include "group.h"
+#include "session.h"
 #include "stats.h"
 
 #define KiB ((uint64_t) 1 << 10)
@@ -373,8 +374,9 @@ static void test_remove_refuses_root_missing_and_parents(void **state) {
         assert_int_equal(core_group_count(core), 1);
 }
 
-static void test_remove_refuses_group_with_charges(void **state) {
+static void test_remove_releases_kept_charges(void **state) {
         MemCore *core = *state;
+        MemGroupInfo info;
         MemGroup *a, *b;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
@@ -382,26 +384,47 @@ static void test_remove_refuses_group_with_charges(void **state) {
         a = get(core, "/a");
         b = get(core, "/a/b");
 
-        /* A kept charge. */
+        /* Kept charges belong to the group: removing it releases them,
+         * from its ancestors' usage and statistics alike. */
         assert_int_equal(group_charge_kept(core, b, 8 * KiB, MEM_STAT_FILE, 0, NULL), 0);
-        assert_int_equal(group_remove(core, "/a/b"), -EBUSY);
-        assert_int_equal(group_uncharge_kept(core, b, 8 * KiB, MEM_STAT_FILE), 0);
-
-        /* A held (session-style) charge. */
-        assert_int_equal(group_charge(core, b, 4 * KiB, MEM_STAT_ANON, 0, NULL), 0);
-        assert_int_equal(group_remove(core, "/a/b"), -EBUSY);
-        group_uncharge(core, b, 4 * KiB, MEM_STAT_ANON);
-
-        /* Refused removals left it alive and chargeable. */
-        assert_false(atomic_load(&b->dead));
-        assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), 0);
-        assert_int_equal(group_uncharge_kept(core, b, 1, MEM_STAT_FILE), 0);
-
-        assert_int_equal(usage(b), 0);
-        assert_int_equal(usage(a), 0);
+        assert_int_equal(group_charge_kept(core, b, 4 * KiB, MEM_STAT_ANON, 0, NULL), 0);
+        assert_int_equal(usage(a), 12 * KiB);
         assert_int_equal(group_remove(core, "/a/b"), 0);
+        assert_int_equal(usage(a), 0);
+        group_read(core, a, NULL, true, &info);
+        assert_int_equal(info.stat[MEM_STAT_FILE], 0);
+        assert_int_equal(info.stat[MEM_STAT_ANON], 0);
+
+        /* The removed group takes no more kept charges or uncharges. */
+        assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), -ENOENT);
+        assert_int_equal(group_uncharge_kept(core, b, 1, MEM_STAT_FILE), -ENOENT);
+        assert_int_equal(usage(a), 0);
         group_unref(b);
         group_unref(a);
+}
+
+static void test_remove_refuses_group_with_session(void **state) {
+        MemCore *core = *state;
+        MemSession *s;
+        MemGroup *b;
+
+        assert_int_equal(group_create(core, "/a", 0), 0);
+        assert_int_equal(group_create(core, "/a/b", 0), 0);
+        b = get(core, "/a/b");
+        assert_int_equal(session_new(core, 1, 0, 0, &s), 0);
+        assert_int_equal(session_attach(s, b), 0);
+        assert_int_equal(session_charge(s, 4 * KiB, MEM_STAT_ANON, 0, NULL), 0);
+        assert_int_equal(group_remove(core, "/a/b"), -EBUSY);
+
+        /* The refused removal left it alive and chargeable. */
+        assert_false(atomic_load(&b->dead));
+        assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), 0);
+        assert_int_equal(usage(b), 4 * KiB + 1);
+
+        session_free(s);
+        assert_int_equal(usage(b), 1);
+        assert_int_equal(group_remove(core, "/a/b"), 0);
+        group_unref(b);
 }
 
 static void test_removed_path_can_be_recreated_fresh(void **state) {
@@ -1237,7 +1260,8 @@ int main(void) {
                 T(test_lookup_finds_created_groups),
                 T(test_get_takes_reference_and_unref_drops_it),
                 T(test_remove_refuses_root_missing_and_parents),
-                T(test_remove_refuses_group_with_charges),
+                T(test_remove_releases_kept_charges),
+                T(test_remove_refuses_group_with_session),
                 T(test_removed_path_can_be_recreated_fresh),
                 T(test_kept_charge_to_removed_group_is_refused),
                 T(test_deepest_tree_charges_and_uncharges_every_level),
