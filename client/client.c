@@ -337,6 +337,14 @@ static int hello_locked(memacct *m) {
         m->server = strdup(resp->hello->server ? resp->hello->server : "");
         m->pid = (pid_t) resp->hello->pid;
         m->max_frame = resp->hello->has_max_frame ? resp->hello->max_frame : 0;
+        if (resp->hello->has_charge_batch && resp->hello->charge_batch > 0) {
+                /* The daemon's charge-batch caps refills. Written only when it
+                 * changes (a reconnect to a reconfigured daemon). */
+                uint64_t b = MAX(MIN(resp->hello->charge_batch, STOCK_MAX_BATCH), STOCK_MIN_BATCH);
+
+                if (m->stock.max_batch != b)
+                        m->stock.max_batch = b;
+        }
         memacct__v1__response__free_unpacked(resp, NULL);
         return m->server ? 0 : client_error(m, -ENOMEM, NULL, NULL);
 }
@@ -501,7 +509,11 @@ _public_ int memacct_default_socket(char **ret) {
         else if (geteuid() != 0 && (e = secure_getenv("XDG_RUNTIME_DIR")) && *e) {
                 if (asprintf(&s, "%s/memacctd/memacctd.sock", e) < 0)
                         s = NULL;
-        } else
+        } else if (geteuid() != 0)
+                /* Where an unprivileged memacctd without XDG_RUNTIME_DIR
+                 * puts its socket: the current directory. */
+                s = strdup("memacctd.sock");
+        else
                 s = strdup("/run/memacctd/memacctd.sock");
         if (!s)
                 return -ENOMEM;
@@ -516,7 +528,7 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
         if (!ret)
                 return -EINVAL;
         /* The stock's fields are laid out by cache line: keep them so. */
-        m = aligned_alloc(CACHELINE_SIZE, (sizeof(*m) + CACHELINE_SIZE - 1) & ~(size_t) (CACHELINE_SIZE - 1));
+        m = cacheline_alloc(sizeof(*m));
         if (!m)
                 return -ENOMEM;
         memset(m, 0, sizeof(*m));

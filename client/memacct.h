@@ -169,7 +169,7 @@ typedef struct memacct_group_info {
         size_t n_events_local;
         const memacct_counter *stat;         /* by item, in item order */
         size_t n_stat;
-        uint32_t owner;         /* MEMACCT_NO_OWNER: not delegated */
+        uint32_t owner;         /* the uid it is delegated to; 0: not delegated */
         uint32_t nr_children;
         uint32_t nr_sessions;
 } memacct_group_info;

@@ -275,7 +275,8 @@ static int print_json(json_object *o) {
 
 /* --- commands --- */
 
-static int verb_create(memacct *m, int argc, char **argv) {
+static int verb_create(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         memacct_limits l = {};
         int r;
 
@@ -284,20 +285,30 @@ static int verb_create(memacct *m, int argc, char **argv) {
                 r = parse_limit(argv[i], &l);
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
         return r < 0 ? fail(m, "create", argv[1], r) : 0;
 }
 
-static int verb_remove(memacct *m, int argc, char **argv) {
+static int verb_remove(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         int r = need_args(argc, 1, 1, argv[0]);
 
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_remove_group(m, argv[1]);
         return r < 0 ? fail(m, "remove", argv[1], r) : 0;
 }
 
-static int verb_set(memacct *m, int argc, char **argv) {
+static int verb_set(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         memacct_limits l = {};
         int r;
 
@@ -306,16 +317,25 @@ static int verb_set(memacct *m, int argc, char **argv) {
                 r = parse_limit(argv[i], &l);
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_set_limits(m, argv[1], &l, arg_force ? MEMACCT_FORCE : 0);
         return r < 0 ? fail(m, "set", argv[1], r) : 0;
 }
 
-static int verb_show(memacct *m, int argc, char **argv) {
+static int verb_show(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         _cleanup_(memacct_group_info_freep) memacct_group_info *g = NULL;
         int r = need_args(argc, 1, 1, argv[0]);
 
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_get_group(m, argv[1], arg_reclaim_root, arg_exact ? MEMACCT_EXACT : 0, &g);
         if (r < 0)
                 return fail(m, "show", argv[1], r);
@@ -336,7 +356,8 @@ static int path_depth(const char *path) {
         return d;
 }
 
-static int verb_tree(memacct *m, int argc, char **argv) {
+static int verb_tree(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
         _cleanup_(memacct_group_info_freep) memacct_group_info *top = NULL;
         const char *path = argc > 1 ? argv[1] : "/";
@@ -345,6 +366,10 @@ static int verb_tree(memacct *m, int argc, char **argv) {
 
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_get_group(m, path, arg_reclaim_root, arg_exact ? MEMACCT_EXACT : 0, &top);
         if (r >= 0)
                 r = memacct_list_groups(m, path, MEMACCT_RECURSIVE | (arg_exact ? MEMACCT_EXACT : 0),
@@ -397,7 +422,8 @@ static int verb_tree(memacct *m, int argc, char **argv) {
         return 0;
 }
 
-static int verb_charge(memacct *m, int argc, char **argv) {
+static int verb_charge(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         bool charge = strcmp(argv[0], "charge") == 0;
         uint64_t bytes;
         int r, item;
@@ -409,6 +435,10 @@ static int verb_charge(memacct *m, int argc, char **argv) {
                 r = parse_item(&item);
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         if (charge)
                 r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, NULL);
         else
@@ -429,7 +459,8 @@ static void catch_stop_signals(void) {
         sigaction(SIGTERM, &sa, NULL);
 }
 
-static int verb_hold(memacct *m, int argc, char **argv) {
+static int verb_hold(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         memacct_event ev;
         uint64_t bytes;
         int r, item;
@@ -442,6 +473,10 @@ static int verb_hold(memacct *m, int argc, char **argv) {
         if (r != 0)
                 return r;
         catch_stop_signals();
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_attach(m, argv[1]);
         if (r < 0)
                 return fail(m, "attach", argv[1], r);
@@ -473,7 +508,8 @@ static int parse_pid(const char *s, pid_t *ret) {
         return 0;
 }
 
-static int verb_move(memacct *m, int argc, char **argv) {
+static int verb_move(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         unsigned sessions = 0;
         pid_t pid;
         int r;
@@ -483,6 +519,10 @@ static int verb_move(memacct *m, int argc, char **argv) {
                 r = parse_pid(argv[1], &pid);
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_move(m, pid, argv[2], &sessions);
         if (r < 0)
                 return fail(m, "move", argv[2], r);
@@ -496,7 +536,8 @@ static int verb_move(memacct *m, int argc, char **argv) {
         return 0;
 }
 
-static int verb_client(memacct *m, int argc, char **argv) {
+static int verb_client(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         memacct_client_info c;
         pid_t pid;
         int r;
@@ -506,6 +547,10 @@ static int verb_client(memacct *m, int argc, char **argv) {
                 r = parse_pid(argv[1], &pid);
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_get_client(m, pid, arg_exact ? MEMACCT_EXACT : 0, &c);
         if (r < 0)
                 return fail(m, "client", argv[1], r);
@@ -527,22 +572,32 @@ static int verb_client(memacct *m, int argc, char **argv) {
         return 0;
 }
 
-static int verb_reset_peak(memacct *m, int argc, char **argv) {
+static int verb_reset_peak(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         int r = need_args(argc, 1, 1, argv[0]);
 
         if (r != 0)
                 return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_reset_peak(m, argv[1]);
         return r < 0 ? fail(m, "reset-peak", argv[1], r) : 0;
 }
 
-static int verb_watch(memacct *m, int argc, char **argv) {
+static int verb_watch(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
         memacct_event ev;
         int r = need_args(argc, 1, 1, argv[0]);
 
         if (r != 0)
                 return r;
         catch_stop_signals();
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
         r = memacct_subscribe(m, argv[1]);
         if (r < 0)
                 return fail(m, "watch", argv[1], r);
@@ -574,7 +629,7 @@ static int verb_watch(memacct *m, int argc, char **argv) {
 
 static const struct {
         const char *name;
-        int (*run)(memacct *m, int argc, char **argv);
+        int (*run)(memacct **mp, int argc, char **argv);
 } verbs[] = {
         { "create", verb_create },   { "remove", verb_remove },
         { "set", verb_set },         { "show", verb_show },
@@ -678,10 +733,9 @@ int main(int argc, char **argv) {
                         return EXIT_USAGE;
                 /* A broken pipe on stdout (watch | head) must end us quietly. */
                 signal(SIGPIPE, SIG_DFL);
-                r = connect_or_fail(&m);
-                if (r != 0)
-                        return r;
-                return verbs[i].run(m, argc - first, argv + first);
+                /* Arguments are checked before connecting: a usage error
+                 * is exit status 2 whether or not the daemon runs. */
+                return verbs[i].run(&m, argc - first, argv + first);
         }
         return usage_error("unknown command '%s'", argv[first]);
 }

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Install the dependencies, build, and run. Until the daemon lands this
-# runs the core benchmark (the accounting engine against its pre-patch
-# fast paths) in the foreground.
+# Install the dependencies, build, and run memacctd in the foreground on a
+# socket in the current directory (./memacctd.sock, state in ./state):
+# in another shell, `build/client/memacctctl --socket ./memacctd.sock tree`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 [ -d build ] || meson setup build --buildtype=debugoptimized >/dev/null
 ninja -C build
-exec tests/bench/run-core.sh build
+exec build/daemon/memacctd --socket "$PWD/memacctd.sock" --state-dir "$PWD/state" -v "$@"
