@@ -679,7 +679,10 @@ static int collect_cb(MemGroup *g, void *userdata) {
                 col->v = v;
                 col->cap = cap;
         }
-        col->v[col->n++] = group_ref(g);
+        /* Found under RCU: it may be going away; then leave it out. */
+        if (!group_tryget(g))
+                return 1;
+        col->v[col->n++] = g;
         /* Not recursive: the top's children, but not theirs. */
         return (!col->recursive && g != col->top) ? 1 : 0;
 }

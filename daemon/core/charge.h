@@ -65,6 +65,7 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
 /**
  * group_uncharge_kept() - release kept bytes of @item.
  * Return: 0, -ERANGE if fewer are kept (nothing released), -EINVAL,
- * -EOVERFLOW above MEM_CHARGE_MAX.
+ * -EOVERFLOW above MEM_CHARGE_MAX, -ENOENT if @g has been removed (its
+ * kept charges went with it).
  */
 int group_uncharge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item);

@@ -9,12 +9,10 @@
  * wait for a writer nor make one wait. A removed group is unlinked at once
  * and freed after a grace period, when its last reference is gone.
  *
- * Removal races with lock-free attaches and kept charges, which do not
- * take tree_lock. Attaches use the store-then-load pattern of Dekker's
- * algorithm with seq_cst atomics: the remover sets 'dead' then reads the
- * attach count, an attacher adds to the count then reads 'dead'; at least
- * one sees the other, so a group is never removed with a session in it.
- * Kept charges belong to the group and are released by its removal: they
+ * Removal races with attaches and kept charges, which do not take
+ * tree_lock. Attaches and the removal's check of the attach count share
+ * the group's move_lock, so a group is never removed with a session in it
+ * and 'dead' is set only for a removal that goes ahead. Kept charges belong to the group and are released by its removal: they
  * run in read-side sections that check 'dead', and the remover waits a
  * grace period after setting it before it releases what they left.
  */
@@ -149,6 +147,16 @@ MemGroup *group_lookup(MemCore *core, const char *path) {
         return caa_container_of(node, MemGroup, node);
 }
 
+bool group_tryget(MemGroup *g) {
+        unsigned refs = atomic_load(&g->refs);
+
+        do {
+                if (refs == 0)
+                        return false;
+        } while (!atomic_compare_exchange_weak(&g->refs, &refs, refs + 1));
+        return true;
+}
+
 MemGroup *group_ref(MemGroup *g) {
         if (g)
                 atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);
@@ -179,10 +187,8 @@ int group_get(MemCore *core, const char *path, MemGroup **ret) {
 
         core_read_lock();
         g = group_lookup(core, path);
-        /* A group whose last reference is gone is unlinked already and
-         * can't be found, so the count is above 0 here. */
-        if (g)
-                group_ref(g);
+        if (g && !group_tryget(g))
+                g = NULL;
         core_read_unlock();
         if (!g)
                 return -ENOENT;
@@ -323,11 +329,15 @@ int group_remove(MemCore *core, const char *path) {
         else if (!cds_list_empty(&g->children))
                 r = -EBUSY;
         else {
-                atomic_store(&g->dead, true);
-                if (atomic_load(&g->nr_attached) != 0) {
-                        atomic_store(&g->dead, false);
+                /* Attaches count under the same lock, so 'dead' is only
+                 * ever set for a removal that goes ahead: nobody sees a
+                 * refused removal. */
+                pthread_mutex_lock(&g->move_lock);
+                if (atomic_load(&g->nr_attached) != 0)
                         r = -EBUSY;
-                }
+                else
+                        atomic_store(&g->dead, true);
+                pthread_mutex_unlock(&g->move_lock);
         }
         core_read_unlock();
         if (r < 0) {
@@ -403,13 +413,18 @@ void group_free_tree(MemCore *core) {
 }
 
 int group_attach(MemGroup *g) {
-        atomic_fetch_add(&g->nr_attached, 1);
-        if (atomic_load(&g->dead)) {
-                atomic_fetch_sub(&g->nr_attached, 1);
-                return -ENOENT;
-        }
-        group_ref(g);
-        return 0;
+        int r = 0;
+
+        /* Rare (once per session), so a lock: see group_remove(). */
+        pthread_mutex_lock(&g->move_lock);
+        if (atomic_load(&g->dead))
+                r = -ENOENT;
+        else
+                atomic_fetch_add(&g->nr_attached, 1);
+        pthread_mutex_unlock(&g->move_lock);
+        if (r == 0)
+                group_ref(g);
+        return r;
 }
 
 void group_detach(MemGroup *g) {

@@ -112,6 +112,12 @@ MemGroup *group_lookup(MemCore *core, const char *path);
 
 /** group_get() - find @path and take a reference. Return: 0 or -ENOENT. */
 int group_get(MemCore *core, const char *path, MemGroup **ret);
+/**
+ * group_tryget() - take a reference on a group found under RCU, unless its
+ * last one is gone (it is on its way to being freed): css_tryget().
+ */
+bool group_tryget(MemGroup *g);
+/** group_ref() - another reference, for a caller that holds one already. */
 MemGroup *group_ref(MemGroup *g);
 MemGroup *group_unref(MemGroup *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(MemGroup *, group_unref);

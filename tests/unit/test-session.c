@@ -214,6 +214,9 @@ static void test_session_free_releases_held_not_kept(void **state) {
         assert_int_equal(current(f, root), PAGE);
         assert_int_equal(group_remove(f->core, "/a"), 0);
         assert_int_equal(current(f, root), 0);
+        info = info_of(f, root, true);
+        assert_int_equal(info.stat[MEM_STAT_FILE], 0);
+        assert_int_equal(info.stat_local[MEM_STAT_FILE], 0);
 }
 
 static void test_session_uncharge_beyond_held_is_erange(void **state) {
