@@ -41,6 +41,37 @@ typedef struct SyncSlot {
         bool done;
 } SyncSlot;
 
+/* The D-Bus transport (client-bus.c), reached only through this table so
+ * that the socket code has no link-time dependency on sd-bus: a handle
+ * with a NULL bus is a socket handle. Each entry is called after the
+ * public function checked its arguments, without the lock; it takes the
+ * lock around its sd-bus use. Return: as the public function. */
+typedef struct BusOps {
+        int (*create_group)(memacct *m, const char *path, const memacct_limits *limits,
+                            uint32_t owner);
+        int (*remove_group)(memacct *m, const char *path);
+        int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
+                          unsigned flags);
+        int (*get_group)(memacct *m, const char *path, const char *reclaim_root, unsigned flags,
+                         memacct_group_info **ret);
+        int (*list_groups)(memacct *m, const char *path, unsigned flags,
+                           memacct_group_list **ret);
+        int (*charge)(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
+                      memacct_charge_result *ret);
+        int (*uncharge)(memacct *m, const char *path, uint64_t bytes, unsigned item,
+                        unsigned flags);
+        int (*attach)(memacct *m, const char *path);
+        int (*move)(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions);
+        int (*get_client)(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+        int (*reset_peak)(memacct *m, const char *path);
+        int (*subscribe)(memacct *m, const char *path);
+        int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
+        /* Leave the bus and free the transport's state (memacct_close()). */
+        void (*close)(memacct *m);
+} BusOps;
+
+typedef struct BusConn BusConn;
+
 typedef struct Pending {
         uint64_t id;
         PendingKind kind;
@@ -57,6 +88,13 @@ struct memacct {
 
         char *socket_path;
         int fd; /* -1: broken, reconnect before use */
+        /* A D-Bus handle (memacct_connect_bus()): never NULL there, NULL on
+         * a socket handle. Set once, before the handle is returned, and
+         * only read after: tested at the entry of slow-path calls, never
+         * on the stock's fast path (a bus handle has no page, so its
+         * stocked calls fall to the slow path and stop there). */
+        const BusOps *bus;
+        BusConn *bus_conn;
         char *proto_error; /* the server's last id-0 error message */
 
         uint8_t *rbuf;
@@ -105,6 +143,11 @@ typedef struct BatchOp {
         int result;
         char *refused_path;
 } BatchOp;
+
+struct memacct_group_list {
+        memacct_group_info *groups;
+        size_t n;
+};
 
 struct memacct_batch {
         memacct *m;
@@ -160,6 +203,12 @@ int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userd
 
 /* client.c */
 
+/** client_new() - a handle with no connection yet, defaults set. Return: it, or NULL. */
+memacct *client_new(void);
+
+/** client_bus_unsupported() - record and return -EOPNOTSUPP: @what has no D-Bus form. */
+int client_bus_unsupported(const memacct *m, const char *what);
+
 /** client_error() - record @r with @message (NULL: strerror) for memacct_last_error(). Return: @r. */
 int client_error(const memacct *m, int r, const char *message, const char *refused_path);
 
@@ -192,3 +241,8 @@ void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, in
 
 /** client_now_nsec() - CLOCK_MONOTONIC in ns. */
 uint64_t client_now_nsec(void);
+
+/* client-ops.c */
+
+/** client_group_info_done() - free what @g points to and zero it. */
+void client_group_info_done(memacct_group_info *g);

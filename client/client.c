@@ -506,7 +506,7 @@ _public_ int memacct_default_socket(char **ret) {
         e = secure_getenv("MEMACCT_SOCKET");
         if (e && *e)
                 s = strdup(e);
-        else if (geteuid() != 0 && (e = secure_getenv("XDG_RUNTIME_DIR")) && *e) {
+        else if (geteuid() != 0 && (e = secure_getenv("XDG_RUNTIME_DIR")) && e[0] == '/') {
                 if (asprintf(&s, "%s/memacctd/memacctd.sock", e) < 0)
                         s = NULL;
         } else if (geteuid() != 0)

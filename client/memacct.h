@@ -42,14 +42,15 @@
  * refill in flight, else for a new one, and if that is refused (or the
  * group is near its max) the charge is made exactly, as the kernel retries
  * with exactly n pages when a batch fails. The batch is sized in bytes,
- * between 64 KiB and 4 MiB: it grows while refills follow each other
+ * between 64 KiB and 4 MiB (or the daemon's charge-batch, if smaller,
+ * from HelloReply): it grows while refills follow each other
  * quickly and is never more than 1/8 of the margin the tightest max still
  * admits (ChargeReply.margin); near the limit the stock is bypassed.
  * Uncharges go back to the page; when it holds more than two batches, the
  * surplus above one batch is returned to the daemon.
  *
  * Over-charge.  The bytes in the page are charged but unused. Per stat item
- * and handle they are at most about two batches (2 x 4 MiB), so a group's
+ * and handle they are at most about two batches (2 x the batch cap), so a group's
  * usage exceeds what its clients really use by at most that much per item
  * per stocked handle - the kernel's "64 pages per cpu" slack, here "two
  * batches per handle". The daemon may empty a page at any time (it
@@ -201,9 +202,10 @@ typedef struct memacct_event {
 
 /**
  * memacct_default_socket() - the socket path memacct_connect(NULL) uses:
- * $MEMACCT_SOCKET if set; else, when not root and $XDG_RUNTIME_DIR is set,
- * $XDG_RUNTIME_DIR/memacctd/memacctd.sock; else
- * /run/memacctd/memacctd.sock.
+ * $MEMACCT_SOCKET if set; else, when not root and $XDG_RUNTIME_DIR is an
+ * absolute path, $XDG_RUNTIME_DIR/memacctd/memacctd.sock; else, when not
+ * root, memacctd.sock in the current directory (where an unprivileged
+ * memacctd puts it); else /run/memacctd/memacctd.sock.
  * @ret: a newly allocated string, freed with free()
  *
  * Return: 0 or -ENOMEM.

@@ -60,6 +60,7 @@ static void help(void) {
                "Options:\n"
                "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else\n"
                "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
+               "                  else ./memacctd.sock when not root,\n"
                "                  else /run/memacctd/memacctd.sock)\n"
                "  --json          print JSON\n"
                "  -h, --help      show this help\n"

@@ -543,7 +543,7 @@ static int do_remove(DispatchConn *c, const Memacct__V1__RemoveGroup *m, Reply *
                 return fail(rep, -EPERM, "%s: permission denied", m->path);
         r = group_remove(c->d->core, m->path);
         if (r == -EBUSY)
-                return fail(rep, r, "%s: group has children, charges or sessions", m->path);
+                return fail(rep, r, "%s: group has children or attached sessions", m->path);
         if (r < 0)
                 return fail_path(rep, r, m->path);
         state_changed(c->d);
