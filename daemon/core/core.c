@@ -24,9 +24,13 @@
 char rcu_tsan_gp;
 #endif
 
-static __thread MemCore *tls_core;
-static __thread int tls_slot = -1;
-static __thread unsigned tls_rcu_users;
+/* initial-exec: the core is linked into executables, and the general TLS
+ * model would make every charge call __tls_get_addr(). */
+#define _tls_ __thread __attribute__((tls_model("initial-exec")))
+
+static _tls_ MemCore *tls_core;
+static _tls_ int tls_slot = -1;
+static _tls_ unsigned tls_rcu_users;
 
 unsigned core_thread_slot(MemCore *core) {
         assert(tls_core == core && tls_slot >= 0);
@@ -80,6 +84,14 @@ static int config_check(const MemCoreConfig *c) {
         return 0;
 }
 
+static unsigned long lfht_initial_size(unsigned max_groups) {
+        unsigned long n = 64;
+
+        while (n < max_groups && n < (1ul << 20))
+                n <<= 1;
+        return n;
+}
+
 int core_new(const MemCoreConfig *config, MemCore **ret) {
         MemCore *core;
         int r;
@@ -99,7 +111,11 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         atomic_store(&core->rss_threshold, (int64_t) config->rss_threshold);
         atomic_store(&core->recursive_protection, config->recursive_protection);
 
-        core->groups = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+        /* Sized for the configured group count up front: a table that
+         * starts small makes every create walk long chains until the
+         * background resize catches up. */
+        core->groups = cds_lfht_new_flavor(lfht_initial_size(config->max_groups), 64, 0,
+                                           CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
                                            &urcu_memb_flavor, NULL);
         core->clients = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
                                             &urcu_memb_flavor, NULL);
@@ -120,10 +136,17 @@ fail:
 }
 
 MemCore *core_free(MemCore *core) {
+        bool registered = tls_rcu_users > 0;
+
         if (!core)
                 return NULL;
-        /* Groups removed earlier are freed by call_rcu callbacks that give
-         * their ids back to this core: let them finish first. */
+        /* The hash table's walks need a registered reader, and its resize
+         * worker may still run: whoever frees the core becomes one for the
+         * duration. */
+        if (!registered)
+                urcu_memb_register_thread();
+        /* Groups removed earlier are freed by call_rcu callbacks: let them
+         * finish first. */
         urcu_memb_barrier();
         group_free_tree(core);
         if (core->groups)
@@ -137,6 +160,8 @@ MemCore *core_free(MemCore *core) {
         pthread_mutex_destroy(&core->clients_lock);
         pthread_mutex_destroy(&core->stock_lock);
         free(core);
+        if (!registered)
+                urcu_memb_unregister_thread();
         return NULL;
 }
 

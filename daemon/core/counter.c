@@ -47,7 +47,7 @@ void counter_init(MemCounter *c, MemCounter *parent) {
  * min paid the exchange on every charge and uncharge. Building with
  * -DMEMACCT_BEFORE_PATCH restores that for the benchmark.
  */
-static void propagate_one(_Atomic int64_t *usage_slot, _Atomic int64_t *parent_sum,
+static inline void propagate_one(_Atomic int64_t *usage_slot, _Atomic int64_t *parent_sum,
                           int64_t setting, int64_t usage) {
         int64_t protected = MIN(usage, setting), old;
 
@@ -65,7 +65,7 @@ static void propagate_one(_Atomic int64_t *usage_slot, _Atomic int64_t *parent_s
                 atomic_fetch_add_explicit(parent_sum, protected - old, memory_order_relaxed);
 }
 
-static void propagate_protected_usage(MemCounter *c, int64_t usage) {
+static inline void propagate_protected_usage(MemCounter *c, int64_t usage) {
         MemCounter *parent = c->parent;
 
         if (!parent)

@@ -408,6 +408,9 @@ void group_free_tree(MemCore *core) {
         cds_lfht_for_each(core->groups, &iter, node)
                 cds_lfht_del(core->groups, node);
         core_read_unlock();
+        /* Unlinked nodes may still be read by the table's own workers
+         * until a grace period has passed. */
+        urcu_memb_synchronize_rcu();
         free_subtree(core->root);
         core->root = NULL;
 }

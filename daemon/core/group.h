@@ -10,7 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-/* The flavour first: the list and hash table headers use its primitives. */
+/* The flavour first: the list and hash table headers use its primitives.
+ * Read-side lock and unlock are two instructions each: inline them rather
+ * than call into the library on every charge (liburcu is LGPL, as we are). */
+#ifndef URCU_INLINE_SMALL_FUNCTIONS
+#define URCU_INLINE_SMALL_FUNCTIONS
+#endif
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 #include <urcu/rculist.h>

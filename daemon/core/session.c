@@ -322,6 +322,19 @@ int session_attach(MemSession *s, MemGroup *g) {
         return r;
 }
 
+/*
+ * Only the session's own thread adds to held[], but a stock drain may take
+ * from it on another thread, and only for sessions with a stock page: the
+ * others update it with a plain load and store (no locked instruction).
+ * s->stock is set by the owner thread itself, so reading it here is safe.
+ */
+static void held_add(MemSession *s, MemStatItem item, int64_t bytes) {
+        if (s->stock)
+                atomic_fetch_add(&s->held[item], bytes);
+        else
+                store64(&s->held[item], load64(&s->held[item]) + bytes);
+}
+
 static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
                                MemChargeResult *ret) {
         MemGroup *g;
@@ -335,7 +348,7 @@ static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, 
         else {
                 r = group_charge(s->core, g, bytes, item, flags, ret);
                 if (r == 0)
-                        atomic_fetch_add(&s->held[item], (int64_t) bytes);
+                        held_add(s, item, (int64_t) bytes);
         }
         session_end_update(g, locked);
         core_read_unlock();
@@ -431,9 +444,17 @@ int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem ite
 }
 
 /* Take @bytes out of held[item] unless fewer are held: a CAS, because a
- * stock drain on another thread may take from it at the same time. */
+ * stock drain on another thread may take from it at the same time (only
+ * for sessions with a stock page; see held_add()). */
 static bool held_take(MemSession *s, MemStatItem item, int64_t bytes) {
         int64_t cur = load64(&s->held[item]);
+
+        if (!s->stock) {
+                if (cur < bytes)
+                        return false;
+                store64(&s->held[item], cur - bytes);
+                return true;
+        }
 
         do {
                 if (cur < bytes)
