@@ -18,6 +18,7 @@
  */
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,11 +199,11 @@ int group_get(MemCore *core, const char *path, MemGroup **ret) {
 
 static MemGroup *group_alloc(MemCore *core, const char *path, MemGroup *parent, unsigned id,
                              unsigned depth, uid_t owner) {
-        size_t size = sizeof(MemGroup) + strlen(path) + 1;
-        MemGroup *g;
+        /* The path starts in the padding of the last cache line: a short
+         * one costs no extra line. Rounded up, the size never falls below
+         * sizeof(MemGroup). */
+        MemGroup *g = cacheline_alloc(offsetof(MemGroup, path) + strlen(path) + 1);
 
-        size = (size + CACHELINE_SIZE - 1) & ~(size_t) (CACHELINE_SIZE - 1);
-        g = cacheline_alloc(size);
         if (!g)
                 return NULL;
         memset(g, 0, sizeof(*g));
