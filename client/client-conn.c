@@ -61,6 +61,7 @@ int conn_open(memacct *m) {
         m->rlen = 0;
         free(m->proto_error);
         m->proto_error = NULL;
+        m->proto_error_r = 0;
         return 0;
 }
 
@@ -169,10 +170,23 @@ static int dispatch_frame(memacct *m, const uint8_t *body, size_t len) {
                         event_push(m, resp);
                         return 0;
                 }
+                /* Someone moved our session: a replay after a reconnect
+                 * must re-attach there, not where we last attached. */
+                if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVED && resp->moved->path) {
+                        char *copy = strdup(resp->moved->path);
+
+                        if (copy) {
+                                free(m->attached);
+                                m->attached = copy;
+                        }
+                        memacct__v1__response__free_unpacked(resp, NULL);
+                        return 0;
+                }
                 /* An unprompted error: the session ends after it. */
                 if (resp->status != MEMACCT__V1__STATUS__OK) {
                         free(m->proto_error);
                         m->proto_error = strdup(resp->message ? resp->message : "protocol error");
+                        m->proto_error_r = status_to_errno((MemStatus) resp->status);
                 }
                 memacct__v1__response__free_unpacked(resp, NULL);
                 return 0;
@@ -227,10 +241,40 @@ static int dispatch_buffered(memacct *m) {
 
 /* The error a broken connection reports: the server's protocol error if it
  * sent one, else a reset. */
+/*
+ * Before giving a connection up, read what the server sent before it
+ * closed: a refusal (too many sessions for this uid) arrives and the
+ * socket closes at once, and our own send may fail first. Data already
+ * queued is readable even after the reset.
+ */
+static void conn_salvage(memacct *m) {
+        if (m->rsize == 0) {
+                uint8_t *b = malloc(65536);
+
+                if (!b)
+                        return;
+                m->rbuf = b;
+                m->rsize = 65536;
+        }
+        while (m->fd >= 0 && m->rsize - m->rlen > 0) {
+                ssize_t n = recv(m->fd, m->rbuf + m->rlen, m->rsize - m->rlen, MSG_DONTWAIT);
+
+                if (n <= 0)
+                        break;
+                m->rlen += (size_t) n;
+                if (dispatch_buffered(m) < 0)
+                        break;
+        }
+}
+
 static int conn_fail(memacct *m, int r) {
-        if (r != -EPROTO && m->proto_error)
-                r = -EPROTO;
-        if (r != -EPROTO && r != -ETIMEDOUT)
+        if (!m->proto_error)
+                conn_salvage(m);
+        /* The server said why (too many sessions, a bad frame): that, not
+         * the reset that followed, is the error. */
+        if (m->proto_error)
+                r = m->proto_error_r < 0 ? m->proto_error_r : -EPROTO;
+        else if (r != -EPROTO && r != -ETIMEDOUT)
                 r = -ECONNRESET;
         conn_break(m, r);
         return r;

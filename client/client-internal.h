@@ -96,6 +96,7 @@ struct memacct {
         const BusOps *bus;
         BusConn *bus_conn;
         char *proto_error; /* the server's last id-0 error message */
+        int proto_error_r; /* ... and its status as an errno */
 
         uint8_t *rbuf;
         size_t rlen, rsize;

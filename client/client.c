@@ -14,6 +14,11 @@
  * what the caller held per stat item (Stock.held: stock handed out plus
  * exact session charges). The old page's unused bytes are not replayed: the
  * old session, and what it held, died with the old daemon.
+ *
+ * A bus handle (client-bus.c) shares the handle and its error reporting;
+ * each public call here tests m->bus once at its entry (the stocked calls:
+ * once their fast path has failed, which on a bus handle it always does)
+ * and hands over.
  */
 
 #include <errno.h>
@@ -38,6 +43,7 @@ static __thread char err_message[512];
 static __thread char err_refused[1024];
 static __thread bool err_has_refused;
 static __thread int err_r;
+static __thread bool err_connect_failed; /* the last error: a failed memacct_connect() */
 
 uint64_t client_now_nsec(void) {
         struct timespec ts;
@@ -52,6 +58,7 @@ const char *client_stat_name(unsigned item) {
 
 int client_error(const memacct *m, int r, const char *message, const char *refused_path) {
         err_owner = m;
+        err_connect_failed = false;
         err_r = r;
         snprintf(err_message, sizeof(err_message), "%s",
                  message && *message ? message : strerror(-r));
@@ -70,7 +77,9 @@ int client_response_error(const memacct *m, const Response *resp) {
 }
 
 _public_ const char *memacct_last_error(memacct *m) {
-        return m && err_owner == m ? err_message : NULL;
+        if (!m)
+                return err_connect_failed ? err_message : NULL;
+        return err_owner == m ? err_message : NULL;
 }
 
 _public_ const char *memacct_refused_path(memacct *m) {
@@ -108,7 +117,7 @@ int client_call_locked(memacct *m, Request *req, int fd_pass, Response **ret) {
                 /* The slot lives on this stack: nothing may answer it later. */
                 conn_break(m, r);
         if (!slot.done)
-                return client_error(m, r < 0 ? r : -EIO, NULL, NULL);
+                return client_error(m, r < 0 ? r : -EIO, m->proto_error, NULL);
         if (!slot.resp)
                 return client_error(m, slot.r, m->proto_error, NULL);
         r = client_response_error(m, slot.resp);
@@ -521,22 +530,38 @@ _public_ int memacct_default_socket(char **ret) {
         return 0;
 }
 
-_public_ int memacct_connect(const char *path, memacct **ret) {
+memacct *client_new(void) {
         memacct *m;
-        int r;
 
-        if (!ret)
-                return -EINVAL;
         /* The stock's fields are laid out by cache line: keep them so. */
         m = cacheline_alloc(sizeof(*m));
         if (!m)
-                return -ENOMEM;
+                return NULL;
         memset(m, 0, sizeof(*m));
         pthread_mutex_init(&m->lock, NULL);
         m->fd = -1;
         m->timeout_msec = CLIENT_DEFAULT_TIMEOUT_MSEC;
         m->reconnect_attempts = CLIENT_DEFAULT_RECONNECT;
         stock_init(&m->stock, &stock_ops, m, 0);
+        return m;
+}
+
+int client_bus_unsupported(const memacct *m, const char *what) {
+        char msg[128];
+
+        snprintf(msg, sizeof(msg), "%s has no D-Bus form: use the socket", what);
+        return client_error(m, -EOPNOTSUPP, msg, NULL);
+}
+
+_public_ int memacct_connect(const char *path, memacct **ret) {
+        memacct *m;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        m = client_new();
+        if (!m)
+                return -ENOMEM;
         if (path)
                 m->socket_path = strdup(path);
         else if (memacct_default_socket(&m->socket_path) < 0)
@@ -555,6 +580,10 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
         pthread_mutex_unlock(&m->lock);
         if (r < 0) {
                 memacct_close(m);
+                /* The handle is gone; its error stays readable through
+                 * memacct_last_error(NULL). */
+                err_owner = NULL;
+                err_connect_failed = true;
                 return r;
         }
         *ret = m;
@@ -564,6 +593,8 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
 _public_ memacct *memacct_close(memacct *m) {
         if (!m)
                 return NULL;
+        if (m->bus)
+                m->bus->close(m);
         conn_break(m, -ECONNRESET);
         if (m->page)
                 munmap((void *) m->page, STOCK_PAGE_SIZE);
@@ -684,6 +715,8 @@ _public_ int memacct_stock_drain(memacct *m) {
 
         if (!m)
                 return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
         pthread_mutex_lock(&m->lock);
         r = client_ensure_connected(m);
         if (r >= 0)
@@ -695,6 +728,8 @@ _public_ int memacct_stock_drain(memacct *m) {
 _public_ int memacct_stock_get(memacct *m, int item, uint64_t *ret_stocked, uint64_t *ret_batch) {
         if (!m || item < 0 || item >= STOCK_ITEMS)
                 return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
         if (!atomic_load_explicit(&m->stock.page, memory_order_acquire))
                 return -ENXIO;
         if (ret_stocked)
@@ -713,6 +748,8 @@ _public_ int memacct_attach(memacct *m, const char *path) {
 
         if (!m || !path)
                 return -EINVAL;
+        if (m->bus)
+                return m->bus->attach(m, path);
         copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
@@ -747,6 +784,8 @@ _public_ int memacct_charge(memacct *m, const char *path, uint64_t bytes, int it
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept charge needs a path", NULL);
+        if (m->bus)
+                return m->bus->charge(m, path, bytes, (unsigned) item, flags, ret);
 
         pthread_mutex_lock(&m->lock);
         for (unsigned attempt = 0;; attempt++) {
@@ -793,6 +832,8 @@ _public_ int memacct_uncharge(memacct *m, const char *path, uint64_t bytes, int 
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept uncharge needs a path", NULL);
+        if (m->bus)
+                return m->bus->uncharge(m, path, bytes, (unsigned) item, flags);
         uncharge.path = (char *) path;
         uncharge.has_bytes = true;
         uncharge.bytes = bytes;
@@ -818,6 +859,10 @@ _public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
         if (_likely_(r >= 0))
                 return r;
 
+        /* The slow path. A bus handle never has a page, so it always
+         * arrives here, and stops. */
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
         /* Not set up yet, or the connection broke: fix that, and try again. */
         for (unsigned attempt = 0; attempt < 2; attempt++) {
                 bool retry = false;
@@ -856,6 +901,8 @@ _public_ int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item) {
         r = stock_uncharge(&m->stock, (unsigned) item, bytes);
         if (_likely_(r >= 0))
                 return r;
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
         if (r == -ENXIO)
                 /* Never set up: what the caller holds was charged exactly. */
                 return memacct_uncharge(m, NULL, bytes, item, 0);

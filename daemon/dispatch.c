@@ -8,11 +8,8 @@
  * call, and encodes one Response straight into the connection's output
  * buffer. Identity is only what the kernel said at accept (SO_PEERCRED).
  *
- * Authorisation follows cgroup delegation: root may do everything; a uid
- * owning a group (its delegate) may charge in that subtree, and create,
- * remove and set limits strictly inside it, never on the delegated group
- * itself, whose budget belongs to whoever delegated it. Reads are open to
- * all unless the configuration says otherwise.
+ * Authorisation, lookups and the words of every refusal are authz.c's,
+ * shared with the bus transport so that both answer alike.
  */
 
 #include <errno.h>
@@ -26,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "authz.h"
 #include "dispatch.h"
 #include "frame.h"
 #include "memacct.pb-c.h"
@@ -60,6 +58,10 @@ struct Dispatch {
 
         pthread_mutex_t subs_lock;
         struct cds_list_head subscriptions;
+
+        MemEventHook sink; /* a second consumer of events (the bus) */
+        void *sink_userdata;
+        _Atomic unsigned nsessions;
 };
 
 struct DispatchConn {
@@ -156,6 +158,7 @@ static int arena_reset(uint32_t max_frame) {
 /* ---- dispatch state ---- */
 
 static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
+static void move_hook(MemSession *s, MemGroup *dst, void *userdata);
 
 int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn changed,
                  void *changed_userdata, Dispatch **ret) {
@@ -171,6 +174,7 @@ int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn 
         pthread_mutex_init(&d->subs_lock, NULL);
         CDS_INIT_LIST_HEAD(&d->subscriptions);
         core_set_event_hook(core, event_hook, d);
+        core_set_move_hook(core, move_hook, d);
         *ret = d;
         return 0;
 }
@@ -179,6 +183,7 @@ Dispatch *dispatch_free(Dispatch *d) {
         if (!d)
                 return NULL;
         core_set_event_hook(d->core, NULL, NULL);
+        core_set_move_hook(d->core, NULL, NULL);
         pthread_mutex_destroy(&d->lock);
         pthread_mutex_destroy(&d->subs_lock);
         free(d->uids);
@@ -192,6 +197,15 @@ void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits) {
         pthread_mutex_unlock(&d->lock);
 }
 
+void dispatch_set_event_sink(Dispatch *d, MemEventHook sink, void *userdata) {
+        d->sink = sink;
+        d->sink_userdata = userdata;
+}
+
+unsigned dispatch_session_count(Dispatch *d) {
+        return atomic_load_explicit(&d->nsessions, memory_order_relaxed);
+}
+
 static DispatchLimits limits_get(Dispatch *d) {
         DispatchLimits l;
 
@@ -199,6 +213,10 @@ static DispatchLimits limits_get(Dispatch *d) {
         l = d->limits;
         pthread_mutex_unlock(&d->lock);
         return l;
+}
+
+ReadAccess dispatch_read_access(Dispatch *d) {
+        return limits_get(d).read_access;
 }
 
 static void state_changed(Dispatch *d) {
@@ -277,8 +295,15 @@ int dispatch_conn_new(Dispatch *d, pid_t pid, uid_t uid, gid_t gid, DispatchPush
                 free(c);
                 return r;
         }
+        c->session->userdata = c;
+        /* A count for STATUS=: relaxed, nothing is ordered by it. */
+        atomic_fetch_add_explicit(&d->nsessions, 1, memory_order_relaxed);
         *ret = c;
         return 0;
+}
+
+MemSession *dispatch_conn_session(DispatchConn *c) {
+        return c->session;
 }
 
 static void subscriptions_drop(DispatchConn *c) {
@@ -308,6 +333,7 @@ DispatchConn *dispatch_conn_free(DispatchConn *c) {
         if (c->stock_page)
                 munmap(c->stock_page, STOCK_PAGE_SIZE);
         uid_release(c->d, c->uid);
+        atomic_fetch_sub_explicit(&c->d->nsessions, 1, memory_order_relaxed);
         free(c);
         return NULL;
 }
@@ -353,32 +379,21 @@ static int fail(Reply *rep, int r, const char *fmt, ...) {
         return r;
 }
 
-static const char *errno_text(int r) {
-        switch (r) {
-        case -ENOENT: return "no such group";
-        case -EEXIST: return "group exists";
-        case -EBUSY: return "group is in use";
-        case -EDQUOT: return "limit exceeded";
-        case -ERANGE: return "more than is held";
-        case -ENOSPC: return "group limit reached";
-        case -EMLINK: return "too deep";
-        case -ENOTCONN: return "session not attached to a group";
-        case -EOVERFLOW: return "size too large";
-        case -EPERM: return "permission denied";
-        case -ESRCH: return "no such client";
-        default: return strerror(-r);
-        }
+/* The message is in rep->message already (an authz_*() call wrote it). */
+static int fail_set(Reply *rep, int r) {
+        _Static_assert(sizeof(rep->message) >= AUTHZ_MESSAGE_MAX, "authz messages fit a Reply");
+        rep->resp.has_status = true;
+        rep->resp.status = (Memacct__V1__Status) status_from_errno(r);
+        rep->resp.message = rep->message;
+        return r;
 }
 
 static int fail_path(Reply *rep, int r, const char *path) {
-        MemPathError why = MEM_PATH_OK;
+        return fail_set(rep, authz_path_message(r, path, rep->message, sizeof(rep->message)));
+}
 
-        if (r == -EINVAL || r == -ENAMETOOLONG || r == -EMLINK) {
-                if (group_path_check(path, UINT32_MAX, &why) < 0 || why != MEM_PATH_OK)
-                        return fail(rep, r, "%s: %s", path ? path : "(none)",
-                                    mem_path_error_to_string(why));
-        }
-        return fail(rep, r, "%s: %s", path ? path : "(none)", errno_text(r));
+static int fail_denied(Reply *rep, const char *path) {
+        return fail_set(rep, authz_denied_message(path, rep->message, sizeof(rep->message)));
 }
 
 static int fail_refused(Reply *rep, const char *path, MemChargeResult *res) {
@@ -386,59 +401,34 @@ static int fail_refused(Reply *rep, const char *path, MemChargeResult *res) {
 
         rep->refused_path = strdup(by);
         rep->resp.refused_path = rep->refused_path;
-        return fail(rep, -EDQUOT, "%s: limit exceeded (max of %s)", path, by);
+        return fail_set(rep, authz_refused_message(path, res, rep->message, sizeof(rep->message)));
 }
 
-/* ---- authorisation ---- */
+/* ---- authorisation (authz.c) ---- */
 
 static bool may_read(DispatchConn *c, MemGroup *g) {
-        switch (limits_get(c->d).read_access) {
-        case READ_ACCESS_ROOT:
-                return c->uid == 0;
-        case READ_ACCESS_OWNER:
-                return c->uid == 0 || group_is_delegated_to(g, c->uid);
-        default:
-                return true;
-        }
+        return authz_may_read(limits_get(c->d).read_access, c->uid, g);
 }
 
-/* Charges, attaches, moves into: the delegated group and below. */
 static bool may_use(DispatchConn *c, MemGroup *g) {
-        return c->uid == 0 || group_is_delegated_to(g, c->uid);
+        return authz_may_use(c->uid, g);
 }
 
-/* Structure and limits: strictly below a delegated group. */
 static bool may_modify(DispatchConn *c, MemGroup *g) {
-        return c->uid == 0 || (g->parent && group_is_delegated_to(g->parent, c->uid));
+        return authz_may_modify(c->uid, g);
 }
 
 /* Look @path up with a reference; fills the error on failure. */
 static int lookup(DispatchConn *c, Reply *rep, const char *path, MemGroup **ret) {
-        int r;
+        int r = authz_lookup(c->d->core, path, ret, rep->message, sizeof(rep->message));
 
-        if (!path || !*path)
-                return fail(rep, -EINVAL, "a group path is required");
-        r = group_path_check(path, c->d->core->config.max_depth, NULL);
-        if (r < 0)
-                return fail_path(rep, r, path);
-        r = group_get(c->d->core, path, ret);
-        if (r < 0)
-                return fail_path(rep, r, path);
-        return 0;
+        return r < 0 ? fail_set(rep, r) : 0;
 }
 
 static int parse_stat(Reply *rep, const char *s, MemStatItem *ret) {
-        MemStatItem i;
+        int r = authz_parse_stat(s, ret, rep->message, sizeof(rep->message));
 
-        if (!s || !*s) {
-                *ret = MEM_STAT_ANON;
-                return 0;
-        }
-        i = mem_stat_item_from_string(s);
-        if (i < 0)
-                return fail(rep, -EINVAL, "unknown stat item '%s'", s);
-        *ret = i;
-        return 0;
+        return r < 0 ? fail_set(rep, r) : 0;
 }
 
 /* ---- handlers ---- */
@@ -469,7 +459,7 @@ static int apply_limits(MemGroup *g, const Memacct__V1__Limits *l, bool force, R
         if (l->has_max) {
                 r = group_set_max(g, l->max, force);
                 if (r < 0)
-                        return fail(rep, r, "%s: usage is above the new max (use force)", g->path);
+                        return fail(rep, r, AUTHZ_MSG_MAX_BELOW_USAGE, g->path);
         }
         if (l->has_high)
                 group_set_high(g, l->high);
@@ -480,43 +470,15 @@ static int apply_limits(MemGroup *g, const Memacct__V1__Limits *l, bool force, R
         return 0;
 }
 
-static MemGroup *parent_of(DispatchConn *c, const char *path) {
-        char buf[MEM_PATH_MAX + 1];
-        const char *slash = strrchr(path, '/');
-        MemGroup *p = NULL;
-
-        if (!slash || (size_t) (slash - path) > MEM_PATH_MAX)
-                return NULL;
-        if (slash == path)
-                strcpy(buf, "/");
-        else {
-                memcpy(buf, path, (size_t) (slash - path));
-                buf[slash - path] = 0;
-        }
-        (void) group_get(c->d->core, buf, &p);
-        return p;
-}
-
 static int do_create(DispatchConn *c, const Memacct__V1__CreateGroup *m, Reply *rep) {
-        _cleanup_(group_unrefp) MemGroup *parent = NULL, *g = NULL;
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
         uid_t owner;
         int r;
 
-        if (!m->path)
-                return fail(rep, -EINVAL, "a group path is required");
-        r = group_path_check(m->path, c->d->core->config.max_depth, NULL);
+        r = authz_check_create(c->d->core, c->uid, m->path, m->has_owner, (uid_t) m->owner, &owner,
+                               rep->message, sizeof(rep->message));
         if (r < 0)
-                return fail_path(rep, r, m->path);
-        if (r == 0)
-                return fail(rep, -EEXIST, "/: the root always exists");
-        parent = parent_of(c, m->path);
-        if (!parent)
-                return fail(rep, -ENOENT, "%s: parent group does not exist", m->path);
-        if (c->uid != 0 && !group_is_delegated_to(parent, c->uid))
-                return fail(rep, -EPERM, "%s: not delegated to uid %u", m->path, (unsigned) c->uid);
-        if (m->has_owner && c->uid != 0 && m->owner != c->uid)
-                return fail(rep, -EPERM, "only root delegates to another uid");
-        owner = m->has_owner ? (uid_t) m->owner : (c->uid == 0 ? 0 : c->uid);
+                return fail_set(rep, r);
 
         r = group_create(c->d->core, m->path, owner);
         if (r < 0)
@@ -540,10 +502,10 @@ static int do_remove(DispatchConn *c, const Memacct__V1__RemoveGroup *m, Reply *
         if (r < 0)
                 return r;
         if (!may_modify(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", m->path);
+                return fail_denied(rep, m->path);
         r = group_remove(c->d->core, m->path);
         if (r == -EBUSY)
-                return fail(rep, r, "%s: group has children or attached sessions", m->path);
+                return fail(rep, r, AUTHZ_MSG_REMOVE_BUSY, m->path);
         if (r < 0)
                 return fail_path(rep, r, m->path);
         state_changed(c->d);
@@ -558,7 +520,7 @@ static int do_set_limits(DispatchConn *c, const Memacct__V1__SetLimits *m, Reply
         if (r < 0)
                 return r;
         if (!may_modify(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", m->path);
+                return fail_denied(rep, m->path);
         r = apply_limits(g, m->limits, m->has_force && m->force, rep);
         state_changed(c->d);
         return r;
@@ -639,7 +601,7 @@ static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *
         if (r < 0)
                 return r;
         if (!may_read(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", m->path);
+                return fail_denied(rep, m->path);
         if (m->reclaim_root && *m->reclaim_root) {
                 r = lookup(c, rep, m->reclaim_root, &rr);
                 if (r < 0)
@@ -651,7 +613,7 @@ static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *
         group_read(c->d->core, g, rr, m->has_exact && m->exact, &info);
         r = group_info_fill(gi, g, &info);
         if (r < 0)
-                return fail(rep, r, "out of memory");
+                return fail(rep, r, AUTHZ_MSG_OUT_OF_MEMORY);
         rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUP;
         rep->resp.group = gi;
         return 0;
@@ -702,12 +664,12 @@ static int do_list(DispatchConn *c, const Memacct__V1__ListGroups *m, Reply *rep
         group_walk(top, collect_cb, &col);
         core_read_unlock();
         if (col.r < 0) {
-                r = fail(rep, col.r, "out of memory");
+                r = fail(rep, col.r, AUTHZ_MSG_OUT_OF_MEMORY);
                 goto out;
         }
         gl->groups = calloc(col.n ? col.n : 1, sizeof(*gl->groups));
         if (!gl->groups) {
-                r = fail(rep, -ENOMEM, "out of memory");
+                r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                 goto out;
         }
         for (size_t i = 0; i < col.n; i++) {
@@ -718,19 +680,19 @@ static int do_list(DispatchConn *c, const Memacct__V1__ListGroups *m, Reply *rep
                         continue;
                 gi = malloc(sizeof(*gi));
                 if (!gi) {
-                        r = fail(rep, -ENOMEM, "out of memory");
+                        r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                         goto out;
                 }
                 group_read(c->d->core, col.v[i], NULL, m->has_exact && m->exact && i == 0, &info);
                 if (group_info_fill(gi, col.v[i], &info) < 0) {
                         free(gi);
-                        r = fail(rep, -ENOMEM, "out of memory");
+                        r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                         goto out;
                 }
                 gl->groups[gl->n_groups++] = gi;
         }
         if (memacct__v1__group_list__get_packed_size(gl) > LIST_RESPONSE_MAX) {
-                r = fail(rep, -ENOSPC, "%s: too many groups for one reply; list a subtree", path);
+                r = fail(rep, -ENOSPC, AUTHZ_MSG_LIST_TOO_LARGE, path);
                 goto out;
         }
         rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUPS;
@@ -755,40 +717,12 @@ static void fill_charge_reply(Memacct__V1__ChargeReply *cr, MemGroup *g, const M
         rep->resp.charge = cr;
 }
 
-/* The group a session charge goes to: the attached one, or @path if the
- * session is not attached yet (then it attaches). */
+/* The group a session charge goes to (authz_session_target()). */
 static int session_target(DispatchConn *c, const char *path, Reply *rep, MemGroup **ret) {
-        MemGroup *attached = atomic_load(&c->session->group);
-        MemGroup *g = NULL;
-        int r;
+        int r = authz_session_target(c->d->core, c->session, c->uid, path, ret, rep->message,
+                                     sizeof(rep->message));
 
-        if (!path || !*path) {
-                if (!attached)
-                        return fail(rep, -ENOTCONN, "session not attached to a group");
-                *ret = group_ref(attached);
-                return 0;
-        }
-        r = lookup(c, rep, path, &g);
-        if (r < 0)
-                return r;
-        if (attached && attached != g) {
-                group_unref(g);
-                return fail(rep, -EINVAL, "%s: the session is attached to %s; move it first", path,
-                            attached->path);
-        }
-        if (!attached) {
-                if (!may_use(c, g)) {
-                        group_unref(g);
-                        return fail(rep, -EPERM, "%s: permission denied", path);
-                }
-                r = session_attach(c->session, g);
-                if (r < 0) {
-                        group_unref(g);
-                        return fail_path(rep, r, path);
-                }
-        }
-        *ret = g;
-        return 0;
+        return r < 0 ? fail_set(rep, r) : 0;
 }
 
 static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
@@ -798,7 +732,12 @@ static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
         bool keep = m->has_keep && m->keep, force = m->has_force && m->force;
         bool stock = m->has_stock && m->stock;
         unsigned flags = MEM_CHARGE_DRAIN | (force ? MEM_CHARGE_FORCE : 0);
-        MemStatItem item;
+
+        /* Forcing past max overrides every max above, including the ones
+         * whoever delegated the subtree set: only root may. */
+        if (force && c->uid != 0)
+                return fail(rep, -EPERM, "only root forces a charge past max");
+        MemStatItem item = MEM_STAT_ANON;
         int r;
 
         r = parse_stat(rep, m->stat, &item);
@@ -813,7 +752,7 @@ static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
                 if (r < 0)
                         return r;
                 if (!may_use(c, g))
-                        return fail(rep, -EPERM, "%s: permission denied", g->path);
+                        return fail_denied(rep, g->path);
                 r = core_charge_kept(c->d->core, g, m->bytes, item, flags, &res);
                 if (r == 0)
                         state_changed(c->d);
@@ -831,7 +770,7 @@ static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
         else if (r == -ENXIO)
                 r = fail(rep, -EINVAL, "a stock refill needs StockSetup first");
         else if (r < 0)
-                r = fail(rep, r, "%s: %s", g->path, errno_text(r));
+                r = fail(rep, r, "%s: %s", g->path, authz_errno_text(r));
         else
                 fill_charge_reply(cr, g, &res, rep);
         charge_result_done(&res);
@@ -841,7 +780,7 @@ static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
 static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *rep) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         bool keep = m->has_keep && m->keep;
-        MemStatItem item;
+        MemStatItem item = MEM_STAT_ANON;
         int r;
 
         r = parse_stat(rep, m->stat, &item);
@@ -854,7 +793,7 @@ static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *r
                 if (r < 0)
                         return r;
                 if (!may_use(c, g))
-                        return fail(rep, -EPERM, "%s: permission denied", g->path);
+                        return fail_denied(rep, g->path);
                 r = group_uncharge_kept(c->d->core, g, m->bytes, item);
                 if (r == 0)
                         state_changed(c->d);
@@ -865,11 +804,11 @@ static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *r
                 r = session_uncharge(c->session, m->bytes, item);
         }
         if (r == -ERANGE)
-                return fail(rep, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
+                return fail(rep, r, AUTHZ_MSG_UNCHARGE_RANGE, g->path,
                             (unsigned long long) m->bytes, mem_stat_item_to_string(item),
-                            keep ? "the group keeps" : "the session holds");
+                            keep ? AUTHZ_MSG_HELD_BY_GROUP : AUTHZ_MSG_HELD_BY_SESSION);
         if (r < 0)
-                return fail(rep, r, "%s: %s", g->path, errno_text(r));
+                return fail(rep, r, "%s: %s", g->path, authz_errno_text(r));
         return 0;
 }
 
@@ -881,10 +820,10 @@ static int do_attach(DispatchConn *c, const Memacct__V1__Attach *m, Reply *rep) 
         if (r < 0)
                 return r;
         if (!may_use(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", g->path);
+                return fail_denied(rep, g->path);
         r = session_attach(c->session, g);
         if (r == -EBUSY)
-                return fail(rep, r, "the session holds charges; move it instead");
+                return fail(rep, r, AUTHZ_MSG_ATTACH_BUSY);
         if (r < 0)
                 return fail_path(rep, r, m->path);
         return 0;
@@ -901,9 +840,9 @@ static int do_move(DispatchConn *c, const Memacct__V1__Move *m, Reply *rep,
         if (r < 0)
                 return r;
         if (!may_use(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", g->path);
-        if (pid != 0 && pid != c->pid && c->uid != 0)
-                return fail(rep, -EPERM, "only root moves other processes");
+                return fail_denied(rep, g->path);
+        if (!authz_may_move(c->uid, c->pid, pid))
+                return fail(rep, -EPERM, AUTHZ_MSG_MOVE_DENIED);
         if (pid == 0) {
                 r = session_move(c->session, g, &res);
                 if (r == 0)
@@ -913,9 +852,9 @@ static int do_move(DispatchConn *c, const Memacct__V1__Move *m, Reply *rep,
         if (r == -EDQUOT)
                 r = fail_refused(rep, g->path, &res);
         else if (r == -ESRCH)
-                r = fail(rep, r, "pid %d has no session", (int) pid);
+                r = fail(rep, r, AUTHZ_MSG_NO_CLIENT, (int) pid);
         else if (r < 0)
-                r = fail(rep, r, "%s: %s", g->path, errno_text(r));
+                r = fail(rep, r, "%s: %s", g->path, authz_errno_text(r));
         else {
                 mr->has_sessions = true;
                 mr->sessions = (uint32_t) r;
@@ -933,11 +872,11 @@ static int do_get_client(DispatchConn *c, const Memacct__V1__GetClient *m, Reply
         int64_t rss[_MEM_RSS_MAX];
         int r;
 
-        if (pid != c->pid && c->uid != 0 && limits_get(c->d).read_access != READ_ACCESS_ALL)
-                return fail(rep, -EPERM, "pid %d: permission denied", (int) pid);
+        if (!authz_may_read_client(limits_get(c->d).read_access, c->uid, c->pid, pid))
+                return fail(rep, -EPERM, AUTHZ_MSG_CLIENT_DENIED, (int) pid);
         r = client_read_rss(c->d->core, pid, m->has_exact && m->exact, rss);
         if (r < 0)
-                return fail(rep, r, "pid %d has no session", (int) pid);
+                return fail(rep, r, AUTHZ_MSG_NO_CLIENT, (int) pid);
         ci->has_pid = ci->has_file = ci->has_anon = ci->has_swap = ci->has_shmem = true;
         ci->pid = (uint32_t) pid;
         ci->file = (uint64_t) rss[MEM_RSS_FILE];
@@ -956,8 +895,8 @@ static int do_reset_peak(DispatchConn *c, const Memacct__V1__ResetPeak *m, Reply
         r = lookup(c, rep, m->path, &g);
         if (r < 0)
                 return r;
-        if (!may_modify(c, g) && !(c->uid != 0 && group_is_delegated_to(g, c->uid)))
-                return fail(rep, -EPERM, "%s: permission denied", g->path);
+        if (!authz_may_reset_peak(c->uid, g))
+                return fail_denied(rep, g->path);
         group_reset_peak(g);
         return 0;
 }
@@ -974,14 +913,14 @@ static int do_subscribe(DispatchConn *c, const Memacct__V1__Subscribe *m, Reply 
         if (r < 0)
                 return r;
         if (!may_read(c, g))
-                return fail(rep, -EPERM, "%s: permission denied", g->path);
+                return fail_denied(rep, g->path);
         if (!c->push)
                 return fail(rep, -EINVAL, "this transport cannot deliver events");
         if (c->nsubs >= SUBSCRIPTIONS_MAX)
                 return fail(rep, -ENOSPC, "too many subscriptions on one connection");
         s = malloc(sizeof(*s) + strlen(g->path) + 1);
         if (!s)
-                return fail(rep, -ENOMEM, "out of memory");
+                return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
         s->conn = c;
         strcpy(s->path, g->path);
         pthread_mutex_lock(&c->d->subs_lock);
@@ -1001,7 +940,8 @@ static bool path_within(const char *path, const char *top) {
 
 /* Core event hook: encode the event once and push it to every subscriber
  * of the group or an ancestor. subs_lock keeps each connection alive while
- * it is pushed to (dispatch_conn_free() takes it). */
+ * it is pushed to (dispatch_conn_free() takes it). Then the sink, outside
+ * the lock: it has its own. */
 static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata) {
         Dispatch *d = userdata;
         Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
@@ -1039,6 +979,42 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
                 s->conn->push(s->conn->push_userdata, frame, len);
         }
         pthread_mutex_unlock(&d->subs_lock);
+        free(frame);
+        if (d->sink)
+                d->sink(g, ev, local, d->sink_userdata);
+}
+
+/*
+ * Core move hook: a session moved by someone else (Move with a pid) is told
+ * where it is now, so a client that replays after a reconnect replays
+ * there. The core holds its move locks: only encode and queue. The
+ * connection is alive: its session is, and dispatch_conn_free() frees the
+ * session (waiting for the move) before the connection.
+ */
+static void move_hook(MemSession *s, MemGroup *dst, void *userdata) {
+        Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
+        Memacct__V1__Moved mv = MEMACCT__V1__MOVED__INIT;
+        uint8_t prefix[FRAME_PREFIX_MAX], *frame;
+        DispatchConn *c = s->userdata;
+        size_t body, n;
+
+        (void) userdata;
+        if (!c || !c->push)
+                return;
+        mv.path = dst->path;
+        resp.has_id = resp.has_status = true;
+        resp.id = 0;
+        resp.status = MEMACCT__V1__STATUS__OK;
+        resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVED;
+        resp.moved = &mv;
+        body = memacct__v1__response__get_packed_size(&resp);
+        n = frame_prefix_encode((uint32_t) body, prefix);
+        frame = malloc(n + body);
+        if (!frame)
+                return; /* a hint: the move itself stands */
+        memcpy(frame, prefix, n);
+        memacct__v1__response__pack(&resp, frame + n);
+        c->push(c->push_userdata, frame, n + body);
         free(frame);
 }
 

@@ -13,18 +13,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "authz.h"
 #include "core.h"
+#include "session.h"
 
 typedef struct Dispatch Dispatch;
 typedef struct DispatchConn DispatchConn;
-
-typedef enum ReadAccess {
-        READ_ACCESS_ALL,   /* everyone may read every group (the default) */
-        READ_ACCESS_OWNER, /* a uid reads only subtrees delegated to it */
-        READ_ACCESS_ROOT,  /* only root reads */
-        _READ_ACCESS_MAX,
-        _READ_ACCESS_INVALID = -EINVAL,
-} ReadAccess;
 
 const char *read_access_to_string(ReadAccess a);
 ReadAccess read_access_from_string(const char *s);
@@ -62,6 +56,21 @@ Dispatch *dispatch_free(Dispatch *d);
 /** dispatch_set_limits() - SIGHUP: new limits for requests from now on. */
 void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits);
 
+/** dispatch_read_access() - who may read, as configured now; any thread. */
+ReadAccess dispatch_read_access(Dispatch *d);
+
+/**
+ * dispatch_set_event_sink() - a second consumer of the core's events
+ * (dispatch owns the core's one hook): @sink is called after the socket
+ * subscribers have been served, on the thread that raised the event,
+ * under the same rules as a MemEventHook (no waiting, no grace period).
+ * Set it, or clear it with NULL, while no other thread uses the core.
+ */
+void dispatch_set_event_sink(Dispatch *d, MemEventHook sink, void *userdata);
+
+/** dispatch_session_count() - sessions open now, on every transport; any thread. */
+unsigned dispatch_session_count(Dispatch *d);
+
 /**
  * dispatch_conn_new() - a session for a peer the kernel identified
  * (SO_PEERCRED). Called on the worker thread that will serve it, which
@@ -73,6 +82,12 @@ void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits);
  */
 int dispatch_conn_new(Dispatch *d, pid_t pid, uid_t uid, gid_t gid, DispatchPushFn push,
                       void *conn_userdata, DispatchConn **ret);
+
+/**
+ * dispatch_conn_session() - the core session of @c, for a transport that
+ * serves requests of its own (the bus) on @c's thread.
+ */
+MemSession *dispatch_conn_session(DispatchConn *c);
 
 /**
  * dispatch_conn_free() - end the session: its subscriptions stop (no push

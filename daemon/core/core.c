@@ -188,6 +188,11 @@ void core_set_event_hook(MemCore *core, MemEventHook hook, void *userdata) {
         core->event_hook = hook;
 }
 
+void core_set_move_hook(MemCore *core, MemMoveHook hook, void *userdata) {
+        core->move_hook_userdata = userdata;
+        core->move_hook = hook;
+}
+
 void core_set_recursive_protection(MemCore *core, bool on) {
         atomic_store(&core->recursive_protection, on);
 }

@@ -28,6 +28,15 @@
  */
 typedef void (*MemEventHook)(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
 
+typedef struct MemSession MemSession;
+
+/*
+ * Told when a session was moved to @dst, on the mover's thread, with the
+ * core's move_mutex held (and clients_lock for client_move()): it may only
+ * queue work. The session is alive for the duration of the call.
+ */
+typedef void (*MemMoveHook)(MemSession *s, MemGroup *dst, void *userdata);
+
 typedef struct MemCoreConfig {
         unsigned max_threads;   /* threads that may register */
         unsigned max_groups;    /* groups, the root included */
@@ -76,9 +85,11 @@ struct MemCore {
         pthread_mutex_t stock_lock;
         struct cds_list_head stock_sessions;
 
-        /* Called on every event raised; set once before use. */
+        /* Called on every event raised / every move; set once before use. */
         MemEventHook event_hook;
         void *event_hook_userdata;
+        MemMoveHook move_hook;
+        void *move_hook_userdata;
 
         _Atomic int64_t rss_threshold;
         _Atomic bool recursive_protection;
@@ -128,6 +139,8 @@ void core_stats_flush(MemCore *core, bool force);
 
 /** core_set_event_hook() - install the event hook; before other threads use the core. */
 void core_set_event_hook(MemCore *core, MemEventHook hook, void *userdata);
+/** core_set_move_hook() - install the move hook; before other threads use the core. */
+void core_set_move_hook(MemCore *core, MemMoveHook hook, void *userdata);
 
 void core_set_recursive_protection(MemCore *core, bool on);
 void core_set_rss_threshold(MemCore *core, uint64_t bytes);

@@ -638,6 +638,8 @@ static int session_move_locked(MemSession *s, MemGroup *dst, MemChargeResult *re
         atomic_fetch_sub(&src->moving_account, 1);
         atomic_fetch_sub(&core->moving, 1);
         group_detach(r == 0 ? src : dst);
+        if (r == 0 && core->move_hook)
+                core->move_hook(s, dst, core->move_hook_userdata);
         return r;
 }
 

@@ -57,6 +57,7 @@ typedef struct MemSession {
         MemCore *core;
         MemClient *client;
         _Atomic(MemGroup *) group; /* attached group, holds a reference */
+        void *userdata;            /* the transport's, for the move hook */
         pid_t pid;
         uid_t uid;
         gid_t gid;

@@ -489,9 +489,9 @@ static void test_check_refuses_bad_structure(void **state) {
                 "group / owner=0 max=max high=max low=0\n",
                 /* unknown item */
                 "group / owner=0 max=max high=max low=0 min=0 kept.gpu=4\n",
-                /* bad path */
-                "group / owner=0 max=max high=max low=0 min=0\n"
-                "group /a/../b owner=0 max=max high=max low=0 min=0\n",
+                /* bad path (one string of two lines) */
+                ("group / owner=0 max=max high=max low=0 min=0\n"
+                 "group /a/../b owner=0 max=max high=max low=0 min=0\n"),
                 /* bad number */
                 "group / owner=0 max=12Q high=max low=0 min=0\n",
         };
