@@ -20,6 +20,8 @@ _public_ int memacct_batch_begin(memacct *m, memacct_batch **ret) {
 
         if (!m || !ret)
                 return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "a batch");
         b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;

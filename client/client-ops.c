@@ -4,7 +4,8 @@
  * converted between the wire's messages and the public header's plain
  * structs, so that no protobuf-c type crosses the library's boundary.
  * What a reconnection must rebuild (the attached group after a move, the
- * subscriptions) is recorded here as the calls succeed.
+ * subscriptions) is recorded here as the calls succeed. On a bus handle
+ * each call hands over to client-bus.c once its arguments are checked.
  */
 
 #include <errno.h>
@@ -13,11 +14,6 @@
 #include <string.h>
 
 #include "client-internal.h"
-
-struct memacct_group_list {
-        memacct_group_info *groups;
-        size_t n;
-};
 
 static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {
         if (limits->set & MEMACCT_LIMIT_MAX) {
@@ -46,6 +42,8 @@ _public_ int memacct_create_group(memacct *m, const char *path, const memacct_li
 
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->create_group(m, path, limits, owner);
         create.path = (char *) path;
         if (limits) {
                 fill_limits(&l, limits);
@@ -66,6 +64,8 @@ _public_ int memacct_remove_group(memacct *m, const char *path) {
 
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->remove_group(m, path);
         rm.path = (char *) path;
         req.op_case = MEMACCT__V1__REQUEST__OP_REMOVE_GROUP;
         req.remove_group = &rm;
@@ -80,6 +80,8 @@ _public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limi
 
         if (!m || !path || !limits || (flags & ~MEMACCT_FORCE))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->set_limits(m, path, limits, flags);
         fill_limits(&l, limits);
         set.path = (char *) path;
         set.limits = &l;
@@ -89,7 +91,7 @@ _public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limi
         return client_call(m, &req, true, NULL);
 }
 
-static void group_info_done(memacct_group_info *g) {
+void client_group_info_done(memacct_group_info *g) {
         free((char *) g->path);
         for (size_t i = 0; i < g->n_events; i++)
                 free((char *) g->events[i].name);
@@ -146,7 +148,7 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
             counters_copy(src->events_local, src->n_events_local, &g->events_local,
                           &g->n_events_local) < 0 ||
             counters_copy(src->stat, src->n_stat, &g->stat, &g->n_stat) < 0) {
-                group_info_done(g);
+                client_group_info_done(g);
                 return -ENOMEM;
         }
         return 0;
@@ -162,6 +164,8 @@ _public_ int memacct_get_group(memacct *m, const char *path, const char *reclaim
 
         if (!m || !path || !ret || (flags & ~MEMACCT_EXACT))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->get_group(m, path, reclaim_root, flags, ret);
         get.path = (char *) path;
         get.reclaim_root = (char *) reclaim_root;
         get.has_exact = get.exact = !!(flags & MEMACCT_EXACT);
@@ -187,7 +191,7 @@ _public_ int memacct_get_group(memacct *m, const char *path, const char *reclaim
 
 _public_ memacct_group_info *memacct_group_info_free(memacct_group_info *info) {
         if (info) {
-                group_info_done(info);
+                client_group_info_done(info);
                 free(info);
         }
         return NULL;
@@ -203,6 +207,8 @@ _public_ int memacct_list_groups(memacct *m, const char *path, unsigned flags,
 
         if (!m || !ret || (flags & ~(MEMACCT_EXACT | MEMACCT_RECURSIVE)))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->list_groups(m, path ? path : "/", flags, ret);
         list.path = (char *) (path ? path : "/");
         list.has_recursive = list.recursive = !!(flags & MEMACCT_RECURSIVE);
         list.has_exact = list.exact = !!(flags & MEMACCT_EXACT);
@@ -245,7 +251,7 @@ _public_ const memacct_group_info *memacct_group_list_get(const memacct_group_li
 _public_ memacct_group_list *memacct_group_list_free(memacct_group_list *list) {
         if (list) {
                 for (size_t i = 0; i < list->n; i++)
-                        group_info_done(&list->groups[i]);
+                        client_group_info_done(&list->groups[i]);
                 free(list->groups);
                 free(list);
         }
@@ -258,6 +264,8 @@ _public_ int memacct_reset_peak(memacct *m, const char *path) {
 
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->reset_peak(m, path);
         reset.path = (char *) path;
         req.op_case = MEMACCT__V1__REQUEST__OP_RESET_PEAK;
         req.reset_peak = &reset;
@@ -273,6 +281,8 @@ _public_ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret
 
         if (!m || !path || pid < 0)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->move(m, pid, path, ret_sessions);
         copy = strdup(path);
         if (!copy)
                 return client_error(m, -ENOMEM, NULL, NULL);
@@ -311,6 +321,8 @@ _public_ int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_c
 
         if (!m || !ret || pid < 0 || (flags & ~MEMACCT_EXACT))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->get_client(m, pid, flags, ret);
         get.has_pid = true;
         get.pid = (uint32_t) pid;
         get.has_exact = get.exact = !!(flags & MEMACCT_EXACT);
@@ -342,6 +354,8 @@ _public_ int memacct_subscribe(memacct *m, const char *path) {
 
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->subscribe(m, path);
         copy = strdup(path);
         if (!copy)
                 return client_error(m, -ENOMEM, NULL, NULL);
@@ -391,6 +405,8 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
 
         if (!m || !ret)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->next_event(m, timeout_msec, ret);
         if (timeout_msec > 0)
                 deadline = client_now_nsec() + (uint64_t) timeout_msec * 1000000u;
 

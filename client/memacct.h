@@ -7,7 +7,8 @@
  *
  * memacctd keeps cgroup-v2-style hierarchical memory accounting in
  * userspace: groups with max/high/low/min, usage, peak, events and stats.
- * This library speaks its protobuf socket; no protobuf type leaks into this
+ * This library speaks its protobuf socket (or its D-Bus interface, see
+ * "D-Bus" below); no protobuf type leaks into this
  * header, and every declaration is C89 and usable from C++.
  *
  * Errors.  Every function that can fail returns an int: >= 0 on success, a
@@ -75,7 +76,8 @@
  * Thread safety.  A handle may be shared by threads: every function may be
  * called concurrently on one handle, except memacct_close(), which must be
  * the last call. The stocked fast path takes no lock; everything that
- * touches the socket holds the handle's mutex (a slow synchronous call
+ * touches the socket (or, on a bus handle, the sd-bus connection, which is
+ * not thread-safe itself) holds the handle's mutex (a slow synchronous call
  * delays other threads' calls on the same handle, never their stocked
  * charges the page can cover). memacct_next_event() does not hold the mutex
  * while it sleeps. A memacct_batch belongs to one thread. Error details
@@ -87,6 +89,27 @@
  * be missing from the replay.
  *
  * Signals.  The library never raises SIGPIPE (it sends with MSG_NOSIGNAL).
+ *
+ * D-Bus.  memacct_connect_bus() returns a handle that reaches the daemon
+ * over D-Bus (org.memacct1(5)) instead of the socket; every call then
+ * behaves, succeeds and fails as on the socket, with these differences:
+ * the session is the bus connection (its charges without MEMACCT_KEEP are
+ * released when the handle is closed or the process ends, which leaves the
+ * bus); the charge stock (memacct_charge_stocked(),
+ * memacct_uncharge_stocked(), memacct_stock_drain(), memacct_stock_get()),
+ * batches (memacct_batch_begin()), MEMACCT_FORCE on a charge and a reclaim
+ * root other than "/" have no bus form and fail with -EOPNOTSUPP; a group's
+ * owner, nr_children and nr_sessions are not among its bus properties and
+ * read MEMACCT_NO_OWNER, 0 and 0; a charge's margin reads
+ * MEMACCT_UNLIMITED; MEMACCT_EXACT cannot be passed on (the properties
+ * carry no such flag), so a group's stat items may be up to the daemon's
+ * flush interval old whatever the flags. A group list costs one call for
+ * the list and one per group (pipelined). There is no reconnection (memacct_set_reconnect() has
+ * no effect): after a daemon restart the old session is gone, and calls
+ * that need it fail. Errors arrive as org.memacct1.Error.* names and map
+ * to the errno above; the bus's own AccessDenied is -EPERM, a daemon that
+ * left the bus or a lost bus connection -ECONNRESET, a call timeout
+ * -ETIMEDOUT.
  */
 
 #include <stddef.h>
@@ -223,6 +246,25 @@ int memacct_default_socket(char **ret);
 int memacct_connect(const char *path, memacct **ret);
 
 /**
+ * memacct_connect_bus() - reach memacctd over D-Bus (bus name org.memacct1)
+ * instead of the socket; see "D-Bus" at the top of this header.
+ * @address: NULL for the system bus when root, else the user bus;
+ *           "system" or "user" for that bus (they honour
+ *           $DBUS_SYSTEM_BUS_ADDRESS and $DBUS_SESSION_BUS_ADDRESS); else a
+ *           D-Bus address ("unix:path=/run/x/bus")
+ * @ret: the new handle
+ *
+ * The daemon is pinged (which starts it if the bus can activate it);
+ * memacct_server() then names the bus name and its owner
+ * ("org.memacct1 :1.7").
+ *
+ * Return: 0; -ENOENT, -ECONNREFUSED, -EACCES (no bus there);
+ * -ECONNREFUSED (the bus has no org.memacct1); -EINVAL (a bad address);
+ * -ENOMEM.
+ */
+int memacct_connect_bus(const char *address, memacct **ret);
+
+/**
  * memacct_close() - end the session: the daemon releases every session
  * charge and the unused stock. Accepts NULL. No other call on @m may run
  * concurrently or follow.
@@ -246,6 +288,9 @@ pid_t memacct_peer_pid(memacct *m);
  * memacct_last_error() - the message of the last failed call this thread
  * made on @m (the server's message, or the library's own); calls that
  * succeed leave it alone.
+ *
+ * With @m NULL: the message of this thread's memacct_connect() that just
+ * failed (e.g. the daemon's "too many sessions for uid 1000").
  *
  * Return: the message, valid until this thread's next call on any handle;
  * NULL when this thread has no failure recorded for @m.

@@ -5,7 +5,8 @@
  * Its commands and --json keys are a user interface, documented in
  * memacctctl(1): keep them stable. Charges made here are exact, kept
  * charges (never through the stock), so what `charge` adds is exactly what
- * `show` reports. Exit status: 0 success, 1 a refused or failed operation
+ * `show` reports. With --bus every command goes over D-Bus instead of the
+ * socket and prints the same. Exit status: 0 success, 1 a refused or failed operation
  * (with the cause on stderr), 2 a usage error.
  */
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <memacct.h>
 
@@ -28,6 +30,8 @@
 #define EXIT_USAGE 2
 
 static const char *arg_socket;
+static bool arg_bus;
+static const char *arg_bus_address; /* NULL: the default bus */
 static bool arg_json;
 static bool arg_force;
 static bool arg_exact;
@@ -42,7 +46,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static void help(void) {
-        printf("memacctctl [--socket PATH] [--json] COMMAND ...\n\n"
+        printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--json] COMMAND ...\n\n"
                "Drive memacctd, userspace hierarchical memory accounting.\n\n"
                "  create PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE]\n"
                "  remove PATH\n"
@@ -62,6 +66,9 @@ static void help(void) {
                "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
                "                  else ./memacctd.sock when not root,\n"
                "                  else /run/memacctd/memacctd.sock)\n"
+               "  --bus[=ADDRESS] reach the daemon over D-Bus (org.memacct1) instead: the\n"
+               "                  system bus when root, else the user bus; or ADDRESS:\n"
+               "                  system, user, or a D-Bus address (unix:path=...)\n"
                "  --json          print JSON\n"
                "  -h, --help      show this help\n"
                "  --version       show the version\n\n"
@@ -117,15 +124,35 @@ static int fail(memacct *m, const char *what, const char *path, int r) {
 }
 
 static int connect_or_fail(memacct **ret) {
-        int r = memacct_connect(arg_socket, ret);
+        int r;
 
+        if (arg_bus) {
+                const char *a = arg_bus_address;
+
+                r = memacct_connect_bus(a, ret);
+                if (r >= 0)
+                        return 0;
+                if (!a)
+                        a = geteuid() == 0 ? "system" : "user";
+                if (strcmp(a, "system") == 0 || strcmp(a, "user") == 0)
+                        fprintf(stderr, "memacctctl: cannot reach memacctd on the %s bus: %s\n", a,
+                                strerror(-r));
+                else
+                        fprintf(stderr, "memacctctl: cannot reach memacctd on the bus at %s: %s\n", a,
+                                strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = memacct_connect(arg_socket, ret);
         if (r < 0) {
                 char *path = NULL;
 
                 if (!arg_socket)
                         (void) memacct_default_socket(&path);
+                /* The daemon may have said why it refused us (too many
+                 * sessions for this uid): prefer its words. */
                 fprintf(stderr, "memacctctl: cannot connect to memacctd at %s: %s\n",
-                        arg_socket ? arg_socket : path ? path : "(default)", strerror(-r));
+                        arg_socket ? arg_socket : path ? path : "(default)",
+                        memacct_last_error(NULL) ? memacct_last_error(NULL) : strerror(-r));
                 free(path);
                 return EXIT_FAILURE;
         }
@@ -427,7 +454,7 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         bool charge = strcmp(argv[0], "charge") == 0;
         uint64_t bytes;
-        int r, item;
+        int r, item = 0;
 
         r = need_args(argc, 2, 2, argv[0]);
         if (r == 0)
@@ -464,7 +491,7 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         memacct_event ev;
         uint64_t bytes;
-        int r, item;
+        int r, item = 0;
 
         r = need_args(argc, 2, 2, argv[0]);
         if (r == 0)
@@ -488,7 +515,8 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         fflush(stdout);
 
         /* Serve the socket while waiting: after a daemon restart the library
-         * reconnects and charges the held bytes again. */
+         * reconnects and charges the held bytes again. (Over the bus the
+         * session is the bus connection: it ends when we exit.) */
         while (!stop_signal) {
                 r = memacct_next_event(m, 500, &ev);
                 if (r < 0 && r != -EINTR)
@@ -642,6 +670,7 @@ static const struct {
 
 enum {
         ARG_SOCKET = 0x100,
+        ARG_BUS,
         ARG_JSON,
         ARG_VERSION,
         ARG_FORCE,
@@ -652,6 +681,7 @@ enum {
 
 static const struct option options[] = {
         { "socket", required_argument, NULL, ARG_SOCKET },
+        { "bus", optional_argument, NULL, ARG_BUS },
         { "json", no_argument, NULL, ARG_JSON },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
@@ -674,6 +704,12 @@ static int parse_argv(int argc, char **argv, int *ret_first) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg_socket = optarg;
+                        break;
+                case ARG_BUS:
+                        arg_bus = true;
+                        arg_bus_address = optarg;
+                        if (arg_bus_address && !*arg_bus_address)
+                                return usage_error("--bus=: empty address");
                         break;
                 case ARG_JSON:
                         arg_json = true;
@@ -700,6 +736,8 @@ static int parse_argv(int argc, char **argv, int *ret_first) {
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
         }
+        if (arg_socket && arg_bus)
+                return usage_error("--socket and --bus exclude each other");
         *ret_first = optind;
         return -1;
 }
@@ -720,13 +758,18 @@ static bool option_allowed(const char *verb) {
 
 int main(int argc, char **argv) {
         _cleanup_(memacct_closep) memacct *m = NULL;
-        int r, first;
+        int r, first = 0;
 
         r = parse_argv(argc, argv, &first);
         if (r >= 0)
                 return r;
         if (first >= argc)
                 return usage_error("missing command");
+        /* getopt takes an optional argument only as --bus=ADDRESS. */
+        if (arg_bus && !arg_bus_address &&
+            (strcmp(argv[first], "system") == 0 || strcmp(argv[first], "user") == 0 ||
+             strchr(argv[first], ':')))
+                return usage_error("write --bus=%s (with '=')", argv[first]);
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 if (strcmp(argv[first], verbs[i].name) != 0)
                         continue;

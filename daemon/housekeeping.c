@@ -9,6 +9,11 @@
  * - after a persistent change (a DispatchChangedFn from any worker), a
  *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
  *
+ * And, when systemd runs it, the service's status line and watchdog
+ * keep-alive (sd_notify(3)) are sent from here: the status when it
+ * changed, WATCHDOG=1 at half the watchdog interval, as sd_watchdog_enabled(3)
+ * advises.
+ *
  * The dirty flag is cleared *before* the state is read, so a change that
  * lands during a save marks it dirty again and is saved next time; a
  * change can be saved twice, never lost. Marking is a relaxed load on the
@@ -22,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 
 #include "housekeeping.h"
@@ -46,6 +52,12 @@ struct Housekeeping {
          * then that of its last save. */
         bool started;
         int result;
+
+        /* Set before the thread starts, then read by it only. */
+        HousekeepingStatusFn status;
+        void *status_userdata;
+        uint64_t watchdog_usec;
+        char last_status[256];
 };
 
 static uint64_t now_msec(void) {
@@ -83,6 +95,24 @@ int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interv
         return 0;
 }
 
+void housekeeping_set_notify(Housekeeping *h, HousekeepingStatusFn status, void *userdata,
+                             uint64_t watchdog_usec) {
+        h->status = status;
+        h->status_userdata = userdata;
+        h->watchdog_usec = watchdog_usec;
+}
+
+/* STATUS= when the line changed since it was last sent. */
+static void notify_status(Housekeeping *h) {
+        char buf[sizeof(h->last_status)];
+
+        h->status(h->status_userdata, buf, sizeof(buf));
+        if (strcmp(buf, h->last_status) == 0)
+                return;
+        memcpy(h->last_status, buf, sizeof(buf));
+        (void) sd_notifyf(0, "STATUS=%s", buf);
+}
+
 static void wake(Housekeeping *h) {
         pthread_mutex_lock(&h->lock);
         pthread_cond_signal(&h->cond);
@@ -116,7 +146,9 @@ static int save(Housekeeping *h) {
 
 static void *housekeeping_main(void *userdata) {
         Housekeeping *h = userdata;
-        uint64_t next_flush, next_save = 0;
+        uint64_t next_flush, next_save = 0, next_status = UINT64_MAX, next_watchdog = UINT64_MAX;
+        /* sd_watchdog_enabled(3): ping at half the interval. */
+        uint64_t watchdog_msec = h->watchdog_usec ? MAX(h->watchdog_usec / 2000, 1) : 0;
         bool failing = false;
         int r;
 
@@ -131,10 +163,29 @@ static void *housekeeping_main(void *userdata) {
         }
 
         next_flush = now_msec() + atomic_load(&h->flush_interval_msec);
+        if (h->status)
+                next_status = now_msec() + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
+        if (watchdog_msec)
+                next_watchdog = now_msec() + watchdog_msec;
         while (!h->stop) {
                 uint64_t now = now_msec(), wake_at;
                 struct timespec ts;
 
+                /* First: whatever else is due, the keep-alive is late if it waits. */
+                if (now >= next_watchdog) {
+                        pthread_mutex_unlock(&h->lock);
+                        (void) sd_notify(0, "WATCHDOG=1");
+                        pthread_mutex_lock(&h->lock);
+                        next_watchdog = now + watchdog_msec;
+                        continue;
+                }
+                if (now >= next_status) {
+                        pthread_mutex_unlock(&h->lock);
+                        notify_status(h);
+                        pthread_mutex_lock(&h->lock);
+                        next_status = now + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
+                        continue;
+                }
                 if (now >= next_flush) {
                         pthread_mutex_unlock(&h->lock);
                         core_stats_flush(h->core, true);
@@ -161,7 +212,7 @@ static void *housekeeping_main(void *userdata) {
                 }
                 /* A new interval is picked up at the next wake-up. */
                 next_flush = MIN(next_flush, now + atomic_load(&h->flush_interval_msec));
-                wake_at = next_flush;
+                wake_at = MIN(next_flush, MIN(next_status, next_watchdog));
                 if (atomic_load(&h->dirty))
                         wake_at = MIN(wake_at, next_save);
                 ts = msec_to_timespec(wake_at);

@@ -5,8 +5,12 @@
  * The housekeeping thread: folds the per-thread statistics into the tree
  * every flush interval, and saves the state when something that persists
  * changed (at most every PERSIST_MIN_INTERVAL_MSEC), and once more when it
- * stops.
+ * stops. It also keeps systemd informed: STATUS= when the status line
+ * changes, and WATCHDOG=1 when the service has a watchdog.
  */
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core.h"
 
@@ -15,7 +19,13 @@
 /* After a failed save, the next attempt waits this long. */
 #define PERSIST_RETRY_MSEC 5000
 
+/* How often the status line is recomputed (and sent if it changed). */
+#define HOUSEKEEPING_STATUS_INTERVAL_MSEC 5000
+
 typedef struct Housekeeping Housekeeping;
+
+/* Writes the daemon's one-line status ("... N groups, M sessions") into @buf. */
+typedef void (*HousekeepingStatusFn)(void *userdata, char *buf, size_t size);
 
 /**
  * housekeeping_new() - the state of the thread, not started.
@@ -23,6 +33,17 @@ typedef struct Housekeeping Housekeeping;
  * Return: 0, -ENOMEM.
  */
 int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interval_msec, Housekeeping **ret);
+
+/**
+ * housekeeping_set_notify() - what to tell systemd (sd_notify(3)) from the
+ * thread: STATUS= from @status every HOUSEKEEPING_STATUS_INTERVAL_MSEC when
+ * it changed (called on the housekeeping thread), and WATCHDOG=1 every
+ * half @watchdog_usec (0: no watchdog; see sd_watchdog_enabled()). The
+ * watchdog is kept alive only as long as this thread runs its loop: a
+ * save stuck on a dead disk stops it. Before housekeeping_start().
+ */
+void housekeeping_set_notify(Housekeeping *h, HousekeepingStatusFn status, void *userdata,
+                             uint64_t watchdog_usec);
 
 /**
  * housekeeping_start() - start the thread; it registers with the core.

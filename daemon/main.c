@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * memacctd: hierarchical memory accounting in userspace, served over a
- * protobuf Unix socket.
+ * protobuf Unix socket and, optionally, D-Bus (org.memacct1).
  *
  * This file wires the pieces together and owns the process's life:
  * parse the command line and memacctd.conf (the command line wins),
  * bind the socket (or take the one systemd passed) before anything else
  * so that a second daemon refuses to start without touching the state,
- * restore the state, start the housekeeping thread, dispatch and the
- * workers, tell systemd READY=1, and run the main loop: accepting,
- * SIGHUP (reload what can change at run time), SIGTERM/SIGINT (stop
- * accepting, let the workers answer what they read, save, exit 0).
+ * restore the state, set up dispatch, connect to the bus and acquire the
+ * name, start the housekeeping thread and the workers, tell systemd
+ * READY=1, and run the main loop: accepting, SIGHUP (reload what can
+ * change at run time, between RELOADING=1 and READY=1), SIGTERM/SIGINT
+ * (STOPPING=1, stop accepting, let the workers answer what they read,
+ * end the bus peers' sessions, save, exit 0).
  *
  * Threads: main (acceptor, signals; registered with the core because it
- * restores the state), N workers, one housekeeping thread.
+ * restores the state), N workers, one housekeeping thread (statistics,
+ * saves, STATUS= and WATCHDOG=1), one bus thread when there is a bus.
+ *
+ * Which bus: --bus system|user|ADDRESS, or none. Without --bus, the
+ * system bus when memacctd runs as root under systemd ($INVOCATION_ID is
+ * set), and then a bus that cannot be reached is only a warning; no bus
+ * otherwise. An explicit --bus that fails is fatal.
  */
 
 #include <errno.h>
@@ -24,6 +32,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +42,8 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "bus-manager.h"
+#include "bus-thread.h"
 #include "config.h"
 #include "core.h"
 #include "dispatch.h"
@@ -55,6 +66,8 @@ typedef struct Args {
         const char *state_dir;
         unsigned workers; /* 0: not given */
         int verbose;
+        const char *bus;            /* "system", "user", "none", an address; NULL: not given */
+        const char *bus_introspect; /* an object path, or "list" */
 } Args;
 
 typedef struct Manager {
@@ -70,6 +83,10 @@ typedef struct Manager {
         Dispatch *dispatch;
         Housekeeping *housekeeping;
         SockServer *server;
+        BusThread *bus;
+        const char *bus_address; /* the bus served; NULL: none */
+        bool bus_implicit;       /* not asked for: a failure to reach it is not fatal */
+        _Atomic bool bus_lost;
 
         int listen_fd;        /* until the server owns it */
         bool socket_activated;
@@ -91,6 +108,12 @@ static void help(void) {
                "     --state-dir DIR    Keep the saved state in DIR (default: $STATE_DIRECTORY;\n"
                "                        root: /var/lib/memacctd; otherwise\n"
                "                        $XDG_STATE_HOME/memacctd or ~/.local/state/memacctd)\n"
+               "     --bus BUS          Serve org.memacct1 on BUS: system, user, none, or a D-Bus\n"
+               "                        address (default: system when root under systemd,\n"
+               "                        else none)\n"
+               "     --bus-introspect PATH\n"
+               "                        Print the introspection XML of object PATH ('list':\n"
+               "                        the paths) and exit\n"
                "  -v --verbose          Log more (repeat for debug messages)\n\n"
                "Command-line options override the configuration file. SIGHUP reloads the file.\n"
                "Exit status: 0 after SIGTERM/SIGINT, 1 on errors, 2 on usage errors.\n");
@@ -118,6 +141,8 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                 ARG_WORKERS,
                 ARG_CONFIG,
                 ARG_STATE_DIR,
+                ARG_BUS,
+                ARG_BUS_INTROSPECT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -127,6 +152,8 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "verbose", no_argument, NULL, 'v' },
+                { "bus", required_argument, NULL, ARG_BUS },
+                { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
                 {}
         };
         int c;
@@ -157,6 +184,17 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                         if (!*optarg)
                                 return log_error_errno(EINVAL, "--state-dir: empty");
                         args->state_dir = optarg;
+                        break;
+                case ARG_BUS:
+                        /* A D-Bus address always has a "transport:" prefix. */
+                        if (strcmp(optarg, "system") != 0 && strcmp(optarg, "user") != 0 &&
+                            strcmp(optarg, "none") != 0 && !strchr(optarg, ':'))
+                                return log_error_errno(EINVAL, "--bus: expected system, user, none or a "
+                                                       "D-Bus address (unix:path=...), got '%s'", optarg);
+                        args->bus = optarg;
+                        break;
+                case ARG_BUS_INTROSPECT:
+                        args->bus_introspect = optarg;
                         break;
                 case 'v':
                         args->verbose++;
@@ -494,6 +532,86 @@ static int manager_listen(Manager *m) {
         return m->listen_name ? 0 : log_error_errno(ENOMEM, "Out of memory");
 }
 
+/* ---- status ---- */
+
+static const char *bus_description(const char *address) {
+        if (!address)
+                return NULL;
+        if (strcmp(address, "system") == 0)
+                return "the system bus";
+        if (strcmp(address, "user") == 0)
+                return "the user bus";
+        return "a private bus";
+}
+
+/*
+ * The one-line STATUS= (systemctl status shows it): where we listen and
+ * how much we track. A HousekeepingStatusFn: called from the housekeeping
+ * thread, and from main; everything it reads is fixed after start-up or
+ * read under the core's own locking.
+ */
+static void manager_status(void *userdata, char *buf, size_t size) {
+        Manager *m = userdata;
+
+        snprintf(buf, size, "Listening on %s%s%s: %u groups, %u sessions", m->listen_name,
+                 m->bus_address ? " and " BUS_NAME " on " : "",
+                 m->bus_address ? bus_description(m->bus_address) : "", core_group_count(m->core),
+                 dispatch_session_count(m->dispatch));
+}
+
+static void manager_notify_ready(Manager *m) {
+        char status[256];
+
+        manager_status(m, status, sizeof(status));
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+}
+
+/* ---- the bus ---- */
+
+/* Which bus to serve, from --bus and how we were started (see the top of the file). */
+static void manager_choose_bus(Manager *m) {
+        const char *bus = m->args.bus;
+
+        if (bus) {
+                m->bus_address = strcmp(bus, "none") == 0 ? NULL : bus;
+                return;
+        }
+        if (geteuid() == 0 && getenv("INVOCATION_ID")) {
+                m->bus_address = "system";
+                m->bus_implicit = true;
+        }
+}
+
+/* A BusLostFn, on the bus thread: end the main loop, and exit with a failure. */
+static void manager_bus_lost(void *userdata) {
+        Manager *m = userdata;
+
+        atomic_store(&m->bus_lost, true);
+        /* Thread-safe: libevent's locking is on (evthread_use_pthreads()). */
+        event_base_loopbreak(m->base);
+}
+
+/* Connect and acquire the name; before the workers and housekeeping run. */
+static int manager_start_bus(Manager *m) {
+        int r;
+
+        if (!m->bus_address)
+                return 0;
+        r = bus_thread_new(m->core, m->dispatch, housekeeping_mark_dirty, m->housekeeping, &m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the bus thread: %m");
+        r = bus_thread_start(m->bus, m->bus_address, manager_bus_lost, m);
+        if (r >= 0)
+                return 0;
+        /* No other thread uses the core yet: the sink may go. */
+        m->bus = bus_thread_free(m->bus);
+        if (!m->bus_implicit)
+                return r;
+        log_warning("Continuing without D-Bus (say --bus none to not try)");
+        m->bus_address = NULL;
+        return 0;
+}
+
 /* ---- signals and reload ---- */
 
 static void manager_report_fixed(const char *key, const char *old, const char *new) {
@@ -564,7 +682,7 @@ static void manager_reload(Manager *m) {
                    m->config_path ? m->config_path : "");
         log_config(c);
 done:
-        (void) sd_notifyf(0, "READY=1\nSTATUS=Listening on %s with %u workers", m->listen_name, c->workers);
+        manager_notify_ready(m);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *userdata) {
@@ -585,7 +703,7 @@ static int manager_start(Manager *m) {
         static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
         Config *c = &m->config;
         MemCoreConfig cc = {
-                /* Workers, housekeeping, main, and room to spare. */
+                /* Workers, housekeeping, main, the bus, and room to spare. */
                 .max_threads = c->workers + 4,
                 .max_groups = c->max_groups,
                 .max_depth = c->max_depth,
@@ -594,6 +712,7 @@ static int manager_start(Manager *m) {
         };
         DispatchLimits dl = dispatch_limits(c);
         SockLimits sl = sock_limits(c);
+        uint64_t watchdog_usec;
         int r;
 
         /* Before any event base exists: bases created earlier have no
@@ -623,13 +742,21 @@ static int manager_start(Manager *m) {
         r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up housekeeping: %m");
-        r = housekeeping_start(m->housekeeping);
-        if (r < 0)
-                return log_error_errno(r, "Cannot start the housekeeping thread: %m");
-
+        /* Dispatch installs the core's event hook, and the bus its sink:
+         * both before any other thread uses the core. */
         r = dispatch_new(m->core, &dl, housekeeping_mark_dirty, m->housekeeping, &m->dispatch);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up request dispatch: %m");
+        r = manager_start_bus(m);
+        if (r < 0)
+                return r;
+
+        if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
+                watchdog_usec = 0;
+        housekeeping_set_notify(m->housekeeping, manager_status, m, watchdog_usec);
+        r = housekeeping_start(m->housekeeping);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the housekeeping thread: %m");
 
         r = sock_server_new(m->core, m->dispatch, &sl, c->workers, &m->server);
         if (r < 0)
@@ -670,6 +797,8 @@ static int manager_stop(Manager *m) {
         }
         if (m->server)
                 sock_server_stop(m->server, SHUTDOWN_GRACE_MSEC);
+        /* The bus peers' sessions end with the bus thread. */
+        bus_thread_stop(m->bus);
         /* Every session is gone: save what persists. */
         if (m->housekeeping)
                 r = housekeeping_stop(m->housekeeping);
@@ -682,6 +811,8 @@ static void manager_free(Manager *m) {
                         event_free(m->ev_signals[i]);
         m->server = sock_server_free(m->server);
         m->housekeeping = housekeeping_free(m->housekeeping);
+        /* Before dispatch: it stops being dispatch's event sink. */
+        m->bus = bus_thread_free(m->bus);
         m->dispatch = dispatch_free(m->dispatch);
         /* The main thread may stay registered: core_free() allows the caller. */
         m->core = core_free(m->core);
@@ -703,6 +834,9 @@ static int run(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
         log_set_max_level(LOG_NOTICE + m.args.verbose);
+        if (m.args.bus_introspect)
+                return bus_introspect(m.args.bus_introspect, stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        manager_choose_bus(&m);
 
         if (m.args.config_path) {
                 m.config_explicit = true;
@@ -728,15 +862,20 @@ static int run(int argc, char *argv[]) {
                 manager_free(&m);
                 return EXIT_FAILURE;
         }
-        (void) sd_notifyf(0, "READY=1\nSTATUS=Listening on %s with %u workers", m.listen_name,
-                          m.config.workers);
-        log_notice("Listening on %s%s with %u workers, state in %s", m.listen_name,
-                   m.socket_activated ? " (socket activation)" : "", m.config.workers, m.config.state_dir);
+        manager_notify_ready(&m);
+        log_notice("Listening on %s%s%s%s with %u workers, state in %s", m.listen_name,
+                   m.socket_activated ? " (socket activation)" : "",
+                   m.bus_address ? " and " BUS_NAME " on " : "",
+                   m.bus_address ? bus_description(m.bus_address) : "", m.config.workers, m.config.state_dir);
 
         event_base_dispatch(m.base);
 
         k = manager_stop(&m);
         manager_free(&m);
+        if (atomic_load(&m.bus_lost)) {
+                log_error("Stopped: the bus connection was lost");
+                return EXIT_FAILURE;
+        }
         if (k < 0) {
                 log_error("The final state save failed; the state on disk may be behind");
                 return EXIT_FAILURE;

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * org.memacct1.Group: one bus object per group, without registering any
+ *
+ * A fallback vtable on /org/memacct1/group answers for every object path
+ * below it: the find callback decodes the path (sd_bus_path_decode(), the
+ * inverse of the sd_bus_path_encode() that names the objects: "/" is
+ * .../group/_2f, "/a/b" is .../group/_2fa_2fb), looks the group up, and
+ * reads it once into a view that the property getters then copy from. A
+ * node enumerator lists the groups for introspection and the
+ * ObjectManager. So groups come and go in the core alone; the bus learns
+ * of them when it is asked.
+ *
+ * The limits (MemoryMax, MemoryHigh, MemoryLow, MemoryMin) emit
+ * PropertiesChanged when a bus call changes them; the counters (current,
+ * peak, events, stats) change on every charge and emit nothing, as
+ * systemd's MemoryCurrent does not (EmitsChangedSignal=false): read them
+ * when you need them, or watch the Event signal. Path never changes.
+ *
+ * Reads follow the daemon's read access: when it is not "all", a peer
+ * that may not read a group cannot get its properties, and does not see
+ * it in the enumeration.
+ */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+#include "bus-manager.h"
+#include "bus-peer.h"
+#include "macro.h"
+
+/* Who asks, when reads are restricted. Return: 1 with *ret_uid, 0 when
+ * nobody asks (our own signals) or everyone may read, < 0 with @error. */
+static int reader_uid(BusManager *m, sd_bus *bus, uid_t *ret_uid, sd_bus_error *error) {
+        sd_bus_message *msg;
+        BusPeer *p;
+        int r;
+
+        if (!m->dispatch || dispatch_read_access(m->dispatch) == READ_ACCESS_ALL)
+                return 0;
+        msg = sd_bus_get_current_message(bus);
+        if (!msg || !sd_bus_message_get_sender(msg))
+                return 0;
+        r = bus_peer_get(m, msg, &p, error);
+        if (r < 0)
+                return r;
+        *ret_uid = p->uid;
+        return 1;
+}
+
+static int group_find(sd_bus *bus, const char *object, const char *interface, void *userdata,
+                      void **ret_found, sd_bus_error *error) {
+        BusManager *m = userdata;
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        _cleanup_free_ char *path = NULL;
+        uid_t uid = 0;
+        int r, restricted;
+
+        (void) interface;
+        r = sd_bus_path_decode(object, BUS_GROUP_PREFIX, &path);
+        if (r <= 0)
+                return r;
+        if (!m->core) {
+                /* --bus-introspect: any well-formed name stands for a group. */
+                m->view = (BusGroupView) {};
+                snprintf(m->view.path, sizeof(m->view.path), "%s", path);
+                *ret_found = &m->view;
+                return 1;
+        }
+        if (group_path_check(path, m->core->config.max_depth, NULL) < 0 || group_get(m->core, path, &g) < 0)
+                return 0;
+        restricted = reader_uid(m, bus, &uid, error);
+        if (restricted < 0)
+                return restricted;
+        if (restricted && !authz_may_read(dispatch_read_access(m->dispatch), uid, g))
+                return bus_fail(error, -EPERM, "%s: permission denied", g->path);
+
+        group_read(m->core, g, NULL, false, &m->view.info);
+        /* group_path_check() bounds it by MEM_PATH_MAX. */
+        snprintf(m->view.path, sizeof(m->view.path), "%s", g->path);
+        *ret_found = &m->view;
+        return 1;
+}
+
+typedef struct Enumerate {
+        char **nodes;
+        size_t n, cap;
+        ReadAccess access;
+        bool restricted;
+        uid_t uid;
+        int r;
+} Enumerate;
+
+static int enumerate_cb(MemGroup *g, void *userdata) {
+        Enumerate *e = userdata;
+        char *object;
+
+        if (e->restricted && !authz_may_read(e->access, e->uid, g))
+                return 0; /* its children may be delegated to the reader */
+        if (e->n + 2 > e->cap) {
+                size_t cap = e->cap ? e->cap * 2 : 64;
+                char **v = realloc(e->nodes, cap * sizeof(*v));
+
+                if (!v)
+                        return e->r = -ENOMEM;
+                e->nodes = v;
+                e->cap = cap;
+        }
+        e->r = bus_group_object_path(g->path, &object);
+        if (e->r < 0)
+                return e->r;
+        e->nodes[e->n++] = object;
+        e->nodes[e->n] = NULL;
+        return 0;
+}
+
+static int group_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes,
+                           sd_bus_error *error) {
+        BusManager *m = userdata;
+        Enumerate e = {};
+        int r;
+
+        (void) prefix;
+        if (m->core) {
+                r = reader_uid(m, bus, &e.uid, error);
+                if (r < 0)
+                        return r;
+                e.restricted = r > 0;
+                e.access = e.restricted ? dispatch_read_access(m->dispatch) : READ_ACCESS_ALL;
+                /* Any bus round trip (reader_uid()) is done: none may run
+                 * inside a read-side section, which would hold up removals. */
+                core_read_lock();
+                group_walk(m->core->root, enumerate_cb, &e);
+                core_read_unlock();
+        }
+        if (e.r >= 0 && !e.nodes) {
+                e.nodes = calloc(1, sizeof(char *));
+                if (!e.nodes)
+                        e.r = -ENOMEM;
+        }
+        if (e.r < 0) {
+                for (size_t i = 0; i < e.n; i++)
+                        free(e.nodes[i]);
+                free(e.nodes);
+                return e.r;
+        }
+        *ret_nodes = e.nodes;
+        return 0;
+}
+
+static int property_get_path(sd_bus *bus, const char *object, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return sd_bus_message_append(reply, "s", v->path);
+}
+
+static int append_counters(sd_bus_message *reply, const char *(*name)(unsigned), const void *values,
+                           bool is_signed, unsigned n) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{st}");
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < n; i++) {
+                /* Stats are signed in the core; like the socket, the bus
+                 * reports their bits as unsigned. */
+                uint64_t v = is_signed ? (uint64_t) ((const int64_t *) values)[i]
+                                       : ((const uint64_t *) values)[i];
+
+                r = sd_bus_message_append(reply, "{st}", name(i), v);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+static const char *event_name(unsigned i) {
+        return mem_event_to_string((MemEvent) i);
+}
+
+static const char *stat_name(unsigned i) {
+        return mem_stat_item_to_string((MemStatItem) i);
+}
+
+static int property_get_events(sd_bus *bus, const char *object, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return append_counters(reply, event_name, userdata, false, _MEM_EVENT_MAX);
+}
+
+static int property_get_stats(sd_bus *bus, const char *object, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return append_counters(reply, stat_name, userdata, true, _MEM_STAT_MAX);
+}
+
+#define VIEW(field) offsetof(BusGroupView, info.field)
+
+static const sd_bus_vtable group_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Path", "s", property_get_path, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MemoryCurrent", "t", NULL, VIEW(current), 0),
+        SD_BUS_PROPERTY("MemoryPeak", "t", NULL, VIEW(peak), 0),
+        SD_BUS_PROPERTY("MemoryMax", "t", NULL, VIEW(max), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("MemoryHigh", "t", NULL, VIEW(high), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("MemoryLow", "t", NULL, VIEW(low), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("MemoryMin", "t", NULL, VIEW(min), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("EffectiveMemoryMin", "t", NULL, VIEW(effective_min), 0),
+        SD_BUS_PROPERTY("EffectiveMemoryLow", "t", NULL, VIEW(effective_low), 0),
+        SD_BUS_PROPERTY("FailCount", "t", NULL, VIEW(failcnt), 0),
+        SD_BUS_PROPERTY("Events", "a{st}", property_get_events, VIEW(events), 0),
+        SD_BUS_PROPERTY("EventsLocal", "a{st}", property_get_events, VIEW(events_local), 0),
+        SD_BUS_PROPERTY("Stats", "a{st}", property_get_stats, VIEW(stat), 0),
+        SD_BUS_VTABLE_END
+};
+
+int bus_group_register(BusManager *m) {
+        int r;
+
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, BUS_GROUP_PREFIX, BUS_GROUP_INTERFACE, group_vtable,
+                                       group_find, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_node_enumerator(m->bus, NULL, BUS_GROUP_PREFIX, group_enumerate, m);
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bus peers
+ *
+ * On the socket the kernel tells who a client is once, at accept. On the
+ * bus every method call names its sender (a unique name, never reused
+ * while the bus runs), and the bus daemon tells who owns that name
+ * (GetConnectionCredentials: the uid and pid it read with SO_PEERCRED when
+ * the peer connected). Asking costs a round trip through the bus daemon,
+ * so the answer is kept per unique name, for as long as the name exists:
+ * a tree of BusPeer, each with an sd_bus_track on its name. When the peer
+ * leaves the bus the track fires and the peer is forgotten, its session
+ * with it: a charge made without keep belongs to the peer and ends with
+ * it, exactly as a socket session's charges end with the connection.
+ *
+ * The track is installed before the name is checked to exist
+ * (sd_bus_track_add_name() adds the NameOwnerChanged match, then asks
+ * GetNameOwner, in that order on one connection), so a peer that leaves
+ * while it is being added is either refused here or seen leaving: never
+ * remembered forever. The number of peers is bounded by the bus daemon's
+ * own connection limits; each costs one match rule there.
+ */
+
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+#include "bus-peer.h"
+#include "log.h"
+#include "macro.h"
+
+static int peer_compare(const void *a, const void *b) {
+        return strcmp(((const BusPeer *) a)->name, ((const BusPeer *) b)->name);
+}
+
+/* Free @p, which is no longer (or never was) in the tree. */
+static void peer_free(BusPeer *p) {
+        if (!p)
+                return;
+        /* Releases everything the session holds. */
+        p->conn = dispatch_conn_free(p->conn);
+        p->track = sd_bus_track_unref(p->track);
+        free(p->name);
+        free(p);
+}
+
+/* The track is empty: the peer left the bus (or the connection closed). */
+static int peer_gone(sd_bus_track *track, void *userdata) {
+        BusPeer *p = userdata;
+
+        (void) track;
+        log_debug("Bus peer %s (pid %d, uid %u) left%s", p->name, (int) p->pid, (unsigned) p->uid,
+                  p->conn ? ": its session ends" : "");
+        (void) tdelete(p, &p->manager->peers, peer_compare);
+        /* sd-bus holds its own reference to the track while this runs. */
+        peer_free(p);
+        return 0;
+}
+
+static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusPeer **ret,
+                    sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const uint64_t need = SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID;
+        BusPeer *p;
+        uint64_t augmented;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, need, &creds);
+        if (r < 0)
+                return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
+        /* Filled in from /proc, not vouched for by the bus daemon: racy
+         * against pid reuse, so not good enough to authorise with. */
+        augmented = sd_bus_creds_get_augmented_mask(creds);
+        if (augmented & need)
+                return bus_fail(error, -EPERM, "cannot identify the caller %s: the bus daemon did not say",
+                                sender);
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+        p->manager = m;
+        r = sd_bus_creds_get_euid(creds, &p->uid);
+        if (r >= 0)
+                r = sd_bus_creds_get_pid(creds, &p->pid);
+        if (r < 0) {
+                peer_free(p);
+                return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
+        }
+        p->name = strdup(sender);
+        if (!p->name) {
+                peer_free(p);
+                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+        }
+        r = sd_bus_track_new(m->bus, &p->track, peer_gone, p);
+        if (r >= 0)
+                r = sd_bus_track_add_name(p->track, sender);
+        if (r < 0) {
+                /* Freeing the track also takes it off sd-bus's dispatch
+                 * queue: peer_gone() never sees this peer. */
+                peer_free(p);
+                return bus_fail(error, -ESRCH, "the caller %s has left the bus", sender);
+        }
+        if (!tsearch(p, &m->peers, peer_compare)) {
+                peer_free(p);
+                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+        }
+        log_debug("Bus peer %s is pid %d, uid %u", sender, (int) p->pid, (unsigned) p->uid);
+        *ret = p;
+        return 0;
+}
+
+int bus_peer_get(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error) {
+        const char *sender = sd_bus_message_get_sender(msg);
+        BusPeer key, **found;
+
+        /* Only a bus daemon names senders; a direct connection has no one
+         * to vouch for its peer's uid here. */
+        if (!sender)
+                return bus_fail(error, -EPERM, "the caller has no bus name");
+        key.name = (char *) sender;
+        found = tfind(&key, &m->peers, peer_compare);
+        if (found) {
+                *ret = *found;
+                return 0;
+        }
+        return peer_new(m, msg, sender, ret, error);
+}
+
+int bus_peer_session(BusPeer *p, MemSession **ret, sd_bus_error *error) {
+        int r;
+
+        if (!p->conn) {
+                /* No push function: bus peers get events as signals. The
+                 * bus daemon vouches for no gid. */
+                r = dispatch_conn_new(p->manager->dispatch, p->pid, p->uid, (gid_t) -1, NULL, NULL, &p->conn);
+                if (r == -EUSERS)
+                        return bus_fail(error, r, "too many sessions for uid %u", (unsigned) p->uid);
+                if (r < 0)
+                        return bus_fail(error, r, "cannot open a session: %s", strerror(-r));
+        }
+        *ret = dispatch_conn_session(p->conn);
+        return 0;
+}
+
+MemSession *bus_peer_has_session(BusPeer *p) {
+        return p->conn ? dispatch_conn_session(p->conn) : NULL;
+}
+
+static void peer_free_node(void *p) {
+        peer_free(p);
+}
+
+void bus_peers_free(BusManager *m) {
+        tdestroy(m->peers, peer_free_node);
+        m->peers = NULL;
+}

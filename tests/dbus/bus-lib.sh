@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+#
+# Sourced by the D-Bus tests after tests/integration/lib.sh (checks,
+# memacctctl, the daemon): a private dbus-daemon for the test, with the
+# system bus's default policy and the project's own org.memacct1.conf
+# included, and busctl against it.
+#
+# Environment (tests/dbus/meson.build): MEMACCT_SOURCE_ROOT.
+
+: "${MEMACCT_SOURCE_ROOT:?MEMACCT_SOURCE_ROOT must name the source tree}"
+
+BUS_ADDR=
+BUS_PID=
+
+# need PROGRAM...: skip the test (exit 77) when one is missing.
+need() {
+        for p in "$@"; do
+                if ! command -v "$p" >/dev/null; then
+                        echo "$p is not installed: skipped"
+                        trap - EXIT
+                        rm -rf "$TMP"
+                        exit 77
+                fi
+        done
+}
+
+# write_bus_conf FILE SOCKET POLICY [SERVICEDIR]: a bus configuration
+# with the system bus's default policy (system.conf: everyone connects,
+# nobody owns or calls anything unless a policy file allows it), then
+# POLICY included.
+write_bus_conf() {
+        local servicedir=
+
+        if [[ -n ${4:-} ]]; then
+                servicedir="<servicedir>$4</servicedir>"
+        fi
+        cat >"$1" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$2</listen>
+  <auth>EXTERNAL</auth>
+  $servicedir
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <include>$3</include>
+</busconfig>
+EOF
+}
+
+# start_bus [POLICY [SERVICEDIR]]: a private bus daemon; BUS_ADDR is its
+# address. POLICY defaults to the source tree's units/org.memacct1.conf.
+start_bus() {
+        local conf=$TMP/bus.conf policy=${1:-$MEMACCT_SOURCE_ROOT/units/org.memacct1.conf}
+        local deadline=$((SECONDS + 10))
+
+        write_bus_conf "$conf" "$TMP/bus.sock" "$policy" "${2:-}"
+        : >"$TMP/bus.addr"
+        bg "$TMP/bus.log" dbus-daemon --config-file="$conf" --nofork --print-address=3 3>"$TMP/bus.addr"
+        BUS_PID=$BG_PID
+        until [[ -s $TMP/bus.addr ]]; do
+                if ! kill -0 "$BUS_PID" 2>/dev/null || ((SECONDS >= deadline)); then
+                        echo "dbus-daemon did not start:" >&2
+                        cat "$TMP/bus.log" >&2
+                        return 1
+                fi
+                sleep 0.05
+        done
+        BUS_ADDR=$(head -n1 "$TMP/bus.addr")
+}
+
+# stop_bus: stop the bus daemon (after the daemon: memacctd exits with a
+# failure when it loses its bus).
+stop_bus() {
+        if [[ -n $BUS_PID ]]; then
+                stop_bg "$BUS_PID" TERM || true
+                BUS_PID=
+        fi
+}
+
+bctl() {
+        busctl --address="$BUS_ADDR" "$@"
+}
+
+# mcall METHOD SIGNATURE ARGS...: call a Manager method.
+mcall() {
+        bctl call org.memacct1 /org/memacct1 org.memacct1.Manager "$@"
+}
+
+# objpath GROUP: the object path of a group, as sd_bus_path_encode() makes
+# it (every byte but [A-Za-z0-9] as _xx).
+objpath() {
+        local s=$1 out=/org/memacct1/group/ c i
+
+        for ((i = 0; i < ${#s}; i++)); do
+                c=${s:i:1}
+                if [[ $c == [A-Za-z0-9] ]]; then
+                        out+=$c
+                else
+                        out+=$(printf '_%02x' "'$c")
+                fi
+        done
+        printf '%s\n' "$out"
+}
+
+# prop GROUP PROPERTY: busctl get-property's output ("t 1024"), or its
+# error message; never fails.
+prop() {
+        bctl get-property org.memacct1 "$(objpath "$1")" org.memacct1.Group "$2" 2>&1 || true
+}
+
+# propv GROUP PROPERTY: the value alone of a "t" property.
+propv() {
+        local v
+
+        v=$(prop "$1" "$2")
+        printf '%s\n' "${v#t }"
+}
+
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}

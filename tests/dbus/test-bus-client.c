@@ -1,0 +1,891 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * org.memacct1 as an sd-bus client sees it, next to the socket.
+ *
+ * Run by test-bus.sh against its daemon: $MEMACCT_BUS_ADDRESS is the
+ * private bus, $MEMACCT_SOCKET the same daemon's socket (driven with
+ * libmemacct). What it checks:
+ * - the same failure gives the same status over both transports (the D-Bus
+ *   error name is status_to_dbus_error() of the socket's status) and the
+ *   same message, word for word;
+ * - the same group reads the same over both (every Group property against
+ *   the socket's GetGroup), and lists the same;
+ * - Event signals arrive for events raised by charges over either
+ *   transport; PropertiesChanged for limits set over the bus;
+ *   InterfacesAdded/Removed for groups made and removed over the bus;
+ * - a peer's session charges end when it leaves the bus: closing its
+ *   connection, or being killed; its kept charges stay;
+ * - session semantics (attach on first charge, "" for the attached group,
+ *   moves, client counters) match the socket's;
+ * - with the bus daemon stopped ($MEMACCT_BUS_PID), socket clients are
+ *   served as fast as ever.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <systemd/sd-bus.h>
+
+#include <memacct.h>
+
+#include "status.h"
+
+#define K UINT64_C(1024)
+#define M (K * K)
+#define WAIT_MSEC 10000
+#define NO_OWNER UINT32_MAX
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+#define DEST "org.memacct1"
+#define MANAGER_PATH "/org/memacct1"
+#define MANAGER_IFACE "org.memacct1.Manager"
+#define GROUP_IFACE "org.memacct1.Group"
+
+static const char *bus_address;
+static const char *socket_path;
+
+static uint64_t now_msec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void sleep_msec(unsigned msec) {
+        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000 };
+
+        nanosleep(&ts, NULL);
+}
+
+/* ---- connections ---- */
+
+static sd_bus *bus_open(void) {
+        sd_bus *bus = NULL;
+
+        assert_true(sd_bus_new(&bus) >= 0);
+        assert_true(sd_bus_set_address(bus, bus_address) >= 0);
+        assert_true(sd_bus_set_bus_client(bus, 1) >= 0);
+        assert_true(sd_bus_start(bus) >= 0);
+        return bus;
+}
+
+static memacct *sock_open(void) {
+        memacct *m = NULL;
+
+        assert_int_equal(memacct_connect(socket_path, &m), 0);
+        return m;
+}
+
+/* ---- calls, and what came of them ---- */
+
+typedef struct Outcome {
+        int r;            /* < 0: failed */
+        char name[128];   /* the D-Bus error name ("" on success) */
+        char message[512];
+} Outcome;
+
+/* A Manager method over the bus; @ret_reply optional. */
+static int bcall(sd_bus *bus, Outcome *o, sd_bus_message **ret_reply, const char *member, const char *types,
+                 ...) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = sd_bus_call_methodv(bus, DEST, MANAGER_PATH, MANAGER_IFACE, member, &error, &reply, types, ap);
+        va_end(ap);
+        *o = (Outcome) { .r = r };
+        if (r < 0) {
+                snprintf(o->name, sizeof(o->name), "%s", error.name ? error.name : "");
+                snprintf(o->message, sizeof(o->message), "%s", error.message ? error.message : "");
+        }
+        sd_bus_error_free(&error);
+        if (ret_reply)
+                *ret_reply = reply;
+        else
+                sd_bus_message_unref(reply);
+        return r;
+}
+
+/* The outcome of a libmemacct call, named as the bus names it. */
+static void sock_outcome(memacct *m, int r, Outcome *o) {
+        const char *msg = memacct_last_error(m);
+
+        *o = (Outcome) { .r = r };
+        if (r < 0) {
+                snprintf(o->name, sizeof(o->name), "%s", status_to_dbus_error(status_from_errno(r)));
+                snprintf(o->message, sizeof(o->message), "%s", msg ? msg : "");
+        }
+}
+
+/* Both failed, with the same status and message (and that name, when given). */
+static void assert_same_failure(const char *what, const Outcome *bus, const Outcome *sock, const char *name) {
+        if (bus->r >= 0 || sock->r >= 0 || strcmp(bus->name, sock->name) != 0 ||
+            strcmp(bus->message, sock->message) != 0 || (name && strcmp(bus->name, name) != 0)) {
+                fprintf(stderr, "%s:\n  bus:    %d %s: %s\n  socket: %d %s: %s\n  wanted: %s\n", what, bus->r,
+                        bus->name, bus->message, sock->r, sock->name, sock->message, name ? name : "(same)");
+                fail();
+        }
+}
+
+static void assert_ok(const char *what, const Outcome *o) {
+        if (o->r < 0) {
+                fprintf(stderr, "%s: %s: %s\n", what, o->name, o->message);
+                fail();
+        }
+}
+
+static char *object_of(const char *path) {
+        char *object = NULL;
+
+        assert_true(sd_bus_path_encode("/org/memacct1/group", path, &object) >= 0);
+        return object;
+}
+
+static uint64_t prop_u64(sd_bus *bus, const char *path, const char *name) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char *object = object_of(path);
+        uint64_t v = 0;
+        int r;
+
+        r = sd_bus_get_property_trivial(bus, DEST, object, GROUP_IFACE, name, &error, 't', &v);
+        if (r < 0)
+                fprintf(stderr, "get %s.%s: %s\n", path, name, error.message);
+        assert_true(r >= 0);
+        sd_bus_error_free(&error);
+        free(object);
+        return v;
+}
+
+/* An a{st} property, in the order given, into @values (at most @n). Return: how many. */
+static size_t prop_counters(sd_bus *bus, const char *path, const char *name, char names[][16],
+                            uint64_t *values, size_t n) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        char *object = object_of(path);
+        const char *key;
+        uint64_t v;
+        size_t i = 0;
+        int r;
+
+        r = sd_bus_get_property(bus, DEST, object, GROUP_IFACE, name, &error, &reply, "a{st}");
+        assert_true(r >= 0);
+        assert_true(sd_bus_message_enter_container(reply, 'a', "{st}") >= 0);
+        while ((r = sd_bus_message_read(reply, "{st}", &key, &v)) > 0) {
+                assert_true(i < n);
+                snprintf(names[i], 16, "%s", key);
+                values[i++] = v;
+        }
+        assert_true(r >= 0);
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        free(object);
+        return i;
+}
+
+/* Current usage as the socket reads it. */
+static uint64_t sock_current(const char *path) {
+        memacct *m = sock_open();
+        memacct_group_info *g = NULL;
+        uint64_t v;
+
+        assert_int_equal(memacct_get_group(m, path, NULL, 0, &g), 0);
+        v = g->current;
+        memacct_group_info_free(g);
+        memacct_close(m);
+        return v;
+}
+
+/* Process @bus until @done or WAIT_MSEC. */
+static bool bus_wait_for(sd_bus *bus, const bool *done) {
+        uint64_t deadline = now_msec() + WAIT_MSEC;
+
+        while (!*done && now_msec() < deadline) {
+                int r = sd_bus_process(bus, NULL);
+
+                assert_true(r >= 0);
+                if (r == 0)
+                        (void) sd_bus_wait(bus, 100 * 1000);
+        }
+        return *done;
+}
+
+static bool current_becomes(sd_bus *bus, const char *path, uint64_t want) {
+        uint64_t deadline = now_msec() + WAIT_MSEC;
+
+        while (now_msec() < deadline) {
+                if (prop_u64(bus, path, "MemoryCurrent") == want)
+                        return true;
+                sleep_msec(20);
+        }
+        fprintf(stderr, "current of %s is %" PRIu64 ", want %" PRIu64 "\n", path,
+                prop_u64(bus, path, "MemoryCurrent"), want);
+        return false;
+}
+
+static void create_bus(sd_bus *bus, const char *path, uint64_t max) {
+        Outcome o;
+
+        if (max)
+                bcall(bus, &o, NULL, "CreateGroup", "sa{st}u", path, 1, "max", max, NO_OWNER);
+        else
+                bcall(bus, &o, NULL, "CreateGroup", "sa{st}u", path, 0, NO_OWNER);
+        assert_ok(path, &o);
+}
+
+/* ---- the same failure, the same answer ---- */
+
+static void test_errors_match_the_socket(void **state) {
+        sd_bus *bus = bus_open();
+        memacct *m = sock_open();
+        memacct_limits max64 = { .set = MEMACCT_LIMIT_MAX, .max = 64 * K };
+        memacct_limits max16 = { .set = MEMACCT_LIMIT_MAX, .max = 16 * K };
+        memacct_group_info *info = NULL;
+        memacct_group_list *list = NULL;
+        memacct_client_info ci;
+        memacct_charge_result res;
+        Outcome b, s;
+        unsigned n;
+
+        (void) state;
+        assert_int_equal(memacct_create_group(m, "/eq", &max64, MEMACCT_NO_OWNER), 0);
+        create_bus(bus, "/eq/kid", 0);
+
+        bcall(bus, &b, NULL, "GetGroup", "s", "/nope");
+        sock_outcome(m, memacct_get_group(m, "/nope", NULL, 0, &info), &s);
+        assert_same_failure("GetGroup of a missing group", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "CreateGroup", "sa{st}u", "/eq", 0, NO_OWNER);
+        sock_outcome(m, memacct_create_group(m, "/eq", NULL, MEMACCT_NO_OWNER), &s);
+        assert_same_failure("CreateGroup of an existing group", &b, &s, "org.memacct1.Error.Exists");
+
+        bcall(bus, &b, NULL, "CreateGroup", "sa{st}u", "/nope/kid", 0, NO_OWNER);
+        sock_outcome(m, memacct_create_group(m, "/nope/kid", NULL, MEMACCT_NO_OWNER), &s);
+        assert_same_failure("CreateGroup without a parent", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "CreateGroup", "sa{st}u", "/", 0, NO_OWNER);
+        sock_outcome(m, memacct_create_group(m, "/", NULL, MEMACCT_NO_OWNER), &s);
+        assert_same_failure("CreateGroup of /", &b, &s, "org.memacct1.Error.Exists");
+
+        bcall(bus, &b, NULL, "CreateGroup", "sa{st}u", "/eq//x", 0, NO_OWNER);
+        sock_outcome(m, memacct_create_group(m, "/eq//x", NULL, MEMACCT_NO_OWNER), &s);
+        assert_same_failure("CreateGroup of a malformed path", &b, &s, "org.memacct1.Error.InvalidArgument");
+
+        bcall(bus, &b, NULL, "Charge", "stsb", "/eq", 128 * K, "", 1);
+        sock_outcome(m, memacct_charge(m, "/eq", 128 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res), &s);
+        assert_same_failure("a kept charge over max", &b, &s, "org.memacct1.Error.LimitExceeded");
+        assert_string_equal(b.message, "/eq: limit exceeded (max of /eq)");
+
+        bcall(bus, &b, NULL, "Charge", "stsb", "/eq/kid", 128 * K, "file", 1);
+        sock_outcome(m, memacct_charge(m, "/eq/kid", 128 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP, &res), &s);
+        assert_same_failure("a kept charge over the parent's max", &b, &s,
+                            "org.memacct1.Error.LimitExceeded");
+        assert_string_equal(b.message, "/eq/kid: limit exceeded (max of /eq)");
+
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "/eq", UINT64_C(1), "file", 1);
+        sock_outcome(m, memacct_uncharge(m, "/eq", 1, MEMACCT_STAT_FILE, MEMACCT_KEEP), &s);
+        assert_same_failure("an uncharge of more than is kept", &b, &s, "org.memacct1.Error.Underflow");
+
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/eq");
+        sock_outcome(m, memacct_remove_group(m, "/eq"), &s);
+        assert_same_failure("RemoveGroup of a group with children", &b, &s, "org.memacct1.Error.Busy");
+
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/");
+        sock_outcome(m, memacct_remove_group(m, "/"), &s);
+        assert_same_failure("RemoveGroup of /", &b, &s, NULL);
+
+        assert_int_equal(memacct_charge(m, "/eq", 32 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res), 0);
+        bcall(bus, &b, NULL, "SetLimits", "sa{st}b", "/eq", 1, "max", 16 * K, 0);
+        sock_outcome(m, memacct_set_limits(m, "/eq", &max16, 0), &s);
+        assert_same_failure("a max below usage", &b, &s, "org.memacct1.Error.Busy");
+        assert_int_equal(memacct_uncharge(m, "/eq", 32 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP), 0);
+
+        bcall(bus, &b, NULL, "ResetPeak", "s", "/nope");
+        sock_outcome(m, memacct_reset_peak(m, "/nope"), &s);
+        assert_same_failure("ResetPeak of a missing group", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "MoveProcess", "us", 999999, "/eq");
+        sock_outcome(m, memacct_move(m, 999999, "/eq", &n), &s);
+        assert_same_failure("MoveProcess of a pid without a session", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "GetClient", "ub", 999999, 0);
+        sock_outcome(m, memacct_get_client(m, 999999, 0, &ci), &s);
+        assert_same_failure("GetClient of a pid without a session", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "Attach", "s", "/nope");
+        sock_outcome(m, memacct_attach(m, "/nope"), &s);
+        assert_same_failure("Attach to a missing group", &b, &s, "org.memacct1.Error.NotFound");
+
+        bcall(bus, &b, NULL, "ListGroups", "sb", "/nope", 0);
+        sock_outcome(m, memacct_list_groups(m, "/nope", 0, &list), &s);
+        assert_same_failure("ListGroups of a missing group", &b, &s, "org.memacct1.Error.NotFound");
+
+        /* A fresh session is not attached, on either transport. */
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "", 4 * K, "", 0);
+        sock_outcome(m, memacct_uncharge(m, NULL, 4 * K, MEMACCT_STAT_ANON, 0), &s);
+        assert_same_failure("a session uncharge before any attach", &b, &s, "org.memacct1.Error.NotAttached");
+
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/eq/kid");
+        assert_ok("RemoveGroup /eq/kid", &b);
+        assert_int_equal(memacct_remove_group(m, "/eq"), 0);
+        memacct_close(m);
+        sd_bus_flush_close_unref(bus);
+}
+
+/* ---- the same group, the same numbers ---- */
+
+typedef struct Counters {
+        size_t n;
+        char names[16][16];
+        uint64_t values[16];
+} Counters;
+
+static bool counters_equal(const Counters *bus, const memacct_counter *c, size_t n) {
+        if (bus->n != n)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(bus->names[i], c[i].name) != 0 || bus->values[i] != c[i].value)
+                        return false;
+        return true;
+}
+
+/* Every property of @path against the socket's GetGroup. Return: equal.
+ * Statistics are as of the last flush on both, which may fall between the
+ * two reads: the caller retries. */
+static bool group_reads_equal(sd_bus *bus, memacct *m, const char *path, bool verbose) {
+        static const struct {
+                const char *property;
+                size_t offset;
+        } fields[] = {
+                { "MemoryCurrent", offsetof(memacct_group_info, current) },
+                { "MemoryPeak", offsetof(memacct_group_info, peak) },
+                { "MemoryMax", offsetof(memacct_group_info, max) },
+                { "MemoryHigh", offsetof(memacct_group_info, high) },
+                { "MemoryLow", offsetof(memacct_group_info, low) },
+                { "MemoryMin", offsetof(memacct_group_info, min) },
+                { "EffectiveMemoryMin", offsetof(memacct_group_info, effective_min) },
+                { "EffectiveMemoryLow", offsetof(memacct_group_info, effective_low) },
+                { "FailCount", offsetof(memacct_group_info, failcnt) },
+        };
+        memacct_group_info *g = NULL;
+        Counters events, local, stats;
+        bool equal = true;
+
+        assert_int_equal(memacct_get_group(m, path, NULL, 0, &g), 0);
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                uint64_t want = *(const uint64_t *) ((const char *) g + fields[i].offset);
+                uint64_t got = prop_u64(bus, path, fields[i].property);
+
+                if (got != want) {
+                        if (verbose)
+                                fprintf(stderr, "%s %s: bus %" PRIu64 ", socket %" PRIu64 "\n", path,
+                                        fields[i].property, got, want);
+                        equal = false;
+                }
+        }
+        events.n = prop_counters(bus, path, "Events", events.names, events.values, 16);
+        local.n = prop_counters(bus, path, "EventsLocal", local.names, local.values, 16);
+        stats.n = prop_counters(bus, path, "Stats", stats.names, stats.values, 16);
+        if (!counters_equal(&events, g->events, g->n_events) ||
+            !counters_equal(&local, g->events_local, g->n_events_local) ||
+            !counters_equal(&stats, g->stat, g->n_stat)) {
+                if (verbose)
+                        fprintf(stderr, "%s: the events or stats differ\n", path);
+                equal = false;
+        }
+        memacct_group_info_free(g);
+        return equal;
+}
+
+static void assert_group_reads_equal(sd_bus *bus, memacct *m, const char *path) {
+        uint64_t deadline = now_msec() + WAIT_MSEC;
+
+        while (!group_reads_equal(bus, m, path, false)) {
+                if (now_msec() > deadline) {
+                        group_reads_equal(bus, m, path, true);
+                        fail_msg("%s reads differently over the bus and the socket", path);
+                }
+                sleep_msec(50);
+        }
+}
+
+static void test_values_match_the_socket(void **state) {
+        sd_bus *bus = bus_open();
+        memacct *m = sock_open();
+        memacct_limits low = { .set = MEMACCT_LIMIT_LOW, .low = 256 * K };
+        memacct_charge_result res;
+        memacct_group_list *list = NULL;
+        sd_bus_message *reply = NULL;
+        const char *p, *o;
+        size_t listed = 0;
+        Outcome b;
+
+        (void) state;
+        bcall(bus, &b, NULL, "CreateGroup", "sa{st}u", "/val", 4, "max", 8 * M, "high", 1 * M, "low", 512 * K,
+              "min", 256 * K, NO_OWNER);
+        assert_ok("CreateGroup /val", &b);
+        assert_int_equal(memacct_create_group(m, "/val/x", &low, MEMACCT_NO_OWNER), 0);
+        /* Over /val's high: a high event; then a refusal: max and oom. */
+        assert_int_equal(memacct_charge(m, "/val/x", 3 * M, MEMACCT_STAT_FILE, MEMACCT_KEEP, &res), 0);
+        assert_true(res.over_high > 0);
+        bcall(bus, &b, NULL, "Charge", "stsb", "/val", 1 * M, "shmem", 1);
+        assert_ok("Charge /val", &b);
+        bcall(bus, &b, NULL, "Charge", "stsb", "/val/x", 16 * M, "", 1);
+        assert_int_equal(b.r < 0, 1);
+
+        assert_group_reads_equal(bus, m, "/val");
+        assert_group_reads_equal(bus, m, "/val/x");
+        assert_group_reads_equal(bus, m, "/");
+        assert_int_equal(prop_u64(bus, "/val", "MemoryCurrent"), 4 * M);
+
+        /* ListGroups lists what the socket lists, each with its object. */
+        assert_int_equal(memacct_list_groups(m, "/val", MEMACCT_RECURSIVE, &list), 0);
+        bcall(bus, &b, &reply, "ListGroups", "sb", "/val", 1);
+        assert_ok("ListGroups", &b);
+        assert_true(sd_bus_message_enter_container(reply, 'a', "(so)") >= 0);
+        while (sd_bus_message_read(reply, "(so)", &p, &o) > 0) {
+                char *want = object_of(p);
+
+                assert_true(listed < memacct_group_list_size(list));
+                assert_string_equal(p, memacct_group_list_get(list, listed)->path);
+                assert_string_equal(o, want);
+                free(want);
+                listed++;
+        }
+        assert_int_equal(listed, memacct_group_list_size(list));
+        assert_int_equal(listed, 2);
+        sd_bus_message_unref(reply);
+        memacct_group_list_free(list);
+
+        assert_int_equal(memacct_uncharge(m, "/val/x", 3 * M, MEMACCT_STAT_FILE, MEMACCT_KEEP), 0);
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "/val", 1 * M, "shmem", 1);
+        assert_ok("Uncharge /val", &b);
+        assert_int_equal(memacct_remove_group(m, "/val/x"), 0);
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/val");
+        assert_ok("RemoveGroup /val", &b);
+        memacct_close(m);
+        sd_bus_flush_close_unref(bus);
+}
+
+/* ---- signals ---- */
+
+typedef struct EventSeen {
+        const char *path, *name;
+        uint64_t count;
+        bool seen;
+} EventSeen;
+
+static int on_event(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        EventSeen *want = userdata;
+        const char *path, *name;
+        uint64_t count;
+
+        (void) error;
+        if (sd_bus_message_read(msg, "sst", &path, &name, &count) < 0)
+                return 0;
+        for (; want->path; want++)
+                if (strcmp(path, want->path) == 0 && strcmp(name, want->name) == 0 && count == want->count)
+                        want->seen = true;
+        return 0;
+}
+
+static bool all_seen(const EventSeen *e) {
+        for (; e->path; e++)
+                if (!e->seen)
+                        return false;
+        return true;
+}
+
+static void wait_all_seen(sd_bus *bus, EventSeen *e) {
+        uint64_t deadline = now_msec() + WAIT_MSEC;
+
+        while (!all_seen(e) && now_msec() < deadline) {
+                int r = sd_bus_process(bus, NULL);
+
+                assert_true(r >= 0);
+                if (r == 0)
+                        (void) sd_bus_wait(bus, 100 * 1000);
+        }
+        for (; e->path; e++)
+                if (!e->seen)
+                        fail_msg("no Event(%s, %s, %" PRIu64 ")", e->path, e->name, e->count);
+}
+
+static void test_event_signal(void **state) {
+        sd_bus *bus = bus_open(), *other = bus_open();
+        sd_bus_slot *slot = NULL;
+        memacct *m = sock_open();
+        memacct_charge_result res;
+        EventSeen socket_events[] = {
+                { "/evt", "max", 1 }, { "/evt", "oom", 1 }, {},
+        };
+        EventSeen bus_events[] = {
+                { "/evt", "max", 2 }, { "/evt", "oom", 2 }, { "/evt", "high", 1 }, {},
+        };
+        Outcome b;
+
+        (void) state;
+        create_bus(bus, "/evt", 64 * K);
+
+        /* Refused over the socket, seen on the bus. */
+        assert_true(sd_bus_match_signal(bus, &slot, DEST, MANAGER_PATH, MANAGER_IFACE, "Event", on_event,
+                                        socket_events) >= 0);
+        assert_int_equal(memacct_charge(m, "/evt", 128 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res), -EDQUOT);
+        wait_all_seen(bus, socket_events);
+        slot = sd_bus_slot_unref(slot);
+
+        /* Refused over the bus (from another connection), and a high event. */
+        assert_true(sd_bus_match_signal(bus, &slot, DEST, MANAGER_PATH, MANAGER_IFACE, "Event", on_event,
+                                        bus_events) >= 0);
+        bcall(other, &b, NULL, "Charge", "stsb", "/evt", 128 * K, "", 1);
+        assert_string_equal(b.name, "org.memacct1.Error.LimitExceeded");
+        bcall(other, &b, NULL, "SetLimits", "sa{st}b", "/evt", 1, "high", 16 * K, 0);
+        assert_ok("SetLimits high", &b);
+        bcall(other, &b, NULL, "Charge", "stsb", "/evt", 32 * K, "", 1);
+        assert_ok("Charge over high", &b);
+        wait_all_seen(bus, bus_events);
+        slot = sd_bus_slot_unref(slot);
+
+        bcall(other, &b, NULL, "Uncharge", "stsb", "/evt", 32 * K, "", 1);
+        assert_ok("Uncharge", &b);
+        bcall(other, &b, NULL, "RemoveGroup", "s", "/evt");
+        assert_ok("RemoveGroup", &b);
+        memacct_close(m);
+        sd_bus_flush_close_unref(other);
+        sd_bus_flush_close_unref(bus);
+}
+
+typedef struct Changed {
+        const char *property;
+        uint64_t value;
+        bool seen;
+} Changed;
+
+static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Changed *want = userdata;
+        const char *iface, *name;
+        uint64_t v;
+
+        (void) error;
+        if (sd_bus_message_read(msg, "s", &iface) < 0 || strcmp(iface, GROUP_IFACE) != 0)
+                return 0;
+        if (sd_bus_message_enter_container(msg, 'a', "{sv}") < 0)
+                return 0;
+        while (sd_bus_message_enter_container(msg, 'e', "sv") > 0) {
+                if (sd_bus_message_read(msg, "s", &name) < 0)
+                        return 0;
+                if (strcmp(name, want->property) == 0 && sd_bus_message_read(msg, "v", "t", &v) > 0) {
+                        if (v == want->value)
+                                want->seen = true;
+                } else if (sd_bus_message_skip(msg, "v") < 0)
+                        return 0;
+                if (sd_bus_message_exit_container(msg) < 0)
+                        return 0;
+        }
+        return 0;
+}
+
+typedef struct ObjectSeen {
+        const char *object;
+        bool added, removed;
+} ObjectSeen;
+
+static int on_interfaces_added(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ObjectSeen *o = userdata;
+        const char *object;
+
+        (void) error;
+        if (sd_bus_message_read(msg, "o", &object) > 0 && strcmp(object, o->object) == 0)
+                o->added = true;
+        return 0;
+}
+
+static int on_interfaces_removed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        ObjectSeen *o = userdata;
+        const char *object;
+
+        (void) error;
+        if (sd_bus_message_read(msg, "o", &object) > 0 && strcmp(object, o->object) == 0)
+                o->removed = true;
+        return 0;
+}
+
+static void test_properties_changed_and_object_manager(void **state) {
+        sd_bus *bus = bus_open(), *other = bus_open();
+        sd_bus_slot *s1 = NULL, *s2 = NULL, *s3 = NULL;
+        char *object = object_of("/pc");
+        Changed changed = { "MemoryMax", 2 * M, false };
+        ObjectSeen seen = { .object = object };
+        Outcome b;
+
+        (void) state;
+        assert_true(sd_bus_match_signal(bus, &s1, DEST, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
+                                        "InterfacesAdded", on_interfaces_added, &seen) >= 0);
+        assert_true(sd_bus_match_signal(bus, &s2, DEST, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
+                                        "InterfacesRemoved", on_interfaces_removed, &seen) >= 0);
+        assert_true(sd_bus_match_signal(bus, &s3, DEST, object, "org.freedesktop.DBus.Properties",
+                                        "PropertiesChanged", on_properties_changed, &changed) >= 0);
+
+        /* CreateGroup: the object, then the limits it was given. */
+        create_bus(other, "/pc", 2 * M);
+        assert_true(bus_wait_for(bus, &seen.added));
+        assert_true(bus_wait_for(bus, &changed.seen));
+        changed = (Changed) { "MemoryMax", 3 * M, false };
+        bcall(other, &b, NULL, "SetLimits", "sa{st}b", "/pc", 1, "max", 3 * M, 0);
+        assert_ok("SetLimits", &b);
+        assert_true(bus_wait_for(bus, &changed.seen));
+        assert_int_equal(prop_u64(bus, "/pc", "MemoryMax"), 3 * M);
+        bcall(other, &b, NULL, "RemoveGroup", "s", "/pc");
+        assert_ok("RemoveGroup", &b);
+        assert_true(bus_wait_for(bus, &seen.removed));
+
+        sd_bus_slot_unref(s1);
+        sd_bus_slot_unref(s2);
+        sd_bus_slot_unref(s3);
+        free(object);
+        sd_bus_flush_close_unref(other);
+        sd_bus_flush_close_unref(bus);
+}
+
+/* ---- a peer's charges end with it ---- */
+
+static void test_peer_leaving_releases_its_charges(void **state) {
+        sd_bus *bus = bus_open(), *peer = bus_open();
+        int ready[2];
+        pid_t child;
+        Outcome b;
+        char c;
+
+        (void) state;
+        create_bus(bus, "/dc", 0);
+        create_bus(bus, "/dc2", 0);
+
+        /* Closing the connection. */
+        bcall(peer, &b, NULL, "Charge", "stsb", "/dc", 1 * M, "", 0);
+        assert_ok("a session charge", &b);
+        bcall(peer, &b, NULL, "Charge", "stsb", "", 4 * K, "file", 0);
+        assert_ok("a session charge to the attached group", &b);
+        bcall(peer, &b, NULL, "Charge", "stsb", "/dc2", 4 * K, "", 0);
+        assert_string_equal(b.name, "org.memacct1.Error.InvalidArgument");
+        assert_string_equal(b.message, "/dc2: the session is attached to /dc; move it first");
+        bcall(peer, &b, NULL, "Charge", "stsb", "/dc", 8 * K, "", 1);
+        assert_ok("a kept charge", &b);
+        assert_int_equal(prop_u64(bus, "/dc", "MemoryCurrent"), 1 * M + 12 * K);
+        assert_int_equal(sock_current("/dc"), 1 * M + 12 * K);
+        peer = sd_bus_flush_close_unref(peer);
+        /* The kept charge stays: it belongs to the group. */
+        assert_true(current_becomes(bus, "/dc", 8 * K));
+        assert_int_equal(sock_current("/dc"), 8 * K);
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "/dc", 8 * K, "", 1);
+        assert_ok("Uncharge of the kept charge", &b);
+
+        /* Being killed. */
+        assert_int_equal(pipe(ready), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                sd_bus *mine = NULL;
+                Outcome o;
+
+                close(ready[0]);
+                if (sd_bus_new(&mine) < 0 || sd_bus_set_address(mine, bus_address) < 0 ||
+                    sd_bus_set_bus_client(mine, 1) < 0 || sd_bus_start(mine) < 0)
+                        _exit(1);
+                if (bcall(mine, &o, NULL, "Charge", "stsb", "/dc", 2 * M, "", 0) < 0)
+                        _exit(2);
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(3);
+                pause();
+                _exit(0);
+        }
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        assert_int_equal(prop_u64(bus, "/dc", "MemoryCurrent"), 2 * M);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        assert_true(current_becomes(bus, "/dc", 0));
+        assert_int_equal(sock_current("/dc"), 0);
+
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/dc");
+        assert_ok("RemoveGroup /dc", &b);
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/dc2");
+        assert_ok("RemoveGroup /dc2", &b);
+        sd_bus_flush_close_unref(bus);
+}
+
+/* ---- sessions of one process on both transports ---- */
+
+static uint64_t rss_of(sd_bus_message *reply, const char *key) {
+        const char *k;
+        uint64_t v, found = UINT64_MAX;
+
+        assert_true(sd_bus_message_rewind(reply, true) >= 0);
+        assert_true(sd_bus_message_enter_container(reply, 'a', "{st}") >= 0);
+        while (sd_bus_message_read(reply, "{st}", &k, &v) > 0)
+                if (strcmp(k, key) == 0)
+                        found = v;
+        return found;
+}
+
+static void test_moves_and_clients_span_both_transports(void **state) {
+        sd_bus *bus = bus_open();
+        memacct *m = sock_open();
+        memacct_charge_result res;
+        memacct_client_info ci;
+        sd_bus_message *reply = NULL;
+        unsigned n = 0;
+        uint32_t moved = 0;
+        Outcome b;
+
+        (void) state;
+        create_bus(bus, "/mv1", 0);
+        create_bus(bus, "/mv2", 0);
+        /* Both sessions of this process: one per transport. */
+        assert_int_equal(memacct_charge(m, "/mv1", 64 * K, MEMACCT_STAT_ANON, 0, &res), 0);
+        bcall(bus, &b, NULL, "Charge", "stsb", "/mv1", 32 * K, "file", 0);
+        assert_ok("a bus session charge", &b);
+        assert_int_equal(prop_u64(bus, "/mv1", "MemoryCurrent"), 96 * K);
+
+        /* One client: the counters of both, whoever asks. */
+        assert_int_equal(memacct_get_client(m, getpid(), MEMACCT_EXACT, &ci), 0);
+        bcall(bus, &b, &reply, "GetClient", "ub", (uint32_t) getpid(), 1);
+        assert_ok("GetClient", &b);
+        assert_int_equal(rss_of(reply, "anon"), ci.anon);
+        assert_int_equal(rss_of(reply, "file"), ci.file);
+        assert_int_equal(rss_of(reply, "swap"), ci.swap);
+        assert_int_equal(rss_of(reply, "shmem"), ci.shmem);
+        assert_int_equal(ci.anon, 64 * K);
+        assert_int_equal(ci.file, 32 * K);
+        reply = sd_bus_message_unref(reply);
+        bcall(bus, &b, &reply, "GetClient", "ub", 0, 1);
+        assert_ok("GetClient of the caller", &b);
+        assert_int_equal(rss_of(reply, "anon"), 64 * K);
+        reply = sd_bus_message_unref(reply);
+
+        /* MoveProcess moves every session of the pid, as the socket's move does. */
+        bcall(bus, &b, &reply, "MoveProcess", "us", (uint32_t) getpid(), "/mv2");
+        assert_ok("MoveProcess", &b);
+        assert_true(sd_bus_message_read(reply, "u", &moved) > 0);
+        reply = sd_bus_message_unref(reply);
+        assert_int_equal(moved, 2);
+        assert_int_equal(prop_u64(bus, "/mv2", "MemoryCurrent"), 96 * K);
+        assert_int_equal(prop_u64(bus, "/mv1", "MemoryCurrent"), 0);
+        assert_int_equal(memacct_move(m, getpid(), "/mv1", &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(sock_current("/mv1"), 96 * K);
+
+        /* pid 0: the caller's own bus session only. */
+        bcall(bus, &b, &reply, "MoveProcess", "us", 0, "/mv2");
+        assert_ok("MoveProcess of the caller", &b);
+        assert_true(sd_bus_message_read(reply, "u", &moved) > 0);
+        reply = sd_bus_message_unref(reply);
+        assert_int_equal(moved, 1);
+        assert_int_equal(prop_u64(bus, "/mv2", "MemoryCurrent"), 32 * K);
+
+        /* "" is the attached group; and the uncharge releases it. */
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "", 32 * K, "file", 0);
+        assert_ok("Uncharge from the attached group", &b);
+        assert_int_equal(prop_u64(bus, "/mv2", "MemoryCurrent"), 0);
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "", 1, "file", 0);
+        assert_string_equal(b.name, "org.memacct1.Error.Underflow");
+        assert_string_equal(b.message, "/mv2: uncharge of 1 file bytes is more than the session holds");
+
+        memacct_close(m);
+        sd_bus_flush_close_unref(bus);
+        /* Both sessions ended: nothing is left anywhere. */
+        bus = bus_open();
+        assert_true(current_becomes(bus, "/mv1", 0));
+        assert_true(current_becomes(bus, "/mv2", 0));
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/mv1");
+        assert_ok("RemoveGroup /mv1", &b);
+        bcall(bus, &b, NULL, "RemoveGroup", "s", "/mv2");
+        assert_ok("RemoveGroup /mv2", &b);
+        sd_bus_flush_close_unref(bus);
+}
+
+/* ---- a bus that does not read ---- */
+
+#define STORM_CHARGES 40000
+
+/*
+ * The bus daemon stopped (SIGSTOP): every refused charge over the socket
+ * raises two events for the bus, which cannot take them. The socket must
+ * not notice: the charges are answered at the socket's speed, the bus
+ * thread drops what it cannot send (memacctd logs it; test-bus.sh
+ * checks), and once the bus daemon runs again the bus answers again.
+ */
+static void test_a_stopped_bus_stalls_no_socket_client(void **state) {
+        const char *pid_env = getenv("MEMACCT_BUS_PID");
+        memacct_limits max = { .set = MEMACCT_LIMIT_MAX, .max = 4 * K };
+        memacct_charge_result res;
+        memacct *m = sock_open();
+        pid_t bus_pid = pid_env ? (pid_t) atoi(pid_env) : 0;
+        uint64_t t0, elapsed;
+        sd_bus *bus;
+        Outcome b;
+
+        (void) state;
+        if (bus_pid <= 0)
+                skip();
+        assert_int_equal(memacct_create_group(m, "/storm", &max, MEMACCT_NO_OWNER), 0);
+        assert_int_equal(kill(bus_pid, SIGSTOP), 0);
+        t0 = now_msec();
+        for (unsigned i = 0; i < STORM_CHARGES; i++) {
+                int r = memacct_charge(m, "/storm", 8 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res);
+
+                if (r != -EDQUOT) {
+                        kill(bus_pid, SIGCONT);
+                        fail_msg("charge %u: %d, want -EDQUOT", i, r);
+                }
+        }
+        elapsed = now_msec() - t0;
+        assert_int_equal(kill(bus_pid, SIGCONT), 0);
+        fprintf(stderr, "%u refused charges (%u events) with the bus daemon stopped: %" PRIu64 " ms\n",
+                STORM_CHARGES, 2 * STORM_CHARGES, elapsed);
+        /* Generous for sanitizers; a worker waiting on the bus would hang. */
+        assert_true(elapsed < 60000);
+
+        bus = bus_open();
+        bcall(bus, &b, NULL, "GetGroup", "s", "/storm");
+        assert_ok("the bus answers again", &b);
+        assert_int_equal(prop_u64(bus, "/storm", "FailCount"), STORM_CHARGES);
+        sd_bus_flush_close_unref(bus);
+        assert_int_equal(memacct_remove_group(m, "/storm"), 0);
+        memacct_close(m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_errors_match_the_socket),
+                cmocka_unit_test(test_values_match_the_socket),
+                cmocka_unit_test(test_event_signal),
+                cmocka_unit_test(test_properties_changed_and_object_manager),
+                cmocka_unit_test(test_peer_leaving_releases_its_charges),
+                cmocka_unit_test(test_moves_and_clients_span_both_transports),
+                /* Last: it leaves the bus daemon busy with a backlog. */
+                cmocka_unit_test(test_a_stopped_bus_stalls_no_socket_client),
+        };
+
+        bus_address = getenv("MEMACCT_BUS_ADDRESS");
+        socket_path = getenv("MEMACCT_SOCKET");
+        if (!bus_address || !socket_path) {
+                fprintf(stderr, "MEMACCT_BUS_ADDRESS and MEMACCT_SOCKET must be set (test-bus.sh does)\n");
+                return 2;
+        }
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
