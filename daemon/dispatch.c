@@ -47,10 +47,20 @@ typedef struct Subscription {
         char path[];
 } Subscription;
 
+/* The limits, read on every frame by every worker: one relaxed load each,
+ * no lock (a mutex here was the one lock all workers shared per request).
+ * A reload may change them one at a time; each is independent. */
+typedef struct LiveLimits {
+        _Atomic uint32_t max_frame;
+        _Atomic uint64_t charge_batch;
+        _Atomic unsigned max_sessions_per_uid;
+        _Atomic int read_access;
+} LiveLimits;
+
 struct Dispatch {
         MemCore *core;
-        pthread_mutex_t lock; /* limits, uid counts */
-        DispatchLimits limits;
+        pthread_mutex_t lock; /* uid counts */
+        LiveLimits limits;
         UidCount *uids;
         size_t nuids;
         DispatchChangedFn changed;
@@ -157,6 +167,14 @@ static int arena_reset(uint32_t max_frame) {
 
 /* ---- dispatch state ---- */
 
+static void limits_set(Dispatch *d, const DispatchLimits *l) {
+        atomic_store_explicit(&d->limits.max_frame, l->max_frame, memory_order_relaxed);
+        atomic_store_explicit(&d->limits.charge_batch, l->charge_batch, memory_order_relaxed);
+        atomic_store_explicit(&d->limits.max_sessions_per_uid, l->max_sessions_per_uid,
+                              memory_order_relaxed);
+        atomic_store_explicit(&d->limits.read_access, (int) l->read_access, memory_order_relaxed);
+}
+
 static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
 static void move_hook(MemSession *s, MemGroup *dst, void *userdata);
 
@@ -167,7 +185,7 @@ int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn 
         if (!d)
                 return -ENOMEM;
         d->core = core;
-        d->limits = *limits;
+        limits_set(d, limits);
         d->changed = changed;
         d->changed_userdata = changed_userdata;
         pthread_mutex_init(&d->lock, NULL);
@@ -192,9 +210,7 @@ Dispatch *dispatch_free(Dispatch *d) {
 }
 
 void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits) {
-        pthread_mutex_lock(&d->lock);
-        d->limits = *limits;
-        pthread_mutex_unlock(&d->lock);
+        limits_set(d, limits);
 }
 
 void dispatch_set_event_sink(Dispatch *d, MemEventHook sink, void *userdata) {
@@ -207,12 +223,14 @@ unsigned dispatch_session_count(Dispatch *d) {
 }
 
 static DispatchLimits limits_get(Dispatch *d) {
-        DispatchLimits l;
-
-        pthread_mutex_lock(&d->lock);
-        l = d->limits;
-        pthread_mutex_unlock(&d->lock);
-        return l;
+        return (DispatchLimits) {
+                .max_frame = atomic_load_explicit(&d->limits.max_frame, memory_order_relaxed),
+                .charge_batch = atomic_load_explicit(&d->limits.charge_batch, memory_order_relaxed),
+                .max_sessions_per_uid =
+                        atomic_load_explicit(&d->limits.max_sessions_per_uid, memory_order_relaxed),
+                .read_access = (ReadAccess) atomic_load_explicit(&d->limits.read_access,
+                                                                 memory_order_relaxed),
+        };
 }
 
 ReadAccess dispatch_read_access(Dispatch *d) {
@@ -233,11 +251,13 @@ static UidCount *uid_find(Dispatch *d, uid_t uid) {
 }
 
 static int uid_acquire(Dispatch *d, uid_t uid) {
+        unsigned max_sessions;
         UidCount *u;
         int r = 0;
 
         if (uid == 0)
                 return 0;
+        max_sessions = limits_get(d).max_sessions_per_uid;
         pthread_mutex_lock(&d->lock);
         u = uid_find(d, uid);
         if (!u) {
@@ -251,7 +271,7 @@ static int uid_acquire(Dispatch *d, uid_t uid) {
                 u = &d->uids[d->nuids++];
                 *u = (UidCount) { .uid = uid };
         }
-        if (d->limits.max_sessions_per_uid && u->n >= d->limits.max_sessions_per_uid)
+        if (max_sessions && u->n >= max_sessions)
                 r = -EUSERS;
         else
                 u->n++;
@@ -1091,12 +1111,17 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
         DispatchLimits limits = limits_get(c->d);
         ProtobufCAllocator alloc = { arena_alloc, arena_free, &tls_arena };
         Memacct__V1__Request *req;
-        Memacct__V1__HelloReply hr = MEMACCT__V1__HELLO_REPLY__INIT;
-        Memacct__V1__GroupInfo gi = MEMACCT__V1__GROUP_INFO__INIT;
-        Memacct__V1__GroupList gl = MEMACCT__V1__GROUP_LIST__INIT;
-        Memacct__V1__ChargeReply cr = MEMACCT__V1__CHARGE_REPLY__INIT;
-        Memacct__V1__MoveReply mr = MEMACCT__V1__MOVE_REPLY__INIT;
-        Memacct__V1__ClientInfo ci = MEMACCT__V1__CLIENT_INFO__INIT;
+        /* One result per request: initialised only by the case that uses
+         * it, not all of them for every frame (a GroupInfo alone is 248
+         * bytes to clear, on every charge). */
+        union {
+                Memacct__V1__HelloReply hr;
+                Memacct__V1__GroupInfo gi;
+                Memacct__V1__GroupList gl;
+                Memacct__V1__ChargeReply cr;
+                Memacct__V1__MoveReply mr;
+                Memacct__V1__ClientInfo ci;
+        } res;
         Reply rep;
         int r = 0;
 
@@ -1117,7 +1142,8 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
 
         switch (req->op_case) {
         case MEMACCT__V1__REQUEST__OP_HELLO:
-                do_hello(c, req->hello, &rep, &hr);
+                res.hr = (Memacct__V1__HelloReply) MEMACCT__V1__HELLO_REPLY__INIT;
+                do_hello(c, req->hello, &rep, &res.hr);
                 break;
         case MEMACCT__V1__REQUEST__OP_CREATE_GROUP:
                 do_create(c, req->create_group, &rep);
@@ -1129,14 +1155,17 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
                 do_set_limits(c, req->set_limits, &rep);
                 break;
         case MEMACCT__V1__REQUEST__OP_GET_GROUP:
-                do_get_group(c, req->get_group, &rep, &gi);
+                res.gi = (Memacct__V1__GroupInfo) MEMACCT__V1__GROUP_INFO__INIT;
+                do_get_group(c, req->get_group, &rep, &res.gi);
                 break;
         case MEMACCT__V1__REQUEST__OP_LIST_GROUPS:
-                rep.groups = &gl;
-                do_list(c, req->list_groups, &rep, &gl);
+                res.gl = (Memacct__V1__GroupList) MEMACCT__V1__GROUP_LIST__INIT;
+                rep.groups = &res.gl;
+                do_list(c, req->list_groups, &rep, &res.gl);
                 break;
         case MEMACCT__V1__REQUEST__OP_CHARGE:
-                do_charge(c, req->charge, &rep, &cr);
+                res.cr = (Memacct__V1__ChargeReply) MEMACCT__V1__CHARGE_REPLY__INIT;
+                do_charge(c, req->charge, &rep, &res.cr);
                 break;
         case MEMACCT__V1__REQUEST__OP_UNCHARGE:
                 do_uncharge(c, req->uncharge, &rep);
@@ -1145,10 +1174,12 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
                 do_attach(c, req->attach, &rep);
                 break;
         case MEMACCT__V1__REQUEST__OP_MOVE:
-                do_move(c, req->move, &rep, &mr);
+                res.mr = (Memacct__V1__MoveReply) MEMACCT__V1__MOVE_REPLY__INIT;
+                do_move(c, req->move, &rep, &res.mr);
                 break;
         case MEMACCT__V1__REQUEST__OP_GET_CLIENT:
-                do_get_client(c, req->get_client, &rep, &ci);
+                res.ci = (Memacct__V1__ClientInfo) MEMACCT__V1__CLIENT_INFO__INIT;
+                do_get_client(c, req->get_client, &rep, &res.ci);
                 break;
         case MEMACCT__V1__REQUEST__OP_RESET_PEAK:
                 do_reset_peak(c, req->reset_peak, &rep);
