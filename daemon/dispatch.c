@@ -376,6 +376,22 @@ static int response_append(const Memacct__V1__Response *resp, struct evbuffer *o
         return evbuffer_commit_space(out, &v, 1);
 }
 
+/* An unsolicited frame (prefix and body) in its own buffer, for pushing
+ * to connections on other threads. Freed by the caller. */
+static uint8_t *frame_new(const Memacct__V1__Response *resp, size_t *ret_len) {
+        size_t body = memacct__v1__response__get_packed_size(resp);
+        uint8_t prefix[FRAME_PREFIX_MAX], *frame;
+        size_t n = frame_prefix_encode((uint32_t) body, prefix);
+
+        frame = malloc(n + body);
+        if (!frame)
+                return NULL;
+        memcpy(frame, prefix, n);
+        memacct__v1__response__pack(resp, frame + n);
+        *ret_len = n + body;
+        return frame;
+}
+
 /* What a request handler produces: a status, a message, maybe a result. */
 typedef struct Reply {
         Memacct__V1__Response resp;
@@ -975,9 +991,6 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
                 if (!path_within(g->path, s->path))
                         continue;
                 if (!frame) {
-                        uint8_t prefix[FRAME_PREFIX_MAX];
-                        size_t body, n;
-
                         e.path = g->path;
                         e.name = (char *) mem_event_to_string(ev);
                         e.has_count = true;
@@ -987,14 +1000,9 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
                         resp.status = MEMACCT__V1__STATUS__OK;
                         resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
                         resp.event = &e;
-                        body = memacct__v1__response__get_packed_size(&resp);
-                        n = frame_prefix_encode((uint32_t) body, prefix);
-                        frame = malloc(n + body);
+                        frame = frame_new(&resp, &len);
                         if (!frame)
                                 break;
-                        memcpy(frame, prefix, n);
-                        memacct__v1__response__pack(&resp, frame + n);
-                        len = n + body;
                 }
                 s->conn->push(s->conn->push_userdata, frame, len);
         }
@@ -1014,9 +1022,9 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
 static void move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
         Memacct__V1__Moved mv = MEMACCT__V1__MOVED__INIT;
-        uint8_t prefix[FRAME_PREFIX_MAX], *frame;
         DispatchConn *c = s->userdata;
-        size_t body, n;
+        uint8_t *frame;
+        size_t len;
 
         (void) userdata;
         if (!c || !c->push)
@@ -1027,14 +1035,10 @@ static void move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         resp.status = MEMACCT__V1__STATUS__OK;
         resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVED;
         resp.moved = &mv;
-        body = memacct__v1__response__get_packed_size(&resp);
-        n = frame_prefix_encode((uint32_t) body, prefix);
-        frame = malloc(n + body);
+        frame = frame_new(&resp, &len);
         if (!frame)
                 return; /* a hint: the move itself stands */
-        memcpy(frame, prefix, n);
-        memacct__v1__response__pack(&resp, frame + n);
-        c->push(c->push_userdata, frame, n + body);
+        c->push(c->push_userdata, frame, len);
         free(frame);
 }
 
