@@ -64,8 +64,10 @@
  * Daemon restart.  When the connection breaks (EOF, ECONNRESET, EPIPE), the
  * next call that notices reconnects (a bounded number of attempts with
  * backoff, see memacct_set_reconnect()), attaches the new session to the
- * same group, sets the stock up again, re-subscribes, and charges again,
- * with MEMACCT_FORCE, everything the old session held for the caller (the
+ * group it was last attached or moved to (the daemon says so with a Moved
+ * frame), sets the stock up again, re-subscribes, and charges again
+ * everything the old session held for the caller, forced past max when
+ * the caller is root and a plain charge otherwise (the
  * bytes handed out by the stock and the session's exact charges; the unused
  * stock is not replayed). The result is reported to the callback of
  * memacct_set_reconnect_callback(). A request in flight when the
@@ -240,8 +242,10 @@ int memacct_default_socket(char **ret);
  * @path: the socket, or NULL for memacct_default_socket()
  * @ret: the new handle
  *
- * Return: 0; -ENOENT, -ECONNREFUSED, -EACCES (cannot connect);
- * -EPROTONOSUPPORT (the server speaks another protocol version); -ENOMEM.
+ * Return: 0; -ENOENT, -ECONNREFUSED, -EACCES (cannot connect); -ENOSPC
+ * (the daemon refused the session: too many for this uid; its message is
+ * memacct_last_error(NULL)); -EPROTONOSUPPORT (the server speaks another
+ * protocol version); -ENOMEM.
  */
 int memacct_connect(const char *path, memacct **ret);
 

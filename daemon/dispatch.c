@@ -1013,7 +1013,7 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
 }
 
 /*
- * Core move hook: a session moved by someone else (Move with a pid) is told
+ * Core move hook: a moved session (by a Move with a pid, or its own) is told
  * where it is now, so a client that replays after a reconnect replays
  * there. The core holds its move locks: only encode and queue. The
  * connection is alive: its session is, and dispatch_conn_free() frees the
