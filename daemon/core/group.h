@@ -11,11 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 /* The flavour first: the list and hash table headers use its primitives.
- * Read-side lock and unlock are two instructions each: inline them rather
- * than call into the library on every charge (liburcu is LGPL, as we are). */
-#ifndef URCU_INLINE_SMALL_FUNCTIONS
-#define URCU_INLINE_SMALL_FUNCTIONS
-#endif
+ * (The build defines _LGPL_SOURCE: see daemon/core/meson.build.) */
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 #include <urcu/rculist.h>
