@@ -207,6 +207,17 @@ static int manager_call_locked(memacct *m, const char *member, sd_bus_message **
         return r;
 }
 
+/* A manager method whose one argument is a group path and whose reply is
+ * empty. Takes the lock. */
+static int manager_path_call(memacct *m, const char *member, const char *path) {
+        int r;
+
+        bus_lock(m);
+        r = manager_call_locked(m, member, NULL, "s", path);
+        bus_unlock(m);
+        return r;
+}
+
 /* a{st} of the members @l->set names. */
 static int append_limits(sd_bus_message *msg, const memacct_limits *l) {
         int r;
@@ -227,20 +238,23 @@ static int append_limits(sd_bus_message *msg, const memacct_limits *l) {
 
 /* --- groups --- */
 
-static int create_group_locked(memacct *m, const char *path, const memacct_limits *limits,
-                               uint32_t owner) {
+/* CreateGroup (s a{st} u) and SetLimits (s a{st} b): @path, @limits (NULL:
+ * none) and one 32-bit argument of type @tail_type ("u" or "b": sd-bus reads
+ * either as an int-sized vararg). Lock held. */
+static int limits_call_locked(memacct *m, const char *member, const char *path,
+                              const memacct_limits *limits, const char *tail_type, uint32_t tail) {
         static const memacct_limits none = {};
         sd_bus_message *call = NULL;
         int r;
 
-        r = manager_call_new(m, "CreateGroup", &call);
+        r = manager_call_new(m, member, &call);
         if (r < 0)
                 return r;
         r = sd_bus_message_append(call, "s", path);
         if (r >= 0)
                 r = append_limits(call, limits ? limits : &none);
         if (r >= 0)
-                r = sd_bus_message_append(call, "u", owner);
+                r = sd_bus_message_append(call, tail_type, tail);
         if (r < 0)
                 r = bus_fail(m, NULL, r);
         else
@@ -254,39 +268,13 @@ static int bus_create_group(memacct *m, const char *path, const memacct_limits *
         int r;
 
         bus_lock(m);
-        r = create_group_locked(m, path, limits, owner);
+        r = limits_call_locked(m, "CreateGroup", path, limits, "u", owner);
         bus_unlock(m);
         return r;
 }
 
 static int bus_remove_group(memacct *m, const char *path) {
-        int r;
-
-        bus_lock(m);
-        r = manager_call_locked(m, "RemoveGroup", NULL, "s", path);
-        bus_unlock(m);
-        return r;
-}
-
-static int set_limits_locked(memacct *m, const char *path, const memacct_limits *limits,
-                             unsigned flags) {
-        sd_bus_message *call = NULL;
-        int r;
-
-        r = manager_call_new(m, "SetLimits", &call);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(call, "s", path);
-        if (r >= 0)
-                r = append_limits(call, limits);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "b", !!(flags & MEMACCT_FORCE));
-        if (r < 0)
-                r = bus_fail(m, NULL, r);
-        else
-                r = call_locked(m, call, NULL);
-        sd_bus_message_unref(call);
-        return r;
+        return manager_path_call(m, "RemoveGroup", path);
 }
 
 static int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits,
@@ -294,7 +282,7 @@ static int bus_set_limits(memacct *m, const char *path, const memacct_limits *li
         int r;
 
         bus_lock(m);
-        r = set_limits_locked(m, path, limits, flags);
+        r = limits_call_locked(m, "SetLimits", path, limits, "b", !!(flags & MEMACCT_FORCE));
         bus_unlock(m);
         return r;
 }
@@ -697,12 +685,7 @@ static int bus_list_groups(memacct *m, const char *path, unsigned flags,
 }
 
 static int bus_reset_peak(memacct *m, const char *path) {
-        int r;
-
-        bus_lock(m);
-        r = manager_call_locked(m, "ResetPeak", NULL, "s", path);
-        bus_unlock(m);
-        return r;
+        return manager_path_call(m, "ResetPeak", path);
 }
 
 /* --- the session: charges, attach, move, clients --- */
@@ -745,12 +728,7 @@ static int bus_uncharge(memacct *m, const char *path, uint64_t bytes, unsigned i
 }
 
 static int bus_attach(memacct *m, const char *path) {
-        int r;
-
-        bus_lock(m);
-        r = manager_call_locked(m, "Attach", NULL, "s", path);
-        bus_unlock(m);
-        return r;
+        return manager_path_call(m, "Attach", path);
 }
 
 static int bus_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions) {
@@ -918,17 +896,14 @@ static bool event_pop(BusConn *c, memacct_event *ret) {
 
 static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
         BusConn *c = m->bus_conn;
-        uint64_t deadline = 0;
+        uint64_t deadline = client_deadline_nsec(timeout_msec);
         int r;
-
-        if (timeout_msec > 0)
-                deadline = client_now_nsec() + (uint64_t) timeout_msec * 1000000u;
 
         bus_lock(m);
         for (;;) {
                 struct pollfd pfd[2];
                 uint64_t until = UINT64_MAX;
-                int left = timeout_msec, events, fd;
+                int left, events, fd;
 
                 if (event_pop(c, ret)) {
                         r = 1;
@@ -942,11 +917,7 @@ static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
                 }
                 if (r > 0)
                         continue;
-                if (timeout_msec > 0) {
-                        uint64_t now = client_now_nsec();
-
-                        left = now >= deadline ? 0 : (int) ((deadline - now + 999999) / 1000000);
-                }
+                left = client_wait_left(timeout_msec, deadline);
                 if (left == 0) {
                         r = 0;
                         break;

@@ -400,20 +400,19 @@ static bool event_pop(memacct *m, memacct_event *ret) {
 }
 
 _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
-        uint64_t deadline = 0;
+        uint64_t deadline;
         int r;
 
         if (!m || !ret)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return m->bus->next_event(m, timeout_msec, ret);
-        if (timeout_msec > 0)
-                deadline = client_now_nsec() + (uint64_t) timeout_msec * 1000000u;
+        deadline = client_deadline_nsec(timeout_msec);
 
         pthread_mutex_lock(&m->lock);
         for (;;) {
                 struct pollfd pfd;
-                int left = timeout_msec, fd;
+                int left, fd;
 
                 if (event_pop(m, ret)) {
                         r = 1;
@@ -433,11 +432,7 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                         }
                         continue;
                 }
-                if (timeout_msec > 0) {
-                        uint64_t now = client_now_nsec();
-
-                        left = now >= deadline ? 0 : (int) ((deadline - now + 999999) / 1000000);
-                }
+                left = client_wait_left(timeout_msec, deadline);
                 if (left == 0) {
                         r = 0;
                         break;

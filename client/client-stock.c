@@ -232,19 +232,31 @@ out:
         return r;
 }
 
-int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
-        _Atomic uint64_t *page;
-        StockItem *it;
-        uint64_t left;
-
+/*
+ * What stock_charge() and stock_uncharge() open with. Return: 1 and the page
+ * in @ret_page to go on, 0 when @bytes is 0 (nothing to do), -EINVAL for an
+ * unknown @item, -ENXIO while there is no page.
+ */
+static inline int stock_fast_page(Stock *s, unsigned item, uint64_t bytes,
+                                  _Atomic uint64_t **ret_page) {
         if (item >= STOCK_ITEMS)
                 return -EINVAL;
         if (bytes == 0)
                 return 0;
         /* Acquire: pairs with stock_set_page(). */
-        page = atomic_load_explicit(&s->page, memory_order_acquire);
-        if (!page)
-                return -ENXIO;
+        *ret_page = atomic_load_explicit(&s->page, memory_order_acquire);
+        return *ret_page ? 1 : -ENXIO;
+}
+
+int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
+        _Atomic uint64_t *page;
+        StockItem *it;
+        uint64_t left;
+        int r;
+
+        r = stock_fast_page(s, item, bytes, &page);
+        if (r <= 0)
+                return r;
         if (!page_consume(&page[item], bytes, &left))
                 return stock_charge_slow(s, item, bytes);
 
@@ -285,13 +297,9 @@ int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
         uint64_t v;
         int r;
 
-        if (item >= STOCK_ITEMS)
-                return -EINVAL;
-        if (bytes == 0)
-                return 0;
-        page = atomic_load_explicit(&s->page, memory_order_acquire);
-        if (!page)
-                return -ENXIO;
+        r = stock_fast_page(s, item, bytes, &page);
+        if (r <= 0)
+                return r;
         r = stock_note_uncharged(s, item, bytes);
         if (r < 0)
                 return r;

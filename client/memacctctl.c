@@ -303,12 +303,14 @@ static int print_json(json_object *o) {
 
 /* --- commands --- */
 
-static int verb_create(memacct **mp, int argc, char **argv) {
+/* create and set: a group path, then limits; set needs one at least. */
+static int verb_limits(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         memacct_limits l = {};
+        bool create = strcmp(argv[0], "create") == 0;
         int r;
 
-        r = need_args(argc, 1, 5, argv[0]);
+        r = need_args(argc, create ? 1 : 2, 5, argv[0]);
         for (int i = 2; r == 0 && i < argc; i++)
                 r = parse_limit(argv[i], &l);
         if (r != 0)
@@ -317,11 +319,15 @@ static int verb_create(memacct **mp, int argc, char **argv) {
         if (r != 0)
                 return r;
         m = *mp;
-        r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
-        return r < 0 ? fail(m, "create", argv[1], r) : 0;
+        if (create)
+                r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
+        else
+                r = memacct_set_limits(m, argv[1], &l, arg_force ? MEMACCT_FORCE : 0);
+        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
 }
 
-static int verb_remove(memacct **mp, int argc, char **argv) {
+/* remove and reset-peak: one group path, one call. */
+static int verb_path(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         int r = need_args(argc, 1, 1, argv[0]);
 
@@ -331,26 +337,11 @@ static int verb_remove(memacct **mp, int argc, char **argv) {
         if (r != 0)
                 return r;
         m = *mp;
-        r = memacct_remove_group(m, argv[1]);
-        return r < 0 ? fail(m, "remove", argv[1], r) : 0;
-}
-
-static int verb_set(memacct **mp, int argc, char **argv) {
-        memacct *m = NULL;
-        memacct_limits l = {};
-        int r;
-
-        r = need_args(argc, 2, 5, argv[0]);
-        for (int i = 2; r == 0 && i < argc; i++)
-                r = parse_limit(argv[i], &l);
-        if (r != 0)
-                return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
-        r = memacct_set_limits(m, argv[1], &l, arg_force ? MEMACCT_FORCE : 0);
-        return r < 0 ? fail(m, "set", argv[1], r) : 0;
+        if (strcmp(argv[0], "remove") == 0)
+                r = memacct_remove_group(m, argv[1]);
+        else
+                r = memacct_reset_peak(m, argv[1]);
+        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
 }
 
 static int verb_show(memacct **mp, int argc, char **argv) {
@@ -601,20 +592,6 @@ static int verb_client(memacct **mp, int argc, char **argv) {
         return 0;
 }
 
-static int verb_reset_peak(memacct **mp, int argc, char **argv) {
-        memacct *m = NULL;
-        int r = need_args(argc, 1, 1, argv[0]);
-
-        if (r != 0)
-                return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
-        r = memacct_reset_peak(m, argv[1]);
-        return r < 0 ? fail(m, "reset-peak", argv[1], r) : 0;
-}
-
 static int verb_watch(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         memacct_event ev;
@@ -660,12 +637,12 @@ static const struct {
         const char *name;
         int (*run)(memacct **mp, int argc, char **argv);
 } verbs[] = {
-        { "create", verb_create },   { "remove", verb_remove },
-        { "set", verb_set },         { "show", verb_show },
+        { "create", verb_limits },   { "remove", verb_path },
+        { "set", verb_limits },       { "show", verb_show },
         { "tree", verb_tree },       { "charge", verb_charge },
         { "uncharge", verb_charge }, { "hold", verb_hold },
         { "move", verb_move },       { "client", verb_client },
-        { "reset-peak", verb_reset_peak }, { "watch", verb_watch },
+        { "reset-peak", verb_path }, { "watch", verb_watch },
 };
 
 enum {

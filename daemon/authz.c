@@ -15,6 +15,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "authz.h"
@@ -111,6 +112,22 @@ int authz_lookup(MemCore *core, const char *path, MemGroup **ret, char *msg, siz
         return 0;
 }
 
+int authz_lookup_use(MemCore *core, uid_t uid, const char *path, MemGroup **ret, char *msg, size_t size) {
+        MemGroup *g = NULL;
+        int r;
+
+        r = authz_lookup(core, path, &g, msg, size);
+        if (r < 0)
+                return r;
+        if (!authz_may_use(uid, g)) {
+                r = authz_denied_message(g->path, msg, size);
+                group_unref(g);
+                return r;
+        }
+        *ret = g;
+        return 0;
+}
+
 int authz_parse_stat(const char *s, MemStatItem *ret, char *msg, size_t size) {
         MemStatItem i;
 
@@ -166,6 +183,23 @@ int authz_check_create(MemCore *core, uid_t uid, const char *path, bool has_owne
         return 0;
 }
 
+int authz_apply_limits(MemGroup *g, const AuthzLimits *l, bool force, char *msg, size_t size) {
+        int r;
+
+        if (l->has_max) {
+                r = group_set_max(g, l->max, force);
+                if (r < 0)
+                        return message(msg, size, r, AUTHZ_MSG_MAX_BELOW_USAGE, g->path);
+        }
+        if (l->has_high)
+                group_set_high(g, l->high);
+        if (l->has_low)
+                group_set_low(g, l->low);
+        if (l->has_min)
+                group_set_min(g, l->min);
+        return 0;
+}
+
 int authz_session_target(MemCore *core, MemSession *s, uid_t uid, const char *path, MemGroup **ret,
                          char *msg, size_t size) {
         MemGroup *attached = atomic_load(&s->group);
@@ -199,5 +233,56 @@ int authz_session_target(MemCore *core, MemSession *s, uid_t uid, const char *pa
                 }
         }
         *ret = g;
+        return 0;
+}
+
+typedef struct Collect {
+        MemGroup **v;
+        size_t n, cap;
+        MemGroup *top;
+        bool recursive;
+        int r;
+} Collect;
+
+static int collect_cb(MemGroup *g, void *userdata) {
+        Collect *col = userdata;
+
+        if (g == col->top && !col->recursive)
+                return 0; /* the children only: visit them, not the top */
+        if (col->n == col->cap) {
+                size_t cap = col->cap ? col->cap * 2 : 16;
+                MemGroup **v = realloc(col->v, cap * sizeof(*v));
+
+                if (!v)
+                        return col->r = -ENOMEM;
+                col->v = v;
+                col->cap = cap;
+        }
+        /* Found under RCU: it may be going away; then leave it out. */
+        if (!group_tryget(g))
+                return 1;
+        col->v[col->n++] = g;
+        /* Not recursive: the top's children, but not theirs. */
+        return (!col->recursive && g != col->top) ? 1 : 0;
+}
+
+int authz_list_collect(MemGroup *top, bool recursive, MemGroup ***ret, size_t *ret_n) {
+        Collect col = { .top = top, .recursive = recursive };
+
+        core_read_lock();
+        group_walk(top, collect_cb, &col);
+        core_read_unlock();
+        if (col.r < 0) {
+                /* A partial list is no list: drop it here, so that the
+                 * callers' error paths have nothing to free. */
+                for (size_t i = 0; i < col.n; i++)
+                        group_unref(col.v[i]);
+                free(col.v);
+                *ret = NULL;
+                *ret_n = 0;
+                return col.r;
+        }
+        *ret = col.v;
+        *ret_n = col.n;
         return 0;
 }

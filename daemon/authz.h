@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core.h"
@@ -41,6 +42,12 @@
 #define AUTHZ_MSG_NO_CLIENT "pid %d has no session"              /* pid */
 #define AUTHZ_MSG_CLIENT_DENIED "pid %d: permission denied"      /* pid */
 #define AUTHZ_MSG_OUT_OF_MEMORY "out of memory"
+
+/* The limits a create or set-limits request gives; the has_* ones are set. */
+typedef struct AuthzLimits {
+        bool has_max, has_high, has_low, has_min;
+        uint64_t max, high, low, min;
+} AuthzLimits;
 
 typedef enum ReadAccess {
         READ_ACCESS_ALL,   /* everyone may read every group (the default) */
@@ -95,6 +102,14 @@ int authz_refused_message(const char *path, const MemChargeResult *res, char *ms
 int authz_lookup(MemCore *core, const char *path, MemGroup **ret, char *msg, size_t size);
 
 /**
+ * authz_lookup_use() - @path, looked up with a reference, for @uid to
+ * charge, attach to or move into (authz_may_use()).
+ * Return: 0; an authz_lookup() error or -EPERM, with the message in @msg
+ * and no reference taken.
+ */
+int authz_lookup_use(MemCore *core, uid_t uid, const char *path, MemGroup **ret, char *msg, size_t size);
+
+/**
  * authz_parse_stat() - a stat item by name; NULL or "" is anon.
  * Return: 0, or -EINVAL with the message in @msg.
  */
@@ -112,6 +127,15 @@ int authz_check_create(MemCore *core, uid_t uid, const char *path, bool has_owne
                        uid_t *ret_owner, char *msg, size_t size);
 
 /**
+ * authz_apply_limits() - set the limits @l gives on @g: max first, and
+ * nothing else when it is refused, so that a refused request changes
+ * nothing. @force: lower max below the usage (group_set_max()).
+ *
+ * Return: 0; the group_set_max() error, with the message in @msg.
+ */
+int authz_apply_limits(MemGroup *g, const AuthzLimits *l, bool force, char *msg, size_t size);
+
+/**
  * authz_session_target() - the group a session charge of @uid goes to:
  * the one @s is attached to, or, when it is not attached yet, @path (the
  * session attaches to it). @path NULL or "" means "the attached group".
@@ -122,3 +146,15 @@ int authz_check_create(MemCore *core, uid_t uid, const char *path, bool has_owne
  */
 int authz_session_target(MemCore *core, MemSession *s, uid_t uid, const char *path, MemGroup **ret,
                          char *msg, size_t size);
+
+/**
+ * authz_list_collect() - the groups a list of @top covers, each with a
+ * reference: when @recursive, @top and everything below it, else @top's
+ * children. Groups the caller may not read are included: each transport
+ * filters with authz_may_read() for its peer. Any thread, under the
+ * caller's reference to @top; it walks the tree in core_read_lock().
+ *
+ * Return: 0, with the array in *@ret (group_unref() each, then free() it)
+ * and its length in *@ret_n; -ENOMEM, with nothing to free.
+ */
+int authz_list_collect(MemGroup *top, bool recursive, MemGroup ***ret, size_t *ret_n);

@@ -70,15 +70,74 @@ static int check(sd_bus_error *error, int r, const char *text) {
         return r < 0 ? bus_fail(error, r, "%s", text) : 0;
 }
 
+/* The authz.c messages, as dispatch.c's fail_*() report them on the socket. */
+static int fail_path(sd_bus_error *error, int r, const char *path) {
+        char text[AUTHZ_MESSAGE_MAX];
+
+        return check(error, authz_path_message(r, path, text, sizeof(text)), text);
+}
+
+static int fail_denied(sd_bus_error *error, const char *path) {
+        char text[AUTHZ_MESSAGE_MAX];
+
+        return check(error, authz_denied_message(path, text, sizeof(text)), text);
+}
+
+static int fail_refused(sd_bus_error *error, const char *path, const MemChargeResult *res) {
+        char text[AUTHZ_MESSAGE_MAX];
+
+        return check(error, authz_refused_message(path, res, text, sizeof(text)), text);
+}
+
+/* Look @path up with a reference; sets the error on failure. */
+static int lookup(BusManager *m, const char *path, MemGroup **ret, sd_bus_error *error) {
+        char text[AUTHZ_MESSAGE_MAX];
+        int r;
+
+        r = authz_lookup(m->core, path, ret, text, sizeof(text));
+        return check(error, r, text);
+}
+
+/* Look @path up for @p to charge, attach to or move into; sets the error on failure. */
+static int lookup_use(BusManager *m, BusPeer *p, const char *path, MemGroup **ret, sd_bus_error *error) {
+        char text[AUTHZ_MESSAGE_MAX];
+        int r;
+
+        r = authz_lookup_use(m->core, p->uid, path, ret, text, sizeof(text));
+        return check(error, r, text);
+}
+
+static int parse_stat(const char *s, MemStatItem *ret, sd_bus_error *error) {
+        char text[AUTHZ_MESSAGE_MAX];
+        int r;
+
+        r = authz_parse_stat(s, ret, text, sizeof(text));
+        return check(error, r, text);
+}
+
+/*
+ * The start of a call whose only argument is a group's path: read it,
+ * learn the caller, look the group up. In that order, so that a malformed
+ * call is refused before the peer is asked about.
+ */
+static int read_group(BusManager *m, sd_bus_message *msg, BusPeer **ret_peer, MemGroup **ret,
+                      sd_bus_error *error) {
+        const char *path;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &path);
+        if (r < 0)
+                return r;
+        r = bus_peer_get(m, msg, ret_peer, error);
+        if (r < 0)
+                return r;
+        return lookup(m, path, ret, error);
+}
+
 /* ---- limits: a{st} of max, high, low, min ---- */
 
-typedef struct BusLimits {
-        bool has_max, has_high, has_low, has_min;
-        uint64_t max, high, low, min;
-} BusLimits;
-
-static int read_limits(sd_bus_message *msg, BusLimits *ret, sd_bus_error *error) {
-        BusLimits l = {};
+static int read_limits(sd_bus_message *msg, AuthzLimits *ret, sd_bus_error *error) {
+        AuthzLimits l = {};
         const char *key;
         uint64_t value;
         int r;
@@ -115,7 +174,7 @@ static int read_limits(sd_bus_message *msg, BusLimits *ret, sd_bus_error *error)
 }
 
 /* PropertiesChanged for the limits @l set on @g. */
-static void emit_limits_changed(BusManager *m, MemGroup *g, const BusLimits *l) {
+static void emit_limits_changed(BusManager *m, MemGroup *g, const AuthzLimits *l) {
         _cleanup_free_ char *object = NULL;
         const char *changed[5];
         size_t n = 0;
@@ -137,22 +196,12 @@ static void emit_limits_changed(BusManager *m, MemGroup *g, const BusLimits *l) 
                 log_debug_errno(r, "Cannot emit PropertiesChanged for %s, ignoring: %m", g->path);
 }
 
-/* As dispatch.c's apply_limits(): max first, and nothing else when it is refused. */
-static int apply_limits(MemGroup *g, const BusLimits *l, bool force, sd_bus_error *error) {
+static int apply_limits(MemGroup *g, const AuthzLimits *l, bool force, sd_bus_error *error) {
+        char text[AUTHZ_MESSAGE_MAX];
         int r;
 
-        if (l->has_max) {
-                r = group_set_max(g, l->max, force);
-                if (r < 0)
-                        return bus_fail(error, r, AUTHZ_MSG_MAX_BELOW_USAGE, g->path);
-        }
-        if (l->has_high)
-                group_set_high(g, l->high);
-        if (l->has_low)
-                group_set_low(g, l->low);
-        if (l->has_min)
-                group_set_min(g, l->min);
-        return 0;
+        r = authz_apply_limits(g, l, force, text, sizeof(text));
+        return check(error, r, text);
 }
 
 /* ---- groups ---- */
@@ -162,7 +211,7 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         _cleanup_free_ char *object = NULL;
         char text[AUTHZ_MESSAGE_MAX];
-        BusLimits limits;
+        AuthzLimits limits;
         BusPeer *p;
         const char *path;
         uint32_t owner_arg;
@@ -186,7 +235,7 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
                 return check(error, r, text);
         r = group_create(m->core, path, owner);
         if (r < 0)
-                return check(error, authz_path_message(r, path, text, sizeof(text)), text);
+                return fail_path(error, r, path);
         state_changed(m);
         r = bus_group_object_path(path, &object);
         if (r < 0)
@@ -194,7 +243,7 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
         if (limits.has_max || limits.has_high || limits.has_low || limits.has_min) {
                 r = group_get(m->core, path, &g);
                 if (r < 0)
-                        return check(error, authz_path_message(r, path, text, sizeof(text)), text);
+                        return fail_path(error, r, path);
                 r = apply_limits(g, &limits, false, error);
                 state_changed(m);
                 if (r < 0)
@@ -216,31 +265,26 @@ static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         _cleanup_free_ char *object = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
-        const char *path;
         BusPeer *p;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &path);
+        r = read_group(m, msg, &p, &g, error);
         if (r < 0)
                 return r;
-        GET_PEER(m, msg, p, error);
-
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
-        if (r < 0)
-                return check(error, r, text);
+        /* g->path is the path asked for, to the letter: authz_lookup()
+         * takes canonical paths only. */
         if (!authz_may_modify(p->uid, g))
-                return check(error, authz_denied_message(path, text, sizeof(text)), text);
-        r = group_remove(m->core, path);
+                return fail_denied(error, g->path);
+        r = group_remove(m->core, g->path);
         if (r == -EBUSY)
-                return bus_fail(error, r, AUTHZ_MSG_REMOVE_BUSY, path);
+                return bus_fail(error, r, AUTHZ_MSG_REMOVE_BUSY, g->path);
         if (r < 0)
-                return check(error, authz_path_message(r, path, text, sizeof(text)), text);
+                return fail_path(error, r, g->path);
         state_changed(m);
-        if (bus_manager_may_broadcast(m) && bus_group_object_path(path, &object) >= 0) {
+        if (bus_manager_may_broadcast(m) && bus_group_object_path(g->path, &object) >= 0) {
                 r = sd_bus_emit_interfaces_removed(m->bus, object, BUS_GROUP_INTERFACE, NULL);
                 if (r < 0)
-                        log_debug_errno(r, "Cannot emit InterfacesRemoved for %s, ignoring: %m", path);
+                        log_debug_errno(r, "Cannot emit InterfacesRemoved for %s, ignoring: %m", g->path);
         }
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -248,8 +292,7 @@ static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error
 static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
-        BusLimits limits;
+        AuthzLimits limits;
         const char *path;
         BusPeer *p;
         int force, r;
@@ -265,11 +308,11 @@ static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return r;
         GET_PEER(m, msg, p, error);
 
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
+        r = lookup(m, path, &g, error);
         if (r < 0)
-                return check(error, r, text);
+                return r;
         if (!authz_may_modify(p->uid, g))
-                return check(error, authz_denied_message(path, text, sizeof(text)), text);
+                return fail_denied(error, path);
         r = apply_limits(g, &limits, force, error);
         state_changed(m);
         if (r < 0)
@@ -282,59 +325,22 @@ static int method_get_group(sd_bus_message *msg, void *userdata, sd_bus_error *e
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         _cleanup_free_ char *object = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
-        const char *path;
         BusPeer *p;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &path);
+        r = read_group(m, msg, &p, &g, error);
         if (r < 0)
                 return r;
-        GET_PEER(m, msg, p, error);
-
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
-        if (r < 0)
-                return check(error, r, text);
         if (!authz_may_read(dispatch_read_access(m->dispatch), p->uid, g))
-                return check(error, authz_denied_message(path, text, sizeof(text)), text);
+                return fail_denied(error, g->path);
         r = bus_group_object_path(g->path, &object);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, "o", object);
 }
 
-typedef struct Collect {
-        MemGroup **v;
-        size_t n, cap;
-        MemGroup *top;
-        bool recursive;
-        int r;
-} Collect;
-
-/* As dispatch.c's: recursive, the top and everything below it; else the top's children. */
-static int collect_cb(MemGroup *g, void *userdata) {
-        Collect *col = userdata;
-
-        if (g == col->top && !col->recursive)
-                return 0;
-        if (col->n == col->cap) {
-                size_t cap = col->cap ? col->cap * 2 : 16;
-                MemGroup **v = realloc(col->v, cap * sizeof(*v));
-
-                if (!v)
-                        return col->r = -ENOMEM;
-                col->v = v;
-                col->cap = cap;
-        }
-        /* Found under RCU: it may be going away; then leave it out. */
-        if (!group_tryget(g))
-                return 1;
-        col->v[col->n++] = g;
-        return (!col->recursive && g != col->top) ? 1 : 0;
-}
-
-static int list_reply(BusManager *m, sd_bus_message *msg, const char *path, BusPeer *p, Collect *col,
-                      sd_bus_error *error) {
+static int list_reply(BusManager *m, sd_bus_message *msg, const char *path, BusPeer *p, MemGroup **v,
+                      size_t n, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         ReadAccess access = dispatch_read_access(m->dispatch);
         size_t bytes = 0;
@@ -346,19 +352,19 @@ static int list_reply(BusManager *m, sd_bus_message *msg, const char *path, BusP
         r = sd_bus_message_open_container(reply, 'a', "(so)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < col->n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *object = NULL;
 
-                if (!authz_may_read(access, p->uid, col->v[i]))
+                if (!authz_may_read(access, p->uid, v[i]))
                         continue;
-                r = bus_group_object_path(col->v[i]->path, &object);
+                r = bus_group_object_path(v[i]->path, &object);
                 if (r < 0)
                         return r;
-                bytes += strlen(col->v[i]->path) + strlen(object) + 16;
+                bytes += strlen(v[i]->path) + strlen(object) + 16;
                 if (bytes > LIST_REPLY_MAX)
                         return bus_fail(error, -ENOSPC, AUTHZ_MSG_LIST_TOO_LARGE,
                                         path);
-                r = sd_bus_message_append(reply, "(so)", col->v[i]->path, object);
+                r = sd_bus_message_append(reply, "(so)", v[i]->path, object);
                 if (r < 0)
                         return r;
         }
@@ -371,11 +377,11 @@ static int list_reply(BusManager *m, sd_bus_message *msg, const char *path, BusP
 static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *top = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
-        Collect col = {};
+        MemGroup **v;
         const char *path;
         BusPeer *p;
         int recursive, r;
+        size_t n;
 
         r = sd_bus_message_read(msg, "sb", &path, &recursive);
         if (r < 0)
@@ -384,42 +390,30 @@ static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error 
 
         if (!*path)
                 path = "/";
-        r = authz_lookup(m->core, path, &top, text, sizeof(text));
+        r = lookup(m, path, &top, error);
         if (r < 0)
-                return check(error, r, text);
-        col.top = top;
-        col.recursive = recursive;
-        core_read_lock();
-        group_walk(top, collect_cb, &col);
-        core_read_unlock();
-        if (col.r < 0)
-                r = bus_fail(error, col.r, AUTHZ_MSG_OUT_OF_MEMORY);
-        else
-                r = list_reply(m, msg, path, p, &col, error);
-        for (size_t i = 0; i < col.n; i++)
-                group_unref(col.v[i]);
-        free(col.v);
+                return r;
+        r = authz_list_collect(top, recursive, &v, &n);
+        if (r < 0)
+                return bus_fail(error, r, AUTHZ_MSG_OUT_OF_MEMORY);
+        r = list_reply(m, msg, path, p, v, n, error);
+        for (size_t i = 0; i < n; i++)
+                group_unref(v[i]);
+        free(v);
         return r;
 }
 
 static int method_reset_peak(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
-        const char *path;
         BusPeer *p;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &path);
+        r = read_group(m, msg, &p, &g, error);
         if (r < 0)
                 return r;
-        GET_PEER(m, msg, p, error);
-
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
-        if (r < 0)
-                return check(error, r, text);
         if (!authz_may_reset_peak(p->uid, g))
-                return check(error, authz_denied_message(g->path, text, sizeof(text)), text);
+                return fail_denied(error, g->path);
         group_reset_peak(g);
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -442,7 +436,6 @@ static int session_target(BusManager *m, BusPeer *p, const char *path, MemSessio
 static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
         MemChargeResult res = {};
         const char *path, *stat;
         MemSession *s;
@@ -456,15 +449,13 @@ static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         GET_PEER(m, msg, p, error);
 
-        r = authz_parse_stat(stat, &item, text, sizeof(text));
+        r = parse_stat(stat, &item, error);
         if (r < 0)
-                return check(error, r, text);
+                return r;
         if (keep) {
-                r = authz_lookup(m->core, path, &g, text, sizeof(text));
+                r = lookup_use(m, p, path, &g, error);
                 if (r < 0)
-                        return check(error, r, text);
-                if (!authz_may_use(p->uid, g))
-                        return check(error, authz_denied_message(g->path, text, sizeof(text)), text);
+                        return r;
                 r = core_charge_kept(m->core, g, bytes, item, MEM_CHARGE_DRAIN, &res);
                 if (r == 0)
                         state_changed(m);
@@ -475,7 +466,7 @@ static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = session_charge(s, bytes, item, MEM_CHARGE_DRAIN, &res);
         }
         if (r == -EDQUOT)
-                r = check(error, authz_refused_message(g->path, &res, text, sizeof(text)), text);
+                r = fail_refused(error, g->path, &res);
         else if (r < 0)
                 r = bus_fail(error, r, "%s: %s", g->path, authz_errno_text(r));
         else
@@ -487,7 +478,6 @@ static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
         const char *path, *stat;
         MemStatItem item;
         MemSession *s;
@@ -500,15 +490,13 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 return r;
         GET_PEER(m, msg, p, error);
 
-        r = authz_parse_stat(stat, &item, text, sizeof(text));
+        r = parse_stat(stat, &item, error);
         if (r < 0)
-                return check(error, r, text);
+                return r;
         if (keep) {
-                r = authz_lookup(m->core, path, &g, text, sizeof(text));
+                r = lookup_use(m, p, path, &g, error);
                 if (r < 0)
-                        return check(error, r, text);
-                if (!authz_may_use(p->uid, g))
-                        return check(error, authz_denied_message(g->path, text, sizeof(text)), text);
+                        return r;
                 r = group_uncharge_kept(m->core, g, bytes, item);
                 if (r == 0)
                         state_changed(m);
@@ -530,7 +518,6 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
         const char *path;
         MemSession *s;
         BusPeer *p;
@@ -541,11 +528,9 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         GET_PEER(m, msg, p, error);
 
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
+        r = lookup_use(m, p, path, &g, error);
         if (r < 0)
-                return check(error, r, text);
-        if (!authz_may_use(p->uid, g))
-                return check(error, authz_denied_message(g->path, text, sizeof(text)), text);
+                return r;
         r = bus_peer_session(p, &s, error);
         if (r < 0)
                 return r;
@@ -553,14 +538,13 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r == -EBUSY)
                 return bus_fail(error, r, AUTHZ_MSG_ATTACH_BUSY);
         if (r < 0)
-                return check(error, authz_path_message(r, path, text, sizeof(text)), text);
+                return fail_path(error, r, path);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
 static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char text[AUTHZ_MESSAGE_MAX];
         MemChargeResult res = {};
         const char *path;
         MemSession *s;
@@ -573,11 +557,9 @@ static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error
                 return r;
         GET_PEER(m, msg, p, error);
 
-        r = authz_lookup(m->core, path, &g, text, sizeof(text));
+        r = lookup_use(m, p, path, &g, error);
         if (r < 0)
-                return check(error, r, text);
-        if (!authz_may_use(p->uid, g))
-                return check(error, authz_denied_message(g->path, text, sizeof(text)), text);
+                return r;
         if (!authz_may_move(p->uid, p->pid, (pid_t) pid))
                 return bus_fail(error, -EPERM, AUTHZ_MSG_MOVE_DENIED);
         if (pid == 0) {
@@ -590,7 +572,7 @@ static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error
         } else
                 r = client_move(m->core, (pid_t) pid, g, &res);
         if (r == -EDQUOT)
-                r = check(error, authz_refused_message(g->path, &res, text, sizeof(text)), text);
+                r = fail_refused(error, g->path, &res);
         else if (r == -ESRCH)
                 r = bus_fail(error, r, AUTHZ_MSG_NO_CLIENT, (int) pid);
         else if (r < 0)

@@ -446,10 +446,6 @@ static bool may_read(DispatchConn *c, MemGroup *g) {
         return authz_may_read(limits_get(c->d).read_access, c->uid, g);
 }
 
-static bool may_use(DispatchConn *c, MemGroup *g) {
-        return authz_may_use(c->uid, g);
-}
-
 static bool may_modify(DispatchConn *c, MemGroup *g) {
         return authz_may_modify(c->uid, g);
 }
@@ -457,6 +453,13 @@ static bool may_modify(DispatchConn *c, MemGroup *g) {
 /* Look @path up with a reference; fills the error on failure. */
 static int lookup(DispatchConn *c, Reply *rep, const char *path, MemGroup **ret) {
         int r = authz_lookup(c->d->core, path, ret, rep->message, sizeof(rep->message));
+
+        return r < 0 ? fail_set(rep, r) : 0;
+}
+
+/* Look @path up for charging, attaching or moving into; fills the error on failure. */
+static int lookup_use(DispatchConn *c, Reply *rep, const char *path, MemGroup **ret) {
+        int r = authz_lookup_use(c->d->core, c->uid, path, ret, rep->message, sizeof(rep->message));
 
         return r < 0 ? fail_set(rep, r) : 0;
 }
@@ -488,22 +491,17 @@ static int do_hello(DispatchConn *c, const Memacct__V1__Hello *h, Reply *rep,
 }
 
 static int apply_limits(MemGroup *g, const Memacct__V1__Limits *l, bool force, Reply *rep) {
+        AuthzLimits al;
         int r;
 
         if (!l)
                 return 0;
-        if (l->has_max) {
-                r = group_set_max(g, l->max, force);
-                if (r < 0)
-                        return fail(rep, r, AUTHZ_MSG_MAX_BELOW_USAGE, g->path);
-        }
-        if (l->has_high)
-                group_set_high(g, l->high);
-        if (l->has_low)
-                group_set_low(g, l->low);
-        if (l->has_min)
-                group_set_min(g, l->min);
-        return 0;
+        al = (AuthzLimits) {
+                .has_max = l->has_max, .has_high = l->has_high, .has_low = l->has_low, .has_min = l->has_min,
+                .max = l->max, .high = l->high, .low = l->low, .min = l->min,
+        };
+        r = authz_apply_limits(g, &al, force, rep->message, sizeof(rep->message));
+        return r < 0 ? fail_set(rep, r) : 0;
 }
 
 static int do_create(DispatchConn *c, const Memacct__V1__CreateGroup *m, Reply *rep) {
@@ -655,91 +653,46 @@ static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *
         return 0;
 }
 
-typedef struct Collect {
-        MemGroup **v;
-        size_t n, cap;
-        MemGroup *top;
-        bool recursive;
-        int r;
-} Collect;
-
-static int collect_cb(MemGroup *g, void *userdata) {
-        Collect *col = userdata;
-
-        if (g == col->top && !col->recursive)
-                return 0; /* the children only: visit them, not the top */
-        if (col->n == col->cap) {
-                size_t cap = col->cap ? col->cap * 2 : 16;
-                MemGroup **v = realloc(col->v, cap * sizeof(*v));
-
-                if (!v)
-                        return col->r = -ENOMEM;
-                col->v = v;
-                col->cap = cap;
-        }
-        /* Found under RCU: it may be going away; then leave it out. */
-        if (!group_tryget(g))
-                return 1;
-        col->v[col->n++] = g;
-        /* Not recursive: the top's children, but not theirs. */
-        return (!col->recursive && g != col->top) ? 1 : 0;
-}
-
 static int do_list(DispatchConn *c, const Memacct__V1__ListGroups *m, Reply *rep,
                    Memacct__V1__GroupList *gl) {
         _cleanup_(group_unrefp) MemGroup *top = NULL;
-        Collect col = { .recursive = m->has_recursive && m->recursive };
         const char *path = m->path && *m->path ? m->path : "/";
         int r;
 
         r = lookup(c, rep, path, &top);
         if (r < 0)
                 return r;
-        col.top = top;
-        core_read_lock();
-        group_walk(top, collect_cb, &col);
-        core_read_unlock();
-        if (col.r < 0) {
-                r = fail(rep, col.r, AUTHZ_MSG_OUT_OF_MEMORY);
-                goto out;
-        }
-        gl->groups = calloc(col.n ? col.n : 1, sizeof(*gl->groups));
-        if (!gl->groups) {
-                r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
-                goto out;
-        }
-        for (size_t i = 0; i < col.n; i++) {
+        /* The GroupInfos point at the groups' paths: the references stay in
+         * rep->held until the reply is encoded (dispatch_frame() drops them),
+         * on failure too. */
+        r = authz_list_collect(top, m->has_recursive && m->recursive, &rep->held, &rep->nheld);
+        if (r < 0)
+                return fail(rep, r, AUTHZ_MSG_OUT_OF_MEMORY);
+        gl->groups = calloc(rep->nheld ? rep->nheld : 1, sizeof(*gl->groups));
+        if (!gl->groups)
+                return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+        for (size_t i = 0; i < rep->nheld; i++) {
+                MemGroup *g = rep->held[i];
                 MemGroupInfo info;
                 Memacct__V1__GroupInfo *gi;
 
-                if (!may_read(c, col.v[i]))
+                if (!may_read(c, g))
                         continue;
                 gi = malloc(sizeof(*gi));
-                if (!gi) {
-                        r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
-                        goto out;
-                }
-                group_read(c->d->core, col.v[i], NULL, m->has_exact && m->exact && i == 0, &info);
-                if (group_info_fill(gi, col.v[i], &info) < 0) {
+                if (!gi)
+                        return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+                group_read(c->d->core, g, NULL, m->has_exact && m->exact && i == 0, &info);
+                if (group_info_fill(gi, g, &info) < 0) {
                         free(gi);
-                        r = fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
-                        goto out;
+                        return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                 }
                 gl->groups[gl->n_groups++] = gi;
         }
-        if (memacct__v1__group_list__get_packed_size(gl) > LIST_RESPONSE_MAX) {
-                r = fail(rep, -ENOSPC, AUTHZ_MSG_LIST_TOO_LARGE, path);
-                goto out;
-        }
+        if (memacct__v1__group_list__get_packed_size(gl) > LIST_RESPONSE_MAX)
+                return fail(rep, -ENOSPC, AUTHZ_MSG_LIST_TOO_LARGE, path);
         rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUPS;
         rep->resp.groups = gl;
-        r = 0;
-out:
-        /* The GroupInfos point at the groups' paths: keep the references
-         * until the reply is encoded (dispatch_frame() drops them). */
-        rep->held = col.v;
-        rep->nheld = col.n;
-        return r;
+        return 0;
 }
 
 static void fill_charge_reply(Memacct__V1__ChargeReply *cr, MemGroup *g, const MemChargeResult *res,
@@ -784,11 +737,9 @@ static int do_charge(DispatchConn *c, const Memacct__V1__Charge *m, Reply *rep,
         if (keep && stock)
                 return fail(rep, -EINVAL, "a stock refill belongs to the session, not the group");
         if (keep) {
-                r = lookup(c, rep, m->path, &g);
+                r = lookup_use(c, rep, m->path, &g);
                 if (r < 0)
                         return r;
-                if (!may_use(c, g))
-                        return fail_denied(rep, g->path);
                 r = core_charge_kept(c->d->core, g, m->bytes, item, flags, &res);
                 if (r == 0)
                         state_changed(c->d);
@@ -825,11 +776,9 @@ static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *r
         if (!m->has_bytes)
                 return fail(rep, -EINVAL, "bytes is required");
         if (keep) {
-                r = lookup(c, rep, m->path, &g);
+                r = lookup_use(c, rep, m->path, &g);
                 if (r < 0)
                         return r;
-                if (!may_use(c, g))
-                        return fail_denied(rep, g->path);
                 r = group_uncharge_kept(c->d->core, g, m->bytes, item);
                 if (r == 0)
                         state_changed(c->d);
@@ -852,11 +801,9 @@ static int do_attach(DispatchConn *c, const Memacct__V1__Attach *m, Reply *rep) 
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int r;
 
-        r = lookup(c, rep, m->path, &g);
+        r = lookup_use(c, rep, m->path, &g);
         if (r < 0)
                 return r;
-        if (!may_use(c, g))
-                return fail_denied(rep, g->path);
         r = session_attach(c->session, g);
         if (r == -EBUSY)
                 return fail(rep, r, AUTHZ_MSG_ATTACH_BUSY);
@@ -872,11 +819,9 @@ static int do_move(DispatchConn *c, const Memacct__V1__Move *m, Reply *rep,
         pid_t pid = m->has_pid ? (pid_t) m->pid : 0;
         int r;
 
-        r = lookup(c, rep, m->path, &g);
+        r = lookup_use(c, rep, m->path, &g);
         if (r < 0)
                 return r;
-        if (!may_use(c, g))
-                return fail_denied(rep, g->path);
         if (!authz_may_move(c->uid, c->pid, pid))
                 return fail(rep, -EPERM, AUTHZ_MSG_MOVE_DENIED);
         if (pid == 0) {

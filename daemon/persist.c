@@ -593,6 +593,16 @@ static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint
         return 0;
 }
 
+/* @sg's group, created by state_apply()'s first pass; logged if it is gone. */
+static int restored_group(MemCore *core, const StateGroup *sg, MemGroup **ret) {
+        int r;
+
+        r = group_get(core, sg->path, ret);
+        if (r < 0)
+                return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
+        return 0;
+}
+
 /*
  * Build the tree: groups top-down, then kept charges (forced, before any
  * limit exists, so they raise no events), then the limits. The core is
@@ -610,9 +620,9 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 const StateGroup *sg = &st->groups[i];
                 _cleanup_(group_unrefp) MemGroup *g = NULL;
 
-                r = group_get(core, sg->path, &g);
+                r = restored_group(core, sg, &g);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
+                        return r;
                 for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
                         r = charge_kept_forced(core, g, item, sg->kept[item]);
                         if (r < 0)
@@ -624,9 +634,9 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 const StateGroup *sg = &st->groups[i];
                 _cleanup_(group_unrefp) MemGroup *g = NULL;
 
-                r = group_get(core, sg->path, &g);
+                r = restored_group(core, sg, &g);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
+                        return r;
                 r = group_set_max(g, sg->max, true);
                 if (r < 0)
                         return log_error_errno(r, "Cannot restore the max of %s: %m", sg->path);

@@ -2,16 +2,13 @@
 # shellcheck shell=bash
 #
 # Sourced by the D-Bus tests after tests/integration/lib.sh (checks,
-# memacctctl, the daemon): a private dbus-daemon for the test, with the
-# system bus's default policy and the project's own org.memacct1.conf
-# included, and busctl against it.
+# memacctctl, the daemon, launch_bus): a private dbus-daemon for the test,
+# with the system bus's default policy and the project's own
+# org.memacct1.conf included, and busctl against it.
 #
 # Environment (tests/dbus/meson.build): MEMACCT_SOURCE_ROOT.
 
 : "${MEMACCT_SOURCE_ROOT:?MEMACCT_SOURCE_ROOT must name the source tree}"
-
-BUS_ADDR=
-BUS_PID=
 
 # need PROGRAM...: skip the test (exit 77) when one is missing.
 need() {
@@ -63,25 +60,14 @@ write_bus_conf() {
 EOF
 }
 
-# start_bus [POLICY [SERVICEDIR]]: a private bus daemon; BUS_ADDR is its
-# address. POLICY defaults to the source tree's units/org.memacct1.conf.
+# start_bus [POLICY [SERVICEDIR]]: a private bus daemon (launch_bus, from
+# tests/lib.sh); BUS_ADDR is its address. POLICY defaults to the source
+# tree's units/org.memacct1.conf.
 start_bus() {
-        local conf=$TMP/bus.conf policy=${1:-$MEMACCT_SOURCE_ROOT/units/org.memacct1.conf}
-        local deadline=$((SECONDS + 10))
+        local policy=${1:-$MEMACCT_SOURCE_ROOT/units/org.memacct1.conf}
 
-        write_bus_conf "$conf" "$TMP/bus.sock" "$policy" "${2:-}"
-        : >"$TMP/bus.addr"
-        bg "$TMP/bus.log" dbus-daemon --config-file="$conf" --nofork --print-address=3 3>"$TMP/bus.addr"
-        BUS_PID=$BG_PID
-        until [[ -s $TMP/bus.addr ]]; do
-                if ! kill -0 "$BUS_PID" 2>/dev/null || ((SECONDS >= deadline)); then
-                        echo "dbus-daemon did not start:" >&2
-                        cat "$TMP/bus.log" >&2
-                        return 1
-                fi
-                sleep 0.05
-        done
-        BUS_ADDR=$(head -n1 "$TMP/bus.addr")
+        write_bus_conf "$TMP/bus.conf" "$TMP/bus.sock" "$policy" "${2:-}"
+        launch_bus "$TMP/bus.conf"
 }
 
 # stop_bus: stop the bus daemon (after the daemon: memacctd exits with a

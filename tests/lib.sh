@@ -1,0 +1,283 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+#
+# Sourced by tests/integration/lib.sh and tests/dbus-client/lib.sh, which
+# build on it: a temporary directory, checks that count, background
+# processes, a private memacctd (each library starts it its own way) and a
+# private dbus-daemon, and cleanup that never leaves a process behind.
+#
+# Environment: MEMACCTD, MEMACCTCTL (the binaries under test), DBUS_DAEMON
+# (optional, default dbus-daemon from $PATH).
+#
+# Every check prints "FAIL: what" on failure and the script goes on; the
+# last line is "N passed, M failed", and the exit status is 0 only when
+# nothing failed and the script ran to its end.
+#
+# Each library sets SOCK, and defines field PATH EXPR (EXPR on the JSON of
+# the group PATH), which current() uses.
+
+set -eEuo pipefail
+trap 'echo "$0: line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
+
+: "${MEMACCTD:?MEMACCTD must name the memacctd binary}"
+: "${MEMACCTCTL:?MEMACCTCTL must name the memacctctl binary}"
+PY=/usr/bin/python3
+
+PASSED=0
+FAILED=0
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memacct-$TEST_NAME.XXXXXX")
+STATE=$TMP/state
+DAEMON_LOG=$TMP/daemon.log
+DAEMON_PID=
+BUS_PID=
+BUS_ADDR=
+BG_PIDS=()
+: >"$DAEMON_LOG"
+
+# ---- reporting ----
+
+pass() {
+        PASSED=$((PASSED + 1))
+}
+
+fail() {
+        FAILED=$((FAILED + 1))
+        printf 'FAIL: %s\n' "$*" >&2
+}
+
+# check_eq WHAT GOT WANT
+check_eq() {
+        if [[ $2 == "$3" ]]; then
+                pass
+        else
+                fail "$1: got '$2', want '$3'"
+        fi
+}
+
+# check_match WHAT TEXT ERE: TEXT matches the extended regex ERE.
+check_match() {
+        if grep -Eq -- "$3" <<<"$2"; then
+                pass
+        else
+                fail "$1: '$2' does not match /$3/"
+        fi
+}
+
+# check_nomatch WHAT TEXT ERE
+check_nomatch() {
+        if grep -Eq -- "$3" <<<"$2"; then
+                fail "$1: '$2' matches /$3/"
+        else
+                pass
+        fi
+}
+
+# run CMD...: sets RC, OUT and ERR, never fails.
+run() {
+        RC=0
+        "$@" >"$TMP/run.out" 2>"$TMP/run.err" || RC=$?
+        OUT=$(<"$TMP/run.out")
+        ERR=$(<"$TMP/run.err")
+}
+
+# check_run WHAT RC CMD...: CMD exits RC; sets OUT/ERR as run does.
+check_run() {
+        local what=$1 want=$2
+
+        shift 2
+        run "$@"
+        if [[ $RC == "$want" ]]; then
+                pass
+        else
+                fail "$what: exit status $RC, want $want (stdout: '$OUT', stderr: '$ERR')"
+        fi
+}
+
+# jget EXPR: evaluate EXPR on the JSON document read from stdin (bound to
+# d); strings print bare, containers as JSON.
+jget() {
+        "$PY" -I -S -c '
+import json, sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)' "$1"
+}
+
+current() {
+        field "$1" 'd["current"]'
+}
+
+# wait_for SECONDS CMD...: poll until CMD succeeds. Return: 0, or 1 after
+# SECONDS.
+wait_for() {
+        local deadline=$((SECONDS + $1))
+
+        shift
+        while ! "$@" >/dev/null 2>&1; do
+                ((SECONDS < deadline)) || return 1
+                sleep 0.05
+        done
+}
+
+current_is() {
+        [[ $(current "$1") == "$2" ]]
+}
+
+# check_current_soon WHAT PATH BYTES [SECONDS]: current of PATH reaches
+# BYTES within SECONDS (default 10).
+check_current_soon() {
+        if wait_for "${4:-10}" current_is "$2" "$3"; then
+                pass
+        else
+                fail "$1: current of $2 is '$(current "$2")', want $3"
+        fi
+}
+
+# file_has FILE ERE
+file_has() {
+        grep -Eq -- "$2" "$1"
+}
+
+# ---- background processes ----
+
+# bg OUTFILE CMD...: start CMD in the background (stdout and stderr to
+# OUTFILE), its pid in BG_PID; cleanup kills it if it is still running.
+bg() {
+        local out=$1
+
+        shift
+        "$@" >"$out" 2>&1 &
+        BG_PID=$!
+        BG_PIDS+=("$BG_PID")
+}
+
+# stop_bg PID SIGNAL [SECONDS]: send SIGNAL, reap, return the exit status
+# (128+n for a signal), or 124 when it did not end within SECONDS
+# (default 10; then it is killed). A watchdog rather than a polling loop:
+# bash reports a job killed by a signal unless a wait reaps it.
+stop_bg() {
+        local pid=$1 sig=$2 ticks=$((${3:-10} * 20)) rc=0 watchdog flag=$TMP/stop.$1
+
+        rm -f "$flag.done" "$flag.late"
+        (
+                for ((i = 0; i < ticks; i++)); do
+                        [[ -e $flag.done ]] && exit 0
+                        sleep 0.05
+                done
+                : >"$flag.late"
+                kill -KILL "$pid"
+        ) >/dev/null 2>&1 &
+        watchdog=$!
+        kill "-$sig" "$pid" 2>/dev/null || true
+        { wait "$pid"; } 2>/dev/null || rc=$?
+        : >"$flag.done"
+        { wait "$watchdog"; } 2>/dev/null || true
+        if [[ -e $flag.late ]]; then
+                rc=124
+        fi
+        rm -f "$flag.done" "$flag.late"
+        return "$rc"
+}
+
+# ---- the daemon ----
+
+# await_daemon WHERE READY-CMD...: after the daemon was started as
+# DAEMON_PID, poll READY-CMD until it succeeds. Return: 0, or 1 (said on
+# stderr) when the daemon exits first or does not answer on WHERE within
+# 30 s.
+await_daemon() {
+        local where=$1 deadline=$((SECONDS + 30))
+
+        shift
+        until "$@" >/dev/null 2>&1; do
+                if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+                        local rc=0
+
+                        wait "$DAEMON_PID" || rc=$?
+                        DAEMON_PID=
+                        echo "memacctd exited with status $rc at start" >&2
+                        return 1
+                fi
+                if ((SECONDS >= deadline)); then
+                        echo "memacctd did not answer on $where within 30 s" >&2
+                        return 1
+                fi
+                sleep 0.05
+        done
+}
+
+# stop_daemon [SIGNAL]: stop it (SIGTERM by default) and return its exit
+# status; 124 if it did not end within 30 s.
+stop_daemon() {
+        local pid=$DAEMON_PID rc=0
+
+        [[ -n $pid ]] || return 0
+        DAEMON_PID=
+        stop_bg "$pid" "${1:-TERM}" 30 || rc=$?
+        echo "--- daemon stopped: status $rc" >>"$DAEMON_LOG"
+        return "$rc"
+}
+
+# ---- a private bus ----
+
+# launch_bus CONF: a dbus-daemon on the configuration file CONF (its
+# output in $TMP/bus.log), listening when this returns 0; BUS_PID is its
+# pid and BUS_ADDR its address. finish stops it after the daemon: memacctd
+# exits with a failure when it loses its bus.
+launch_bus() {
+        local deadline=$((SECONDS + 10))
+
+        : >"$TMP/bus.addr"
+        "${DBUS_DAEMON:-dbus-daemon}" --config-file="$1" --nofork --nopidfile --print-address=3 \
+                3>"$TMP/bus.addr" >"$TMP/bus.log" 2>&1 &
+        BUS_PID=$!
+        until [[ -s $TMP/bus.addr ]]; do
+                if ! kill -0 "$BUS_PID" 2>/dev/null || ((SECONDS >= deadline)); then
+                        echo "dbus-daemon did not start:" >&2
+                        cat "$TMP/bus.log" >&2
+                        return 1
+                fi
+                sleep 0.02
+        done
+        BUS_ADDR=$(head -n1 "$TMP/bus.addr")
+}
+
+# ---- the end ----
+
+finish() {
+        local rc=$?
+
+        trap - EXIT
+        for pid in "${BG_PIDS[@]}"; do
+                kill -KILL "$pid" 2>/dev/null || true
+        done
+        if [[ -n $DAEMON_PID ]]; then
+                local drc=0
+
+                stop_daemon || drc=$?
+                ((drc == 0)) || fail "the daemon exits 0 on SIGTERM at the end (status $drc)"
+        fi
+        # The daemon first: it must not see its bus vanish under it.
+        if [[ -n $BUS_PID ]]; then
+                stop_bg "$BUS_PID" TERM 10 >/dev/null 2>&1 || true
+        fi
+        if ((rc != 0)); then
+                fail "$TEST_NAME stopped early with status $rc"
+        fi
+        if ((FAILED > 0)); then
+                echo "--- daemon log ---" >&2
+                cat "$DAEMON_LOG" >&2 || true
+                if [[ -e $TMP/bus.log ]]; then
+                        echo "--- bus log ---" >&2
+                        cat "$TMP/bus.log" >&2 || true
+                fi
+        fi
+        rm -rf "$TMP"
+        echo "$PASSED passed, $FAILED failed"
+        if ((FAILED > 0)); then
+                exit 1
+        fi
+        exit 0
+}
+trap finish EXIT
