@@ -376,6 +376,7 @@ static uint64_t *group_field(memacct_group_info *g, const char *name) {
                 { "EffectiveMemoryMin", offsetof(memacct_group_info, effective_min) },
                 { "EffectiveMemoryLow", offsetof(memacct_group_info, effective_low) },
                 { "FailCount", offsetof(memacct_group_info, failcnt) },
+                { "KernelMemoryCurrent", offsetof(memacct_group_info, kernel_current) },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
@@ -398,6 +399,7 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
                 .high = MEMACCT_UNLIMITED,
                 /* Not among the Group properties: see memacct_connect_bus(). */
                 .owner = MEMACCT_NO_OWNER,
+                .kernel_current = MEMACCT_NO_KERNEL_CURRENT, /* an older daemon */
         };
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
@@ -747,6 +749,23 @@ static int bus_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessi
         return r;
 }
 
+static int bus_import_cgroups(memacct *m, const char *from, const char *under,
+                              memacct_import_result *ret) {
+        sd_bus_message *reply = NULL;
+        uint32_t c = 0, u = 0, n = 0;
+        int r;
+
+        bus_lock(m);
+        r = manager_call_locked(m, "ImportCgroups", &reply, "ss", from ? from : "", under ? under : "");
+        if (r >= 0 && sd_bus_message_read(reply, "uuu", &c, &u, &n) < 0)
+                r = client_error(m, -EBADMSG, "malformed ImportCgroups reply", NULL);
+        sd_bus_message_unref(reply);
+        bus_unlock(m);
+        if (r >= 0 && ret)
+                *ret = (memacct_import_result) { .created = c, .updated = u, .unchanged = n };
+        return r < 0 ? r : 0;
+}
+
 static int get_client_locked(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret) {
         sd_bus_message *reply = NULL;
         memacct_client_info info = { .pid = pid > 0 ? (uint32_t) pid : (uint32_t) m->pid };
@@ -995,6 +1014,7 @@ static const BusOps bus_ops = {
         .move = bus_move,
         .get_client = bus_get_client,
         .reset_peak = bus_reset_peak,
+        .import_cgroups = bus_import_cgroups,
         .subscribe = bus_subscribe,
         .next_event = bus_next_event,
         .close = bus_close,

@@ -64,6 +64,8 @@ typedef struct BusOps {
         int (*move)(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions);
         int (*get_client)(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
         int (*reset_peak)(memacct *m, const char *path);
+        int (*import_cgroups)(memacct *m, const char *from, const char *under,
+                              memacct_import_result *ret);
         int (*subscribe)(memacct *m, const char *path);
         int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
         /* Leave the bus and free the transport's state (memacct_close()). */

@@ -142,6 +142,8 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
                 .owner = src->has_owner ? src->owner : MEMACCT_NO_OWNER,
                 .nr_children = src->nr_children,
                 .nr_sessions = src->nr_sessions,
+                .kernel_current = src->has_kernel_current ? src->kernel_current
+                                                          : MEMACCT_NO_KERNEL_CURRENT,
         };
         if (!g->path ||
             counters_copy(src->events, src->n_events, &g->events, &g->n_events) < 0 ||
@@ -270,6 +272,38 @@ _public_ int memacct_reset_peak(memacct *m, const char *path) {
         req.op_case = MEMACCT__V1__REQUEST__OP_RESET_PEAK;
         req.reset_peak = &reset;
         return client_call(m, &req, true, NULL);
+}
+
+_public_ int memacct_import_cgroups(memacct *m, const char *from, const char *under,
+                                    memacct_import_result *ret) {
+        Memacct__V1__ImportCgroups imp = MEMACCT__V1__IMPORT_CGROUPS__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        int r;
+
+        if (!m)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->import_cgroups(m, from, under, ret);
+        imp.from = (char *) (from ? from : "");
+        imp.under = (char *) (under ? under : "");
+        req.op_case = MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS;
+        req.import_cgroups = &imp;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        if (ret) {
+                const Memacct__V1__ImportReply *ir =
+                        resp->result_case == MEMACCT__V1__RESPONSE__RESULT_IMPORT ? resp->import : NULL;
+
+                *ret = (memacct_import_result) {
+                        .created = ir ? ir->created : 0,
+                        .updated = ir ? ir->updated : 0,
+                        .unchanged = ir ? ir->unchanged : 0,
+                };
+        }
+        memacct__v1__response__free_unpacked(resp, NULL);
+        return 0;
 }
 
 _public_ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions) {

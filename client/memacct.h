@@ -133,6 +133,8 @@ typedef struct memacct_group_list memacct_group_list;
 #define MEMACCT_UNLIMITED UINT64_MAX
 /* memacct_create_group() @owner: no delegation. */
 #define MEMACCT_NO_OWNER 0xFFFFFFFFu
+/* memacct_group_info.kernel_current of a group that mirrors no kernel cgroup. */
+#define MEMACCT_NO_KERNEL_CURRENT UINT64_MAX
 
 /* Flags; each function lists the ones it takes. */
 #define MEMACCT_KEEP      0x01u /* the charge belongs to the group, not the session */
@@ -198,6 +200,10 @@ typedef struct memacct_group_info {
         uint32_t owner;         /* the uid it is delegated to; 0: not delegated */
         uint32_t nr_children;
         uint32_t nr_sessions;
+        /* The kernel's usage of the cgroup this group mirrors (memory.current
+         * or memory.usage_in_bytes, sampled by the daemon every [cgroup]
+         * sample-interval); MEMACCT_NO_KERNEL_CURRENT for other groups. */
+        uint64_t kernel_current;
 } memacct_group_info;
 
 /* What a successful charge reply says (ChargeReply). */
@@ -359,7 +365,9 @@ const char *memacct_stat_to_string(int item);
 int memacct_stat_from_string(const char *name);
 
 /**
- * memacct_attach() - attach the session to the group at @path. Any unused
+ * memacct_attach() - attach the session to the group at @path ("" or
+ * "auto": the mirror of this process's kernel memory cgroup, which the
+ * daemon creates on first use when its [cgroup] auto-create allows). Any unused
  * stock is returned first; the session must hold no charges otherwise.
  *
  * Return: 0; -ENOENT; -EBUSY (the session holds charges); -EPERM.
@@ -499,6 +507,25 @@ memacct_group_list *memacct_group_list_free(memacct_group_list *list);
  * Return: 0; -ENOENT; -EPERM.
  */
 int memacct_reset_peak(memacct *m, const char *path);
+
+/* What memacct_import_cgroups() did. */
+typedef struct memacct_import_result {
+        uint32_t created;   /* mirror groups created */
+        uint32_t updated;   /* existing groups whose limits or mirror mark changed */
+        uint32_t unchanged; /* mirrors already up to date */
+} memacct_import_result;
+
+/**
+ * memacct_import_cgroups() - mirror the kernel's memory cgroups from the
+ * cgroup @from (NULL or "": "/") as groups @under + cgroup path (NULL or
+ * "": the daemon's [cgroup] prefix), limits mapped (memacctd(8),
+ * CGROUPS). Root only. Idempotent.
+ * @ret: the counts, or NULL
+ *
+ * Return: 0; -EPERM (not root); -ENOENT (no memory cgroup hierarchy, or no
+ * cgroup @from); -EINVAL (a bad path).
+ */
+int memacct_import_cgroups(memacct *m, const char *from, const char *under, memacct_import_result *ret);
 
 /**
  * memacct_move() - move the sessions of @pid (0: this session only) and

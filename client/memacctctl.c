@@ -24,6 +24,7 @@
 
 #include <memacct.h>
 
+#include "ctl-oci.h"
 #include "macro.h"
 #include "parse-size.h"
 
@@ -37,6 +38,9 @@ static bool arg_force;
 static bool arg_exact;
 static const char *arg_stat;
 static const char *arg_reclaim_root;
+static const char *arg_prefix; /* oci-hook --prefix */
+static const char *arg_from;   /* import-cgroups --from */
+static const char *arg_under;  /* import-cgroups --under */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -56,11 +60,17 @@ static void help(void) {
                "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
                "  uncharge PATH SIZE [--stat ITEM]\n"
                "  hold PATH SIZE [--stat ITEM]    a session charge held until the command is\n"
-               "                                  interrupted (SIGINT/SIGTERM), then released\n"
+               "                                  interrupted (SIGINT/SIGTERM), then released;\n"
+               "                                  PATH auto: the mirror of our kernel cgroup\n"
                "  move PID PATH\n"
                "  client PID [--exact]\n"
                "  reset-peak PATH\n"
-               "  watch PATH                      print events under PATH as they happen\n\n"
+               "  watch PATH                      print events under PATH as they happen\n"
+               "  import-cgroups [--from CGROUP] [--under PATH]\n"
+               "                                  mirror the kernel's memory cgroups as groups\n"
+               "  oci-hook create|delete [--prefix PATH]\n"
+               "                                  the OCI runtime hook: the state JSON on stdin;\n"
+               "                                  the group PATH/<id> (default /containers)\n\n"
                "Options:\n"
                "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else\n"
                "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
@@ -244,6 +254,9 @@ static void print_counters(const char *key, const memacct_counter *c, size_t n) 
 static void print_group(const memacct_group_info *g) {
         printf("%s:\n", g->path);
         print_value("current", g->current, false);
+        /* Only a mirror of a kernel cgroup has one. */
+        if (g->kernel_current != MEMACCT_NO_KERNEL_CURRENT)
+                print_value("kernel_current", g->kernel_current, false);
         print_value("peak", g->peak, false);
         print_value("max", g->max, true);
         print_value("high", g->high, true);
@@ -278,6 +291,9 @@ static json_object *json_group(const memacct_group_info *g) {
                 return NULL;
         json_object_object_add(o, "path", json_object_new_string(g->path));
         json_object_object_add(o, "current", json_bytes(g->current, false));
+        /* Only a mirror of a kernel cgroup has the key (as in the text form). */
+        if (g->kernel_current != MEMACCT_NO_KERNEL_CURRENT)
+                json_object_object_add(o, "kernel_current", json_bytes(g->kernel_current, false));
         json_object_object_add(o, "peak", json_bytes(g->peak, false));
         json_object_object_add(o, "max", json_bytes(g->max, true));
         json_object_object_add(o, "high", json_bytes(g->high, true));
@@ -380,6 +396,7 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
         _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
         _cleanup_(memacct_group_info_freep) memacct_group_info *top = NULL;
         const char *path = argc > 1 ? argv[1] : "/";
+        bool mirrors;
         size_t n;
         int r = need_args(argc, 0, 1, argv[0]), base;
 
@@ -415,7 +432,12 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
         }
 
         base = path_depth(top->path);
-        printf("%-40s %14s %14s %14s %14s\n", "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
+        /* A KERNEL column (kernel_current) only when the tree holds a mirror. */
+        mirrors = top->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        for (size_t i = 0; i < n && !mirrors; i++)
+                mirrors = memacct_group_list_get(list, i)->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        printf("%-40s %14s %14s %14s %14s", "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
+        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
         for (size_t i = 0; i <= n; i++) {
                 const memacct_group_info *g = i == 0 ? top : memacct_group_list_get(list, i - 1);
                 char name[256], max[24], high[24];
@@ -435,8 +457,14 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
                         snprintf(high, sizeof(high), "max");
                 else
                         snprintf(high, sizeof(high), "%" PRIu64, g->high);
-                printf("%-40s %14" PRIu64 " %14" PRIu64 " %14s %14s\n", name, g->current, g->peak,
+                printf("%-40s %14" PRIu64 " %14" PRIu64 " %14s %14s", name, g->current, g->peak,
                        max, high);
+                if (!mirrors)
+                        putchar('\n');
+                else if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
+                        printf(" %14s\n", "-");
+                else
+                        printf(" %14" PRIu64 "\n", g->kernel_current);
         }
         return 0;
 }
@@ -633,6 +661,40 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
         return 0;
 }
 
+static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
+        memacct_import_result res = {};
+        memacct *m;
+        int r = need_args(argc, 0, 0, argv[0]);
+
+        if (r != 0)
+                return r;
+        r = connect_or_fail(mp);
+        if (r != 0)
+                return r;
+        m = *mp;
+        r = memacct_import_cgroups(m, arg_from, arg_under, &res);
+        if (r < 0)
+                return fail(m, "import-cgroups", arg_from ? arg_from : "/", r);
+        if (arg_json) {
+                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+                if (!o)
+                        return print_json(NULL);
+                json_object_object_add(o, "created", json_object_new_uint64(res.created));
+                json_object_object_add(o, "updated", json_object_new_uint64(res.updated));
+                json_object_object_add(o, "unchanged", json_object_new_uint64(res.unchanged));
+                return print_json(o);
+        }
+        printf("created: %" PRIu32 "\nupdated: %" PRIu32 "\nunchanged: %" PRIu32 "\n", res.created,
+               res.updated, res.unchanged);
+        return 0;
+}
+
+/* The OCI runtime hook lives in ctl-oci.c. */
+static int verb_oci_hook(memacct **mp, int argc, char **argv) {
+        return oci_hook_main(mp, argc, argv, arg_prefix, stdin, connect_or_fail);
+}
+
 static const struct {
         const char *name;
         int (*run)(memacct **mp, int argc, char **argv);
@@ -643,6 +705,8 @@ static const struct {
         { "uncharge", verb_charge }, { "hold", verb_hold },
         { "move", verb_move },       { "client", verb_client },
         { "reset-peak", verb_path }, { "watch", verb_watch },
+        { "oci-hook", verb_oci_hook },
+        { "import-cgroups", verb_import_cgroups },
 };
 
 enum {
@@ -654,6 +718,9 @@ enum {
         ARG_EXACT,
         ARG_STAT,
         ARG_RECLAIM_ROOT,
+        ARG_PREFIX,
+        ARG_FROM,
+        ARG_UNDER,
 };
 
 static const struct option options[] = {
@@ -666,6 +733,9 @@ static const struct option options[] = {
         { "exact", no_argument, NULL, ARG_EXACT },
         { "stat", required_argument, NULL, ARG_STAT },
         { "reclaim-root", required_argument, NULL, ARG_RECLAIM_ROOT },
+        { "prefix", required_argument, NULL, ARG_PREFIX },
+        { "from", required_argument, NULL, ARG_FROM },
+        { "under", required_argument, NULL, ARG_UNDER },
         {}
 };
 
@@ -709,6 +779,15 @@ static int parse_argv(int argc, char **argv, int *ret_first) {
                 case ARG_RECLAIM_ROOT:
                         arg_reclaim_root = optarg;
                         break;
+                case ARG_PREFIX:
+                        arg_prefix = optarg;
+                        break;
+                case ARG_FROM:
+                        arg_from = optarg;
+                        break;
+                case ARG_UNDER:
+                        arg_under = optarg;
+                        break;
                 default:
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
@@ -730,6 +809,10 @@ static bool option_allowed(const char *verb) {
                 return usage_error("--exact: only for show, tree and client"), false;
         if (arg_reclaim_root && strcmp(verb, "show") != 0 && strcmp(verb, "tree") != 0)
                 return usage_error("--reclaim-root: only for show and tree"), false;
+        if (arg_prefix && strcmp(verb, "oci-hook") != 0)
+                return usage_error("--prefix: only for oci-hook"), false;
+        if ((arg_from || arg_under) && strcmp(verb, "import-cgroups") != 0)
+                return usage_error("--from and --under: only for import-cgroups"), false;
         return true;
 }
 

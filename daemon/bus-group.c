@@ -187,6 +187,16 @@ static const char *stat_name(unsigned i) {
         return mem_stat_item_to_string((MemStatItem) i);
 }
 
+/* UINT64_MAX for a group that mirrors no kernel cgroup. */
+static int property_get_kernel_current(sd_bus *bus, const char *object, const char *interface,
+                                       const char *property, sd_bus_message *reply, void *userdata,
+                                       sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return sd_bus_message_append(reply, "t", v->info.mirror ? v->info.kernel_current : UINT64_MAX);
+}
+
 static int property_get_events(sd_bus *bus, const char *object, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         (void) bus, (void) object, (void) interface, (void) property, (void) error;
@@ -216,6 +226,7 @@ static const sd_bus_vtable group_vtable[] = {
         SD_BUS_PROPERTY("Events", "a{st}", property_get_events, VIEW(events), 0),
         SD_BUS_PROPERTY("EventsLocal", "a{st}", property_get_events, VIEW(events_local), 0),
         SD_BUS_PROPERTY("Stats", "a{st}", property_get_stats, VIEW(stat), 0),
+        SD_BUS_PROPERTY("KernelMemoryCurrent", "t", property_get_kernel_current, 0, 0),
         SD_BUS_VTABLE_END
 };
 

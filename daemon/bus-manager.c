@@ -518,6 +518,7 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char buf[MEM_PATH_MAX + 1], text[AUTHZ_MESSAGE_MAX];
         const char *path;
         MemSession *s;
         BusPeer *p;
@@ -528,6 +529,10 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         GET_PEER(m, msg, p, error);
 
+        /* "" and "auto": the mirror of the peer's kernel cgroup, as on the socket. */
+        r = dispatch_attach_path(m->dispatch, p->pid, path, buf, sizeof(buf), &path, text, sizeof(text));
+        if (r < 0)
+                return check(error, r, text);
         r = lookup_use(m, p, path, &g, error);
         if (r < 0)
                 return r;
@@ -540,6 +545,26 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return fail_path(error, r, path);
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        char text[AUTHZ_MESSAGE_MAX];
+        const char *from, *under;
+        unsigned counts[3] = {};
+        BusPeer *p;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &from, &under);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        r = dispatch_cgroup_import(m->dispatch, p->uid, from, under, counts, text, sizeof(text));
+        if (r < 0)
+                return check(error, r, text);
+        return sd_bus_reply_method_return(msg, "uuu", (uint32_t) counts[0], (uint32_t) counts[1],
+                                          (uint32_t) counts[2]);
 }
 
 static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -672,6 +697,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_NO_RESULT,
                                 method_reset_peak, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ImportCgroups",
+                                SD_BUS_ARGS("s", from, "s", under),
+                                SD_BUS_RESULT("u", created, "u", updated, "u", unchanged),
+                                method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

@@ -41,6 +41,7 @@ typedef enum KeyType {
         KEY_SIZE,     /* uint64_t, parse_size() */
         KEY_BOOL,     /* bool */
         KEY_ACCESS,   /* ReadAccess */
+        KEY_GROUP,    /* char *, an absolute group path (group_path_check()) */
 } KeyType;
 
 typedef struct ConfigKey {
@@ -77,9 +78,14 @@ static const ConfigKey config_keys[] = {
         KEY("accounting", "recursive-protection", KEY_BOOL, recursive_protection, 0, 1),
 
         KEY("access", "read", KEY_ACCESS, read_access, 0, 0),
+
+        KEY("cgroup", "prefix", KEY_GROUP, cgroup_prefix, 1, MEM_PATH_MAX),
+        KEY("cgroup", "import-at-start", KEY_BOOL, cgroup_import_at_start, 0, 1),
+        KEY("cgroup", "sample-interval", KEY_UNSIGNED, cgroup_sample_interval_sec, 0, 24 * 3600),
+        KEY("cgroup", "auto-create", KEY_BOOL, cgroup_auto_create, 0, 1),
 };
 
-static const char *const config_sections[] = { "daemon", "limits", "accounting", "access" };
+static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup" };
 
 static const char *const read_access_names[_READ_ACCESS_MAX] = {
         [READ_ACCESS_ALL] = "all",
@@ -229,6 +235,13 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
         int r;
 
         switch (k->type) {
+        case KEY_GROUP:
+                if (group_path_check(value, MEM_PATH_MAX, NULL) < 0) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: not an absolute group path", k->section,
+                             k->name, value);
+                        return;
+                }
+                __attribute__((fallthrough));
         case KEY_PATH: {
                 size_t n = strlen(value);
                 char *copy;
@@ -338,6 +351,7 @@ void config_done(Config *c) {
                 return;
         free(c->socket_path);
         free(c->state_dir);
+        free(c->cgroup_prefix);
         *c = CONFIG_DEFAULT;
 }
 
@@ -346,13 +360,19 @@ int config_copy(const Config *src, Config *ret) {
 
         c.socket_path = NULL;
         c.state_dir = NULL;
+        c.cgroup_prefix = NULL;
         if ((src->socket_path && !(c.socket_path = strdup(src->socket_path))) ||
-            (src->state_dir && !(c.state_dir = strdup(src->state_dir)))) {
+            (src->state_dir && !(c.state_dir = strdup(src->state_dir))) ||
+            (src->cgroup_prefix && !(c.cgroup_prefix = strdup(src->cgroup_prefix)))) {
                 config_done(&c);
                 return -ENOMEM;
         }
         *ret = c;
         return 0;
+}
+
+const char *config_cgroup_prefix(const Config *c) {
+        return c->cgroup_prefix ? c->cgroup_prefix : "/";
 }
 
 int config_parse(const char *text, size_t size, const char *filename, Config *ret, char **ret_error) {

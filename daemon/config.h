@@ -3,7 +3,7 @@
 
 /*
  * memacctd.conf: an INI file (inih) with the sections [daemon], [limits],
- * [accounting] and [access]. Parsing is pure: text and a file name for the
+ * [accounting], [access] and [cgroup]. Parsing is pure: text and a file name for the
  * messages in, a Config and an error message out. Defaults that depend on
  * the environment (socket path, state directory, CPU count) are not
  * filled in here: they stay NULL / 0 and main.c resolves them.
@@ -41,6 +41,12 @@ typedef struct Config {
 
         /* [access] */
         ReadAccess read_access;
+
+        /* [cgroup] */
+        char *cgroup_prefix;            /* mirrors go below it; NULL: "/" */
+        bool cgroup_import_at_start;
+        unsigned cgroup_sample_interval_sec; /* kernel usage sampling; 0: off */
+        bool cgroup_auto_create;        /* Attach "auto" creates the mirror */
 } Config;
 
 #define CONFIG_DEFAULT                                     \
@@ -58,7 +64,13 @@ typedef struct Config {
                 .rss_threshold = 256 * 1024,               \
                 .recursive_protection = false,             \
                 .read_access = READ_ACCESS_ALL,            \
+                .cgroup_import_at_start = false,           \
+                .cgroup_sample_interval_sec = 5,           \
+                .cgroup_auto_create = false,               \
         })
+
+/** config_cgroup_prefix() - [cgroup] prefix, "/" when not set. */
+const char *config_cgroup_prefix(const Config *c);
 
 /** config_done() - free what @c owns and reset it to CONFIG_DEFAULT. Accepts a zeroed Config. */
 void config_done(Config *c);

@@ -69,6 +69,8 @@ struct Dispatch {
         pthread_mutex_t subs_lock;
         struct cds_list_head subscriptions;
 
+        DispatchCgroupOps cgroup; /* set once, before the threads */
+
         MemEventHook sink; /* a second consumer of events (the bus) */
         void *sink_userdata;
         _Atomic unsigned nsessions;
@@ -176,6 +178,7 @@ static void limits_set(Dispatch *d, const DispatchLimits *l) {
 }
 
 static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
+static void state_changed(Dispatch *d);
 static void move_hook(MemSession *s, MemGroup *dst, void *userdata);
 
 int dispatch_new(MemCore *core, const DispatchLimits *limits, DispatchChangedFn changed,
@@ -216,6 +219,50 @@ void dispatch_set_limits(Dispatch *d, const DispatchLimits *limits) {
 void dispatch_set_event_sink(Dispatch *d, MemEventHook sink, void *userdata) {
         d->sink = sink;
         d->sink_userdata = userdata;
+}
+
+void dispatch_set_cgroup_ops(Dispatch *d, const DispatchCgroupOps *ops) {
+        d->cgroup = ops ? *ops : (DispatchCgroupOps) {};
+}
+
+int dispatch_cgroup_import(Dispatch *d, uid_t uid, const char *from, const char *under,
+                           unsigned ret_counts[3], char *msg, size_t size) {
+        int r;
+
+        if (uid != 0) {
+                snprintf(msg, size, "only root imports cgroups");
+                return -EPERM;
+        }
+        if (!d->cgroup.import) {
+                snprintf(msg, size, "no kernel cgroup mirror in this daemon");
+                return -ENOENT;
+        }
+        r = d->cgroup.import(d->cgroup.userdata, from, under, ret_counts, msg, size);
+        if (r > 0)
+                state_changed(d);
+        return r;
+}
+
+int dispatch_attach_path(Dispatch *d, pid_t pid, const char *path, char *buf, size_t buf_size,
+                         const char **ret, char *msg, size_t size) {
+        bool changed = false;
+        int r;
+
+        if (path && *path && strcmp(path, "auto") != 0) {
+                *ret = path;
+                return 0;
+        }
+        if (!d->cgroup.place) {
+                snprintf(msg, size, "no group given, and no kernel cgroup mirror to place the session by");
+                return -ENOENT;
+        }
+        r = d->cgroup.place(d->cgroup.userdata, pid, buf, buf_size, &changed, msg, size);
+        if (changed)
+                state_changed(d);
+        if (r < 0)
+                return r;
+        *ret = buf;
+        return 0;
 }
 
 unsigned dispatch_session_count(Dispatch *d) {
@@ -590,6 +637,8 @@ static int group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGro
         gi->owner = (uint32_t) info->owner;
         gi->nr_children = info->nr_children;
         gi->nr_sessions = info->nr_attached;
+        gi->has_kernel_current = info->mirror;
+        gi->kernel_current = info->kernel_current;
 
         gi->events = ptrs + k;
         for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
@@ -799,16 +848,40 @@ static int do_uncharge(DispatchConn *c, const Memacct__V1__Uncharge *m, Reply *r
 
 static int do_attach(DispatchConn *c, const Memacct__V1__Attach *m, Reply *rep) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char buf[MEM_PATH_MAX + 1];
+        const char *path;
         int r;
 
-        r = lookup_use(c, rep, m->path, &g);
+        r = dispatch_attach_path(c->d, c->pid, m->path, buf, sizeof(buf), &path, rep->message,
+                                 sizeof(rep->message));
+        if (r < 0)
+                return fail_set(rep, r);
+        r = lookup_use(c, rep, path, &g);
         if (r < 0)
                 return r;
         r = session_attach(c->session, g);
         if (r == -EBUSY)
                 return fail(rep, r, AUTHZ_MSG_ATTACH_BUSY);
         if (r < 0)
-                return fail_path(rep, r, m->path);
+                return fail_path(rep, r, path);
+        return 0;
+}
+
+static int do_import_cgroups(DispatchConn *c, const Memacct__V1__ImportCgroups *m, Reply *rep,
+                             Memacct__V1__ImportReply *ir) {
+        unsigned counts[3] = {};
+        int r;
+
+        r = dispatch_cgroup_import(c->d, c->uid, m->from, m->under, counts, rep->message,
+                                   sizeof(rep->message));
+        if (r < 0)
+                return fail_set(rep, r);
+        ir->has_created = ir->has_updated = ir->has_unchanged = true;
+        ir->created = counts[0];
+        ir->updated = counts[1];
+        ir->unchanged = counts[2];
+        rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_IMPORT;
+        rep->resp.import = ir;
         return 0;
 }
 
@@ -1070,6 +1143,7 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
                 Memacct__V1__ChargeReply cr;
                 Memacct__V1__MoveReply mr;
                 Memacct__V1__ClientInfo ci;
+                Memacct__V1__ImportReply ir;
         } res;
         Reply rep;
         int r = 0;
@@ -1138,6 +1212,10 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
                 break;
         case MEMACCT__V1__REQUEST__OP_STOCK_SETUP:
                 do_stock_setup(c, fd, &rep);
+                break;
+        case MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS:
+                res.ir = (Memacct__V1__ImportReply) MEMACCT__V1__IMPORT_REPLY__INIT;
+                do_import_cgroups(c, req->import_cgroups, &rep, &res.ir);
                 break;
         default:
                 /* An operation this server does not know: a newer client,

@@ -68,6 +68,45 @@ ReadAccess dispatch_read_access(Dispatch *d);
  */
 void dispatch_set_event_sink(Dispatch *d, MemEventHook sink, void *userdata);
 
+/*
+ * The kernel cgroup mirror (cgroup-sync.c), reached through these so that
+ * dispatch links no libcgroup. Both return what cgroup_sync_import() and
+ * cgroup_sync_place() do, with the message in @msg (AUTHZ_MESSAGE_MAX).
+ */
+typedef struct DispatchCgroupOps {
+        int (*import)(void *userdata, const char *from, const char *under, unsigned ret_counts[3],
+                      char *msg, size_t size);
+        int (*place)(void *userdata, pid_t pid, char *ret_path, size_t path_size, bool *ret_changed,
+                     char *msg, size_t size);
+        void *userdata;
+} DispatchCgroupOps;
+
+/**
+ * dispatch_set_cgroup_ops() - install the cgroup mirror (NULL: none; then
+ * ImportCgroups and Attach "auto" fail with NOT_FOUND). Before other
+ * threads use @d.
+ */
+void dispatch_set_cgroup_ops(Dispatch *d, const DispatchCgroupOps *ops);
+
+/**
+ * dispatch_cgroup_import() - ImportCgroups for @uid (root only), on any
+ * transport; a change is saved. Return: >= 0 with the created, updated
+ * and unchanged counts in @ret_counts; or a negative errno with the
+ * message in @msg (-EPERM for non-root, -ENOENT without a mirror).
+ */
+int dispatch_cgroup_import(Dispatch *d, uid_t uid, const char *from, const char *under,
+                           unsigned ret_counts[3], char *msg, size_t size);
+
+/**
+ * dispatch_attach_path() - the group an Attach of @path means for peer
+ * @pid: @path itself, or, for "" and "auto", the mirror of @pid's kernel
+ * memory cgroup (dispatch_set_cgroup_ops()). @buf holds the result when
+ * it is not @path. Return: 0 with *@ret set; or a negative errno with the
+ * message in @msg.
+ */
+int dispatch_attach_path(Dispatch *d, pid_t pid, const char *path, char *buf, size_t buf_size,
+                         const char **ret, char *msg, size_t size);
+
 /** dispatch_session_count() - sessions open now, on every transport; any thread. */
 unsigned dispatch_session_count(Dispatch *d);
 

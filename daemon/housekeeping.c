@@ -9,6 +9,9 @@
  * - after a persistent change (a DispatchChangedFn from any worker), a
  *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
  *
+ * - every sample interval, a sampler another module installed (the
+ *   kernel's usage of mirrored cgroups, cgroup-sync.c).
+ *
  * And, when systemd runs it, the service's status line and watchdog
  * keep-alive (sd_notify(3)) are sent from here: the status when it
  * changed, WATCHDOG=1 at half the watchdog interval, as sd_watchdog_enabled(3)
@@ -41,6 +44,9 @@ struct Housekeeping {
 
         _Atomic bool dirty;
         _Atomic unsigned flush_interval_msec;
+        _Atomic unsigned sample_interval_msec; /* 0: no sampling */
+        HousekeepingSampleFn sample;
+        void *sample_userdata;
 
         pthread_mutex_t lock;
         pthread_cond_t cond; /* CLOCK_MONOTONIC */
@@ -119,6 +125,18 @@ static void wake(Housekeeping *h) {
         pthread_mutex_unlock(&h->lock);
 }
 
+void housekeeping_set_sampler(Housekeeping *h, HousekeepingSampleFn fn, void *userdata,
+                              unsigned interval_msec) {
+        h->sample = fn;
+        h->sample_userdata = userdata;
+        atomic_store(&h->sample_interval_msec, interval_msec);
+}
+
+void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec) {
+        atomic_store(&h->sample_interval_msec, msec);
+        wake(h);
+}
+
 void housekeeping_mark_dirty(void *userdata) {
         Housekeeping *h = userdata;
 
@@ -147,6 +165,8 @@ static int save(Housekeeping *h) {
 static void *housekeeping_main(void *userdata) {
         Housekeeping *h = userdata;
         uint64_t next_flush, next_save = 0, next_status = UINT64_MAX, next_watchdog = UINT64_MAX;
+        uint64_t next_sample = UINT64_MAX;
+        unsigned sample_msec;
         /* sd_watchdog_enabled(3): ping at half the interval. */
         uint64_t watchdog_msec = h->watchdog_usec ? MAX(h->watchdog_usec / 2000, 1) : 0;
         bool failing = false;
@@ -163,6 +183,9 @@ static void *housekeeping_main(void *userdata) {
         }
 
         next_flush = now_msec() + atomic_load(&h->flush_interval_msec);
+        sample_msec = atomic_load(&h->sample_interval_msec);
+        if (h->sample && sample_msec)
+                next_sample = now_msec() + sample_msec;
         if (h->status)
                 next_status = now_msec() + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
         if (watchdog_msec)
@@ -193,6 +216,13 @@ static void *housekeeping_main(void *userdata) {
                         next_flush = now + atomic_load(&h->flush_interval_msec);
                         continue;
                 }
+                if (now >= next_sample) {
+                        pthread_mutex_unlock(&h->lock);
+                        h->sample(h->sample_userdata);
+                        pthread_mutex_lock(&h->lock);
+                        next_sample = UINT64_MAX; /* rescheduled below */
+                        continue;
+                }
                 if (atomic_load(&h->dirty) && now >= next_save) {
                         pthread_mutex_unlock(&h->lock);
                         r = save(h);
@@ -212,7 +242,14 @@ static void *housekeeping_main(void *userdata) {
                 }
                 /* A new interval is picked up at the next wake-up. */
                 next_flush = MIN(next_flush, now + atomic_load(&h->flush_interval_msec));
+                /* The same for the sampler; 0 turns it off. */
+                sample_msec = atomic_load(&h->sample_interval_msec);
+                if (!h->sample || !sample_msec)
+                        next_sample = UINT64_MAX;
+                else
+                        next_sample = MIN(next_sample, now + sample_msec);
                 wake_at = MIN(next_flush, MIN(next_status, next_watchdog));
+                wake_at = MIN(wake_at, next_sample);
                 if (atomic_load(&h->dirty))
                         wake_at = MIN(wake_at, next_save);
                 ts = msec_to_timespec(wake_at);

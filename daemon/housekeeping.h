@@ -45,6 +45,20 @@ int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interv
 void housekeeping_set_notify(Housekeeping *h, HousekeepingStatusFn status, void *userdata,
                              uint64_t watchdog_usec);
 
+/* Periodic work of another module (the kernel cgroup sampler), on the thread. */
+typedef void (*HousekeepingSampleFn)(void *userdata);
+
+/**
+ * housekeeping_set_sampler() - call @fn every @interval_msec (0: never)
+ * on the housekeeping thread, first one interval after the start. Before
+ * housekeeping_start().
+ */
+void housekeeping_set_sampler(Housekeeping *h, HousekeepingSampleFn fn, void *userdata,
+                              unsigned interval_msec);
+
+/** housekeeping_set_sample_interval() - SIGHUP: a new sampler interval (0: off); any thread. */
+void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec);
+
 /**
  * housekeeping_start() - start the thread; it registers with the core.
  * Return: 0 or the negative errno of pthread_create() or core_thread_register().

@@ -44,6 +44,7 @@
 
 #include "bus-manager.h"
 #include "bus-thread.h"
+#include "cgroup-sync.h"
 #include "config.h"
 #include "core.h"
 #include "dispatch.h"
@@ -82,6 +83,7 @@ typedef struct Manager {
         MemCore *core;
         Dispatch *dispatch;
         Housekeeping *housekeeping;
+        CgroupSync *cgroup;
         SockServer *server;
         BusThread *bus;
         const char *bus_address; /* the bus served; NULL: none */
@@ -366,11 +368,14 @@ static void log_config(const Config *c) {
         log_debug("Configuration: socket=%s state-dir=%s workers=%u frame-size=%u groups=%u depth=%u "
                   "sessions-per-uid=%u outstanding-requests=%u output-buffer=%" PRIu64 " idle-timeout=%u "
                   "frame-timeout=%u flush-interval=%u charge-batch=%" PRIu64 " rss-threshold=%" PRIu64
-                  " recursive-protection=%s read=%s",
+                  " recursive-protection=%s read=%s cgroup-prefix=%s import-at-start=%s"
+                  " sample-interval=%u auto-create=%s",
                   c->socket_path, c->state_dir, c->workers, c->frame_size, c->max_groups, c->max_depth,
                   c->sessions_per_uid, c->outstanding_requests, c->output_buffer, c->idle_timeout_sec,
                   c->frame_timeout_sec, c->flush_interval_msec, c->charge_batch, c->rss_threshold,
-                  c->recursive_protection ? "yes" : "no", config_read_access_to_string(c->read_access));
+                  c->recursive_protection ? "yes" : "no", config_read_access_to_string(c->read_access),
+                  config_cgroup_prefix(c), c->cgroup_import_at_start ? "yes" : "no",
+                  c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no");
 }
 
 /* ---- the socket ---- */
@@ -612,6 +617,56 @@ static int manager_start_bus(Manager *m) {
         return 0;
 }
 
+/* ---- the kernel cgroup mirror, as dispatch reaches it ---- */
+
+static int cgroup_import_op(void *userdata, const char *from, const char *under, unsigned ret_counts[3],
+                            char *msg, size_t size) {
+        CgroupCounts counts = {};
+        int r;
+
+        r = cgroup_sync_import(userdata, from, under, &counts, msg, size);
+        if (r < 0)
+                return r;
+        ret_counts[0] = counts.created;
+        ret_counts[1] = counts.updated;
+        ret_counts[2] = counts.unchanged;
+        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",
+                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged);
+        return r;
+}
+
+static int cgroup_place_op(void *userdata, pid_t pid, char *ret_path, size_t path_size, bool *ret_changed,
+                           char *msg, size_t size) {
+        return cgroup_sync_place(userdata, pid, ret_path, path_size, ret_changed, msg, size);
+}
+
+static int manager_start_cgroup(Manager *m) {
+        const Config *c = &m->config;
+        DispatchCgroupOps ops = {
+                .import = cgroup_import_op,
+                .place = cgroup_place_op,
+        };
+        char msg[512];
+        unsigned counts[3];
+        int r;
+
+        r = cgroup_sync_new(m->core, NULL, config_cgroup_prefix(c), c->cgroup_auto_create, &m->cgroup);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the kernel cgroup mirror: %m");
+        log_info("Kernel cgroups: %s", cgroup_sync_describe(m->cgroup));
+        ops.userdata = m->cgroup;
+        dispatch_set_cgroup_ops(m->dispatch, &ops);
+        housekeeping_set_sampler(m->housekeeping, cgroup_sync_sample, m->cgroup,
+                                 c->cgroup_sample_interval_sec * 1000);
+        if (c->cgroup_import_at_start) {
+                /* Not fatal: a host without cgroups still gets its daemon. */
+                r = dispatch_cgroup_import(m->dispatch, 0, "/", NULL, counts, msg, sizeof(msg));
+                if (r < 0)
+                        log_warning("[cgroup] import-at-start: %s", msg);
+        }
+        return 0;
+}
+
 /* ---- signals and reload ---- */
 
 static void manager_report_fixed(const char *key, const char *old, const char *new) {
@@ -675,6 +730,16 @@ static void manager_reload(Manager *m) {
         sl = sock_limits(c);
         sock_server_set_limits(m->server, &sl);
         housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
+        if (new.cgroup_import_at_start != c->cgroup_import_at_start)
+                log_notice("[cgroup] import-at-start takes effect at the next start");
+        c->cgroup_import_at_start = new.cgroup_import_at_start;
+        c->cgroup_sample_interval_sec = new.cgroup_sample_interval_sec;
+        c->cgroup_auto_create = new.cgroup_auto_create;
+        free(c->cgroup_prefix);
+        c->cgroup_prefix = TAKE_PTR(new.cgroup_prefix);
+        if (cgroup_sync_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
+                log_warning("Out of memory: [cgroup] prefix not changed");
+        housekeeping_set_sample_interval(m->housekeeping, c->cgroup_sample_interval_sec * 1000);
         core_set_rss_threshold(m->core, c->rss_threshold);
         core_set_recursive_protection(m->core, c->recursive_protection);
         config_done(&new);
@@ -747,6 +812,9 @@ static int manager_start(Manager *m) {
         r = dispatch_new(m->core, &dl, housekeeping_mark_dirty, m->housekeeping, &m->dispatch);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up request dispatch: %m");
+        r = manager_start_cgroup(m);
+        if (r < 0)
+                return r;
         r = manager_start_bus(m);
         if (r < 0)
                 return r;
@@ -814,6 +882,7 @@ static void manager_free(Manager *m) {
         /* Before dispatch: it stops being dispatch's event sink. */
         m->bus = bus_thread_free(m->bus);
         m->dispatch = dispatch_free(m->dispatch);
+        m->cgroup = cgroup_sync_free(m->cgroup);
         /* The main thread may stay registered: core_free() allows the caller. */
         m->core = core_free(m->core);
         if (m->base)

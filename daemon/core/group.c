@@ -478,6 +478,19 @@ void group_reset_peak(MemGroup *g) {
         counter_reset_watermark(&g->counter);
 }
 
+/* Both are samples of outside state with nothing ordered by them: relaxed. */
+void group_set_mirror(MemGroup *g, bool mirror) {
+        atomic_store_explicit(&g->mirror, mirror, memory_order_relaxed);
+}
+
+bool group_is_mirror(MemGroup *g) {
+        return atomic_load_explicit(&g->mirror, memory_order_relaxed);
+}
+
+void group_set_kernel_current(MemGroup *g, uint64_t bytes) {
+        atomic_store_explicit(&g->kernel_current, bytes, memory_order_relaxed);
+}
+
 uint64_t group_margin(MemGroup *g) {
         uint64_t margin = UINT64_MAX;
 
@@ -535,10 +548,13 @@ void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool e
                 .failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed),
                 .nr_attached = atomic_load(&g->nr_attached),
                 .owner = g->owner,
+                .mirror = atomic_load_explicit(&g->mirror, memory_order_relaxed),
         };
         int64_t emin, elow;
         MemGroup *child;
 
+        if (info.mirror)
+                info.kernel_current = atomic_load_explicit(&g->kernel_current, memory_order_relaxed);
         core_stats_flush(core, exact);
         counter_effective_protection(reclaim_root ? &reclaim_root->counter : NULL, c,
                                      atomic_load(&core->recursive_protection), &emin, &elow);

@@ -58,6 +58,12 @@ struct MemGroup {
         _Atomic int moving_account;
         pthread_mutex_t move_lock;
 
+        /* Set by whoever mirrors an outside hierarchy onto this group (the
+         * cgroup importer), with the usage that hierarchy reports for it.
+         * The core only stores and reports them. */
+        _Atomic bool mirror;
+        _Atomic uint64_t kernel_current; /* bytes, the last sample */
+
         _Atomic unsigned refs;        /* the tree holds one while linked */
         _Atomic unsigned nr_attached; /* sessions attached */
         _Atomic bool dead;            /* removal in progress or done */
@@ -137,6 +143,20 @@ void group_set_min(MemGroup *g, uint64_t bytes);
 void group_reset_peak(MemGroup *g);
 
 /**
+ * group_set_mirror() - mark @g as the mirror of an outside group (or not):
+ * group_read() then reports its kernel_current. Any thread.
+ */
+void group_set_mirror(MemGroup *g, bool mirror);
+bool group_is_mirror(MemGroup *g);
+
+/**
+ * group_set_kernel_current() - the usage the outside group @g mirrors
+ * reported, in bytes, stored for group_read(). Any thread; a sample, so
+ * relaxed: nothing else is ordered by it.
+ */
+void group_set_kernel_current(MemGroup *g, uint64_t bytes);
+
+/**
  * group_margin() - bytes the tightest max from @g up to the root still
  * admits, UINT64_MAX when no max is set on the path. A hint for stock
  * sizing: other chargers move it at any time.
@@ -164,6 +184,8 @@ typedef struct MemGroupInfo {
         uint64_t kept[_MEM_STAT_MAX];
         unsigned nr_children, nr_attached;
         uid_t owner;
+        bool mirror;             /* group_set_mirror() */
+        uint64_t kernel_current; /* the last group_set_kernel_current(); 0 when not a mirror */
 } MemGroupInfo;
 
 /**

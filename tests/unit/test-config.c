@@ -56,6 +56,11 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_true(c.rss_threshold == 256 * 1024);
         assert_false(c.recursive_protection);
         assert_int_equal(c.read_access, READ_ACCESS_ALL);
+        assert_null(c.cgroup_prefix);
+        assert_string_equal(config_cgroup_prefix(&c), "/");
+        assert_false(c.cgroup_import_at_start);
+        assert_int_equal(c.cgroup_sample_interval_sec, 5);
+        assert_false(c.cgroup_auto_create);
         config_done(&c);
 
         /* Comments and blank lines only: still the defaults. */
@@ -84,7 +89,12 @@ static void test_every_key_is_read(void **state) {
                            "rss-threshold = 64K\n"
                            "recursive-protection = yes\n"
                            "[access]\n"
-                           "read = owner\n";
+                           "read = owner\n"
+                           "[cgroup]\n"
+                           "prefix = /kernel\n"
+                           "import-at-start = yes\n"
+                           "sample-interval = 0\n"
+                           "auto-create = yes\n";
         Config c;
 
         (void) state;
@@ -105,6 +115,10 @@ static void test_every_key_is_read(void **state) {
         assert_true(c.rss_threshold == 64 * 1024);
         assert_true(c.recursive_protection);
         assert_int_equal(c.read_access, READ_ACCESS_OWNER);
+        assert_string_equal(config_cgroup_prefix(&c), "/kernel");
+        assert_true(c.cgroup_import_at_start);
+        assert_int_equal(c.cgroup_sample_interval_sec, 0);
+        assert_true(c.cgroup_auto_create);
         config_done(&c);
         /* config_done() leaves the defaults behind. */
         assert_null(c.socket_path);
@@ -206,6 +220,10 @@ static void test_bad_values_are_refused_with_the_key(void **state) {
         expect_error("[daemon]\nsocket =\n", 2, "socket: must not be empty");
         expect_error("[daemon]\nstate-dir =\n", 2, "state-dir: must not be empty");
         expect_error("[accounting]\nflush-interval = 0\n", 2, "flush-interval = 0: out of range");
+        expect_error("[cgroup]\nprefix = kernel\n", 2, "prefix = kernel: not an absolute group path");
+        expect_error("[cgroup]\nprefix = /a//b\n", 2, "prefix = /a//b: not an absolute group path");
+        expect_error("[cgroup]\nsample-interval = 86401\n", 2, "sample-interval = 86401: out of range");
+        expect_error("[cgroup]\nauto-create = maybe\n", 2, "auto-create");
         expect_error("[accounting]\nrecursive-protection = maybe\n", 2, "not a boolean");
         expect_error("[accounting]\ncharge-batch = 1\n", 2, "charge-batch = 1: out of range");
         expect_error("[access]\nread = everyone\n", 2, "read = everyone: must be all, owner or root");

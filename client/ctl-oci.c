@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `memacctctl oci-hook create|delete`: the OCI runtime hook. runc and crun
+ * run it as a createRuntime hook (the container's process exists, "pid" is
+ * in the state) and as a poststop hook (the container is gone, "pid" may
+ * be absent), with the container's state JSON on stdin.
+ *
+ * Invariants: everything the state says is checked before the first call
+ * to the daemon, so bad input changes nothing; the container's group is
+ * made with its limits in one create call, and if the pid cannot be moved
+ * into it, it is removed again: a failed create leaves no group behind
+ * (the prefix group, shared by every container, may stay). delete is
+ * idempotent, as a poststop hook should be: a group already gone is a
+ * success with a note.
+ *
+ * memacctd moves sessions, not processes: a container pid that has no
+ * session yet (the usual case: the runtime calls the hook before the
+ * container's program runs) is "no such client". The group is then left
+ * ready and the hook succeeds with a note; the container's clients attach
+ * to it themselves or are moved later.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl-oci.h"
+#include "macro.h"
+#include "parse-size.h"
+
+#define EXIT_USAGE 2
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
+
+static const struct {
+        const char *key;
+        unsigned bit;
+} annotation_keys[] = {
+        { "org.memacct.max", MEMACCT_LIMIT_MAX },
+        { "org.memacct.high", MEMACCT_LIMIT_HIGH },
+        { "org.memacct.low", MEMACCT_LIMIT_LOW },
+        { "org.memacct.min", MEMACCT_LIMIT_MIN },
+};
+#define ANNOTATION_NAMESPACE "org.memacct."
+
+static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t errlen, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+/* The daemon's rule for a group name (group_path_check() in
+ * daemon/core/group.c), checked here so a bad id is refused before any
+ * daemon call. */
+static bool name_char_ok(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == ':' || c == '@' || c == '-';
+}
+
+static const char *name_problem(const char *s, size_t n) {
+        if (n == 0)
+                return "empty";
+        if (n > 255)
+                return "longer than 255 bytes";
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+                return "'.' and '..' are not group names";
+        for (size_t i = 0; i < n; i++)
+                if (!name_char_ok(s[i]))
+                        return "a group name may only hold [A-Za-z0-9._:@-]";
+        return NULL;
+}
+
+bool oci_prefix_valid(const char *prefix) {
+        const char *p;
+
+        if (!prefix || prefix[0] != '/' || strlen(prefix) > 2048)
+                return false;
+        if (prefix[1] == '\0')
+                return true;
+        for (p = prefix + 1;;) {
+                const char *end = strchrnul(p, '/');
+
+                if (name_problem(p, (size_t) (end - p)))
+                        return false;
+                if (!*end)
+                        return true;
+                p = end + 1;
+        }
+}
+
+/* A JSON string for messages: short, and only printable ASCII. */
+static void quote_for_message(const char *s, size_t n, char *buf, size_t size) {
+        size_t o = 0;
+
+        for (size_t i = 0; i < n && o + 5 < size; i++) {
+                unsigned char c = (unsigned char) s[i];
+
+                if (i == 64) {
+                        o += (size_t) snprintf(buf + o, size - o, "...");
+                        break;
+                }
+                if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
+                        buf[o++] = (char) c;
+                else
+                        o += (size_t) snprintf(buf + o, size - o, "\\x%02x", c);
+        }
+        buf[MIN(o, size - 1)] = '\0';
+}
+
+static const char *json_type_word(json_object *o) {
+        switch (json_object_get_type(o)) {
+        case json_type_null:
+                return "null";
+        case json_type_boolean:
+                return "a boolean";
+        case json_type_double:
+                return "a fraction";
+        case json_type_int:
+                return "an integer";
+        case json_type_object:
+                return "an object";
+        case json_type_array:
+                return "an array";
+        case json_type_string:
+                return "a string";
+        }
+        return "?";
+}
+
+static int parse_annotations(json_object *annotations, OciState *st, char *err, size_t errlen) {
+        if (!json_object_is_type(annotations, json_type_object))
+                return errf(err, errlen, "state JSON: \"annotations\" is %s, not an object",
+                            json_type_word(annotations));
+
+        json_object_object_foreach(annotations, key, value) {
+                size_t i;
+                const char *s;
+                uint64_t v;
+                char q[300];
+                int r;
+
+                if (strncmp(key, ANNOTATION_NAMESPACE, strlen(ANNOTATION_NAMESPACE)) != 0)
+                        continue; /* someone else's */
+                for (i = 0; i < ELEMENTSOF(annotation_keys); i++)
+                        if (strcmp(key, annotation_keys[i].key) == 0)
+                                break;
+                if (i == ELEMENTSOF(annotation_keys)) {
+                        /* A typo in a limit must not pass silently. */
+                        quote_for_message(key, strlen(key), q, sizeof(q));
+                        return errf(err, errlen,
+                                    "annotation %s: unknown (known: org.memacct.max, "
+                                    "org.memacct.high, org.memacct.low, org.memacct.min)",
+                                    q);
+                }
+                if (!json_object_is_type(value, json_type_string))
+                        return errf(err, errlen, "annotation %s: %s, not a string of a size", key,
+                                    json_type_word(value));
+                s = json_object_get_string(value);
+                quote_for_message(s, (size_t) json_object_get_string_len(value), q, sizeof(q));
+                /* An embedded NUL would hide the rest from parse_size(). */
+                if (strlen(s) != (size_t) json_object_get_string_len(value))
+                        return errf(err, errlen, "annotation %s: invalid size '%s'", key, q);
+                r = parse_size(s, &v);
+                if (r == -ERANGE)
+                        return errf(err, errlen, "annotation %s: size '%s' does not fit in 64 bits",
+                                    key, q);
+                if (r < 0)
+                        return errf(err, errlen,
+                                    "annotation %s: invalid size '%s' (bytes with an optional "
+                                    "K/M/G/T suffix, or max)",
+                                    key, q);
+                st->limits.set |= annotation_keys[i].bit;
+                switch (annotation_keys[i].bit) {
+                case MEMACCT_LIMIT_MAX:
+                        st->limits.max = v;
+                        break;
+                case MEMACCT_LIMIT_HIGH:
+                        st->limits.high = v;
+                        break;
+                case MEMACCT_LIMIT_LOW:
+                        st->limits.low = v;
+                        break;
+                default:
+                        st->limits.min = v;
+                        break;
+                }
+        }
+        return 0;
+}
+
+int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, char *err,
+                    size_t errlen) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        json_object *o;
+        OciState st = {};
+        enum json_tokener_error jerr;
+        const char *problem;
+        size_t end, n;
+        char q[300];
+
+        if (len > OCI_STATE_MAX)
+                return errf(err, errlen, "state JSON: larger than %d bytes", OCI_STATE_MAX), -E2BIG;
+        if (len == 0)
+                return errf(err, errlen, "state JSON: empty input (expected the container's state "
+                                         "on stdin)");
+        /* json-c takes an int length. */
+        tok = json_tokener_new_ex(OCI_STATE_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        root = json_tokener_parse_ex(tok, buf, (int) len);
+        jerr = json_tokener_get_error(tok);
+        if (!root && jerr == json_tokener_continue)
+                return errf(err, errlen, "state JSON: truncated (input ends inside a value)");
+        if (jerr == json_tokener_error_depth)
+                return errf(err, errlen, "state JSON: nested deeper than %d levels",
+                            OCI_STATE_DEPTH);
+        if (!root || jerr != json_tokener_success)
+                return errf(err, errlen, "state JSON: not JSON: %s at byte %zu",
+                            json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+        for (end = json_tokener_get_parse_end(tok); end < len; end++)
+                if (!strchr(" \t\r\n", buf[end]))
+                        return errf(err, errlen, "state JSON: trailing data at byte %zu", end);
+        if (!json_object_is_type(root, json_type_object))
+                return errf(err, errlen, "state JSON: %s, not an object", json_type_word(root));
+
+        if (json_object_object_get_ex(root, "ociVersion", &o) &&
+            !json_object_is_type(o, json_type_string))
+                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
+                            json_type_word(o));
+
+        if (!json_object_object_get_ex(root, "id", &o))
+                return errf(err, errlen, "state JSON: \"id\" missing");
+        if (!json_object_is_type(o, json_type_string))
+                return errf(err, errlen, "state JSON: \"id\" is %s, not a string",
+                            json_type_word(o));
+        n = (size_t) json_object_get_string_len(o);
+        problem = name_problem(json_object_get_string(o), n);
+        if (problem) {
+                quote_for_message(json_object_get_string(o), n, q, sizeof(q));
+                return errf(err, errlen, "state JSON: \"id\" '%s' is not a valid group name: %s",
+                            q, problem);
+        }
+        memcpy(st.id, json_object_get_string(o), n);
+        st.id[n] = '\0';
+
+        if (create) {
+                int64_t pid;
+
+                if (!json_object_object_get_ex(root, "pid", &o))
+                        return errf(err, errlen,
+                                    "state JSON: \"pid\" missing (the createRuntime hook needs "
+                                    "the container's process)");
+                if (!json_object_is_type(o, json_type_int))
+                        return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
+                                    json_type_word(o));
+                /* json-c clamps what overflows 64 bits to INT64_MIN/MAX:
+                 * out of range either way. */
+                pid = json_object_get_int64(o);
+                if (pid <= 0 || pid > INT32_MAX)
+                        return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
+                                    pid);
+                st.pid = (pid_t) pid;
+
+                if (json_object_object_get_ex(root, "annotations", &o) &&
+                    !json_object_is_type(o, json_type_null)) {
+                        int r = parse_annotations(o, &st, err, errlen);
+
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = st;
+        return 0;
+}
+
+/* Read all of @in, refusing more than OCI_STATE_MAX bytes. */
+static int read_state(FILE *in, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *buf = malloc(OCI_STATE_MAX + 1);
+        size_t len = 0, k;
+
+        if (!buf)
+                return -ENOMEM;
+        while (len <= OCI_STATE_MAX) {
+                k = fread(buf + len, 1, OCI_STATE_MAX + 1 - len, in);
+                if (k == 0)
+                        break;
+                len += k;
+        }
+        if (ferror(in))
+                return -EIO;
+        if (len > OCI_STATE_MAX)
+                return -E2BIG;
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static const char *cause(memacct *m, int r) {
+        const char *msg = memacct_last_error(m);
+
+        return msg ? msg : strerror(-r);
+}
+
+static int failed(memacct *m, const char *what, const char *path, int r) {
+        const char *why = cause(m, r);
+        size_t n = strlen(path);
+
+        /* The server's messages often name the group already. */
+        if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+                why += n + 2;
+        fprintf(stderr, "memacctctl: oci-hook: %s %s: %s\n", what, path, why);
+        return EXIT_FAILURE;
+}
+
+/* Create each missing group along @prefix, without limits. */
+static int ensure_prefix(memacct *m, const char *prefix) {
+        char path[2049];
+        size_t n = strlen(prefix);
+
+        if (n <= 1)
+                return 0;
+        for (size_t i = 1; i <= n; i++) {
+                int r;
+
+                if (prefix[i] != '/' && prefix[i] != '\0')
+                        continue;
+                memcpy(path, prefix, i);
+                path[i] = '\0';
+                r = memacct_create_group(m, path, NULL, MEMACCT_NO_OWNER);
+                if (r < 0 && r != -EEXIST)
+                        return failed(m, "create of the prefix group", path, r);
+        }
+        return 0;
+}
+
+static int hook_create(memacct *m, const OciState *st, const char *prefix, const char *path) {
+        unsigned sessions = 0;
+        int r;
+
+        r = ensure_prefix(m, prefix);
+        if (r != 0)
+                return r;
+        r = memacct_create_group(m, path, st->limits.set ? &st->limits : NULL, MEMACCT_NO_OWNER);
+        if (r == -EEXIST) {
+                /* Not ours: a running container of that id, or one whose
+                 * poststop hook never ran. Leave it alone. */
+                fprintf(stderr,
+                        "memacctctl: oci-hook: create %s: the group exists already (another "
+                        "container of id '%s', or a leftover: 'memacctctl remove %s')\n",
+                        path, st->id, path);
+                return EXIT_FAILURE;
+        }
+        if (r < 0)
+                return failed(m, "create", path, r);
+
+        r = memacct_move(m, st->pid, path, &sessions);
+        if (r == -ENOENT) {
+                _cleanup_(memacct_group_info_freep) memacct_group_info *g = NULL;
+
+                /* -ENOENT is "no such group" or "no such client": the
+                 * group being there tells them apart. */
+                if (memacct_get_group(m, path, NULL, 0, &g) >= 0) {
+                        fprintf(stderr,
+                                "memacctctl: oci-hook: pid %d has no memacctd session yet: %s is "
+                                "ready, its clients attach to it (or are moved there later)\n",
+                                (int) st->pid, path);
+                        printf("oci-hook: created %s; pid %d: no session to move\n", path,
+                               (int) st->pid);
+                        return 0;
+                }
+        }
+        if (r < 0) {
+                int k = failed(m, "move of the container's pid to", path, r);
+                int q = memacct_remove_group(m, path);
+
+                if (q < 0 && q != -ENOENT)
+                        fprintf(stderr, "memacctctl: oci-hook: cannot remove %s again: %s\n", path,
+                                cause(m, q));
+                return k;
+        }
+        printf("oci-hook: created %s; pid %d: %u session%s moved\n", path, (int) st->pid, sessions,
+               sessions == 1 ? "" : "s");
+        return 0;
+}
+
+static int hook_delete(memacct *m, const char *path) {
+        int r;
+
+        /* The container's processes are gone, but the daemon may not have
+         * seen their sockets close yet: give their sessions a moment to end
+         * (about 2 s) before calling the group busy. */
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_(memacct_group_info_freep) memacct_group_info *g = NULL;
+
+                r = memacct_remove_group(m, path);
+                if (r != -EBUSY || attempt >= 40)
+                        break;
+                if (memacct_get_group(m, path, NULL, 0, &g) < 0 || g->nr_children > 0)
+                        break;
+                usleep(50 * 1000);
+        }
+        if (r == -ENOENT) {
+                fprintf(stderr, "memacctctl: oci-hook: %s is already gone\n", path);
+                return 0;
+        }
+        if (r < 0)
+                return failed(m, "remove", path, r);
+        printf("oci-hook: removed %s\n", path);
+        return 0;
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("memacctctl: oci-hook: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs("\nTry 'memacctctl --help'.\n", stderr);
+        return EXIT_USAGE;
+}
+
+int oci_hook_main(memacct **mp, int argc, char **argv, const char *prefix, FILE *in,
+                  int (*connect)(memacct **ret)) {
+        _cleanup_free_ char *buf = NULL;
+        char err[512], path[2048 + 1 + 256];
+        OciState st;
+        bool create;
+        size_t len;
+        int r;
+
+        if (argc < 2)
+                return usage("missing action (create or delete)");
+        if (argc > 2)
+                return usage("too many arguments");
+        if (strcmp(argv[1], "create") == 0)
+                create = true;
+        else if (strcmp(argv[1], "delete") == 0)
+                create = false;
+        else
+                return usage("unknown action '%s' (create or delete)", argv[1]);
+        if (!prefix)
+                prefix = OCI_DEFAULT_PREFIX;
+        if (!oci_prefix_valid(prefix))
+                return usage("--prefix '%s': not an absolute group path", prefix);
+
+        r = read_state(in, &buf, &len);
+        if (r == -E2BIG) {
+                fprintf(stderr, "memacctctl: oci-hook: state JSON: larger than %d bytes\n",
+                        OCI_STATE_MAX);
+                return EXIT_FAILURE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "memacctctl: oci-hook: cannot read the state from stdin: %s\n",
+                        strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = oci_state_parse(buf, len, create, &st, err, sizeof(err));
+        if (r == -ENOMEM) {
+                fputs("memacctctl: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "memacctctl: oci-hook: %s\n", err);
+                return EXIT_FAILURE;
+        }
+        snprintf(path, sizeof(path), "%s/%s", strcmp(prefix, "/") == 0 ? "" : prefix, st.id);
+
+        r = connect(mp);
+        if (r != 0)
+                return r;
+        return create ? hook_create(*mp, &st, prefix, path) : hook_delete(*mp, path);
+}

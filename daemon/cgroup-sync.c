@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Kernel cgroup mirror
+ *
+ * One memory hierarchy exists at a time (the kernel binds a controller to
+ * one hierarchy): the v1 memory controller's, or cgroup2's when memory is
+ * enabled there. libcgroup finds it (cgroup_init(),
+ * cgroup_get_subsys_mount_point()), walks it (cgroup_walk_tree_*()) and
+ * reads a process's cgroup (cgroup_get_current_controller_path()); the
+ * few files a mirror needs are read directly, which keeps that part
+ * testable on a fake tree and cheap to poll (cgroup_get_cgroup() reads
+ * every file of every controller).
+ *
+ * Invariants: a mirror is the group @under + cgroup path; the table
+ * `mirrors` holds, for every group this object marked as a mirror, the
+ * cgroup it mirrors, and is what the sampler reads. Everything runs under
+ * `lock`: libcgroup's own structures are not for sharing between threads.
+ * Mirrors are not persisted as such: after a restart, import again
+ * ([cgroup] import-at-start).
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <mntent.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup-sync.h"
+#include "log.h"
+#include "macro.h"
+
+typedef struct Mirror {
+        char *group;
+        char *cgroup; /* relative to the mount, "/" for the root */
+} Mirror;
+
+struct CgroupSync {
+        MemCore *core;
+        pthread_mutex_t lock;
+        char *mount;  /* the memory hierarchy; NULL: none */
+        bool v2;
+        bool libcgroup; /* cgroup_init() succeeded */
+        char *prefix;
+        bool auto_create;
+        char describe[512];
+        Mirror *mirrors;
+        size_t nmirrors;
+};
+
+/* ---- file reading (no libcgroup) ---- */
+
+static int read_file(const char *dir, const char *name, char *buf, size_t size) {
+        char path[PATH_MAX];
+        ssize_t n;
+        int fd;
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        if (n < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        close(fd);
+        buf[n] = 0;
+        return 0;
+}
+
+/* A file holding one number, or "max" (v2: UINT64_MAX). */
+static int read_u64(const char *dir, const char *name, uint64_t *ret) {
+        char buf[64], *end;
+        unsigned long long v;
+        int r;
+
+        r = read_file(dir, name, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        buf[strcspn(buf, "\n")] = 0;
+        if (strcmp(buf, "max") == 0) {
+                *ret = UINT64_MAX;
+                return 0;
+        }
+        if (buf[0] < '0' || buf[0] > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(buf, &end, 10);
+        if (errno || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+uint64_t cgroup_v1_to_limit(uint64_t bytes) {
+        return bytes >= CGROUP_V1_UNLIMITED_MIN ? UINT64_MAX : bytes;
+}
+
+/* Read @name into *@v and set *@has; a missing file leaves the limit absent. */
+static int read_limit(const char *dir, const char *name, bool v1, bool *has, uint64_t *v) {
+        int r = read_u64(dir, name, v);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (v1)
+                *v = cgroup_v1_to_limit(*v);
+        *has = true;
+        return 0;
+}
+
+int cgroup_read_limits(const char *dir, bool v2, CgroupLimits *ret) {
+        CgroupLimits l = {};
+        int r;
+
+        if (v2) {
+                if ((r = read_limit(dir, "memory.max", false, &l.has_max, &l.max)) < 0 ||
+                    (r = read_limit(dir, "memory.high", false, &l.has_high, &l.high)) < 0 ||
+                    (r = read_limit(dir, "memory.low", false, &l.has_low, &l.low)) < 0 ||
+                    (r = read_limit(dir, "memory.min", false, &l.has_min, &l.min)) < 0)
+                        return r;
+        } else {
+                if ((r = read_limit(dir, "memory.limit_in_bytes", true, &l.has_max, &l.max)) < 0 ||
+                    (r = read_limit(dir, "memory.soft_limit_in_bytes", true, &l.has_low, &l.low)) < 0)
+                        return r;
+                /* An unlimited v1 soft limit means "no soft limit": such a
+                 * group is not protected from reclaim, so low is 0 (as
+                 * systemd's MemoryLow default), not "max", which would
+                 * protect every group fully and so none. */
+                if (l.has_low && l.low == UINT64_MAX)
+                        l.low = 0;
+        }
+        *ret = l;
+        return 0;
+}
+
+int cgroup_read_usage(const char *dir, bool v2, uint64_t *ret) {
+        return read_u64(dir, v2 ? "memory.current" : "memory.usage_in_bytes", ret);
+}
+
+/* ---- paths ---- */
+
+/* @dir + @cgroup ("/" for the root) as a directory name. */
+static int cgroup_dir(CgroupSync *cs, const char *cgroup, char *buf, size_t size) {
+        if ((size_t) snprintf(buf, size, "%s%s", cs->mount, strcmp(cgroup, "/") == 0 ? "" : cgroup) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/* The group mirroring @cgroup: @under + @cgroup. */
+static int mirror_path(const char *under, const char *cgroup, char *buf, size_t size) {
+        int n;
+
+        if (strcmp(cgroup, "/") == 0)
+                n = snprintf(buf, size, "%s", under);
+        else if (strcmp(under, "/") == 0)
+                n = snprintf(buf, size, "%s", cgroup);
+        else
+                n = snprintf(buf, size, "%s%s", under, cgroup);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int message(char *msg, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int message(char *msg, size_t size, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (msg && size)
+                vsnprintf(msg, size, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* ---- set-up ---- */
+
+/* Where cgroup2 is mounted and whether memory is enabled there. */
+static void describe_cgroup2(CgroupSync *cs, char *buf, size_t size) {
+        struct mntent *me;
+        FILE *f;
+
+        buf[0] = 0;
+        f = setmntent("/proc/self/mounts", "re");
+        if (!f)
+                return;
+        while ((me = getmntent(f))) {
+                char ctl[1024];
+
+                if (strcmp(me->mnt_type, "cgroup2") != 0 || (cs->mount && strcmp(me->mnt_dir, cs->mount) == 0))
+                        continue;
+                if (read_file(me->mnt_dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
+                        ctl[0] = 0;
+                ctl[strcspn(ctl, "\n")] = 0;
+                snprintf(buf, size, "; cgroup2 at %s has no memory controller (controllers: %s)",
+                         me->mnt_dir, *ctl ? ctl : "none");
+                break;
+        }
+        endmntent(f);
+}
+
+int cgroup_sync_new(MemCore *core, const char *mount_root, const char *prefix, bool auto_create,
+                    CgroupSync **ret) {
+        CgroupSync *cs = calloc(1, sizeof(*cs));
+        char *mp = NULL, v2note[300], probe[PATH_MAX];
+        struct stat st;
+
+        if (!cs)
+                return -ENOMEM;
+        cs->core = core;
+        pthread_mutex_init(&cs->lock, NULL);
+        cs->auto_create = auto_create;
+        cs->prefix = strdup(prefix ? prefix : "/");
+        if (!cs->prefix)
+                return (void) cgroup_sync_free(cs), -ENOMEM;
+        if (mount_root) {
+                cs->mount = strdup(mount_root);
+                if (!cs->mount)
+                        return (void) cgroup_sync_free(cs), -ENOMEM;
+        } else {
+                int r = cgroup_init();
+
+                if (r != 0)
+                        snprintf(cs->describe, sizeof(cs->describe),
+                                 "no cgroup hierarchy (libcgroup: %s)", cgroup_strerror(r));
+                else {
+                        cs->libcgroup = true;
+                        if (cgroup_get_subsys_mount_point("memory", &mp) == 0 && mp) {
+                                cs->mount = mp;
+                        } else
+                                snprintf(cs->describe, sizeof(cs->describe),
+                                         "no memory cgroup hierarchy is mounted");
+                }
+        }
+        if (cs->mount) {
+                snprintf(probe, sizeof(probe), "%s/cgroup.controllers", cs->mount);
+                cs->v2 = stat(probe, &st) == 0;
+                v2note[0] = 0;
+                if (!cs->v2 && !mount_root)
+                        describe_cgroup2(cs, v2note, sizeof(v2note));
+                snprintf(cs->describe, sizeof(cs->describe), "memory cgroup hierarchy at %s (cgroup %s)%s",
+                         cs->mount, cs->v2 ? "v2" : "v1", v2note);
+        }
+        *ret = cs;
+        return 0;
+}
+
+CgroupSync *cgroup_sync_free(CgroupSync *cs) {
+        if (!cs)
+                return NULL;
+        for (size_t i = 0; i < cs->nmirrors; i++) {
+                free(cs->mirrors[i].group);
+                free(cs->mirrors[i].cgroup);
+        }
+        free(cs->mirrors);
+        free(cs->mount);
+        free(cs->prefix);
+        pthread_mutex_destroy(&cs->lock);
+        free(cs);
+        return NULL;
+}
+
+bool cgroup_sync_available(CgroupSync *cs) {
+        return cs && cs->mount;
+}
+
+const char *cgroup_sync_describe(CgroupSync *cs) {
+        return cs->describe;
+}
+
+int cgroup_sync_set_config(CgroupSync *cs, const char *prefix, bool auto_create) {
+        char *p = strdup(prefix ? prefix : "/");
+
+        if (!p)
+                return -ENOMEM;
+        pthread_mutex_lock(&cs->lock);
+        free(cs->prefix);
+        cs->prefix = p;
+        cs->auto_create = auto_create;
+        pthread_mutex_unlock(&cs->lock);
+        return 0;
+}
+
+/* ---- the mirror table ---- */
+
+static int mirror_remember(CgroupSync *cs, const char *group, const char *cgroup) {
+        Mirror *v;
+        char *g, *c;
+
+        for (size_t i = 0; i < cs->nmirrors; i++)
+                if (strcmp(cs->mirrors[i].group, group) == 0) {
+                        if (strcmp(cs->mirrors[i].cgroup, cgroup) == 0)
+                                return 0;
+                        c = strdup(cgroup);
+                        if (!c)
+                                return -ENOMEM;
+                        free(cs->mirrors[i].cgroup);
+                        cs->mirrors[i].cgroup = c;
+                        return 0;
+                }
+        v = realloc(cs->mirrors, (cs->nmirrors + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        cs->mirrors = v;
+        g = strdup(group);
+        c = strdup(cgroup);
+        if (!g || !c) {
+                free(g);
+                free(c);
+                return -ENOMEM;
+        }
+        cs->mirrors[cs->nmirrors++] = (Mirror) { .group = g, .cgroup = c };
+        return 0;
+}
+
+/* ---- import ---- */
+
+typedef struct PathList {
+        char **v;
+        size_t n;
+} PathList;
+
+static void path_list_done(PathList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (PathList) {};
+}
+
+static int path_list_add(PathList *l, const char *p) {
+        char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        l->v = v;
+        v[l->n] = strdup(p);
+        if (!v[l->n])
+                return -ENOMEM;
+        l->n++;
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Every directory at and below @dir (a cgroup path @rel), by readdir: for a
+ * mount given by the caller (tests), which libcgroup does not know. */
+static int walk_readdir(CgroupSync *cs, const char *rel, PathList *out) {
+        char dir[PATH_MAX];
+        struct dirent *de;
+        DIR *d;
+        int r;
+
+        r = cgroup_dir(cs, rel, dir, sizeof(dir));
+        if (r < 0)
+                return r;
+        d = opendir(dir);
+        if (!d)
+                return -errno;
+        r = path_list_add(out, rel);
+        while (r >= 0 && (de = readdir(d))) {
+                char child[PATH_MAX];
+
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if ((size_t) snprintf(child, sizeof(child), "%s/%s", strcmp(rel, "/") == 0 ? "" : rel,
+                                      de->d_name) >= sizeof(child))
+                        continue;
+                r = walk_readdir(cs, child, out);
+        }
+        closedir(d);
+        return r;
+}
+
+/* The same with libcgroup's walker: directories only (it returns files
+ * too), paths made relative by stripping the mount point. */
+static int walk_libcgroup(CgroupSync *cs, const char *rel, PathList *out) {
+        struct cgroup_file_info info;
+        size_t mlen = strlen(cs->mount);
+        void *h = NULL;
+        int base, r;
+
+        r = cgroup_walk_tree_begin("memory", rel, 0, &h, &info, &base);
+        if (r != 0) {
+                if (h)
+                        cgroup_walk_tree_end(&h);
+                /* Unknown controller: h stays NULL and end would crash. */
+                return r == ECGROUPNOTEXIST ? -ENOENT : -EIO;
+        }
+        for (;;) {
+                if (info.type == CGROUP_FILE_TYPE_DIR && strncmp(info.full_path, cs->mount, mlen) == 0) {
+                        char p[PATH_MAX];
+                        size_t n;
+
+                        snprintf(p, sizeof(p), "%s", info.full_path + mlen);
+                        n = strlen(p);
+                        while (n > 1 && p[n - 1] == '/')
+                                p[--n] = 0;
+                        if (n == 0)
+                                strcpy(p, "/");
+                        r = path_list_add(out, p);
+                        if (r < 0)
+                                break;
+                }
+                r = cgroup_walk_tree_next(0, &h, &info, base);
+                if (r == ECGEOF) {
+                        r = 0;
+                        break;
+                }
+                if (r != 0) {
+                        r = -EIO;
+                        break;
+                }
+        }
+        cgroup_walk_tree_end(&h);
+        return r;
+}
+
+/* Create the missing groups above @path, plainly. Caller holds cs->lock. */
+static int make_parents(CgroupSync *cs, const char *path) {
+        char buf[MEM_PATH_MAX + 1];
+        char *s;
+        int r;
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (s = strchr(buf + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = 0;
+                r = group_create(cs->core, buf, 0);
+                *s = '/';
+                if (r < 0 && r != -EEXIST)
+                        return r;
+        }
+        return 0;
+}
+
+static const char *errno_text(int r) {
+        switch (r) {
+        case -EMLINK: return "too deep";
+        case -ENOSPC: return "group limit reached";
+        case -ENAMETOOLONG: return "path too long";
+        default: return strerror(-r);
+        }
+}
+
+static bool limits_equal(const CgroupLimits *l, const MemGroupInfo *info) {
+        return (!l->has_max || l->max == info->max) && (!l->has_high || l->high == info->high) &&
+               (!l->has_low || l->low == info->low) && (!l->has_min || l->min == info->min);
+}
+
+/*
+ * Mirror one cgroup. Return: 0 unchanged, 1 updated, 2 created, or a
+ * negative errno (the cgroup is skipped). Caller holds cs->lock.
+ */
+static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char dir[PATH_MAX];
+        CgroupLimits l;
+        MemGroupInfo info;
+        int r, ret = 0;
+
+        r = cgroup_dir(cs, cgroup, dir, sizeof(dir));
+        if (r < 0)
+                return r;
+        r = cgroup_read_limits(dir, cs->v2, &l);
+        if (r < 0)
+                return r;
+        r = group_get(cs->core, group, &g);
+        if (r == -ENOENT) {
+                r = group_create(cs->core, group, 0);
+                if (r < 0)
+                        return r;
+                r = group_get(cs->core, group, &g);
+                ret = 2;
+        }
+        if (r < 0)
+                return r;
+        group_read(cs->core, g, NULL, false, &info);
+        if (!limits_equal(&l, &info) || !info.mirror) {
+                /* The kernel's word is final: a max below our usage is taken
+                 * (force), like a memory.max write. */
+                if (l.has_max)
+                        (void) group_set_max(g, l.max, true);
+                if (l.has_high)
+                        group_set_high(g, l.high);
+                if (l.has_low)
+                        group_set_low(g, l.low);
+                if (l.has_min)
+                        group_set_min(g, l.min);
+                group_set_mirror(g, true);
+                if (ret == 0)
+                        ret = 1;
+        }
+        r = mirror_remember(cs, group, cgroup);
+        if (r < 0)
+                return r;
+        /* A first sample, so that a new mirror does not show 0 for an interval. */
+        {
+                uint64_t u;
+
+                if (cgroup_read_usage(dir, cs->v2, &u) == 0)
+                        group_set_kernel_current(g, u);
+        }
+        return ret;
+}
+
+static int check_path(const char *what, const char *path, char *msg, size_t size) {
+        MemPathError why = MEM_PATH_OK;
+
+        if (group_path_check(path, UINT32_MAX, &why) < 0)
+                return message(msg, size, -EINVAL, "%s %s: %s", what, path, mem_path_error_to_string(why));
+        return 0;
+}
+
+static int import_locked(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
+                         char *msg, size_t size) {
+        CgroupCounts counts = {};
+        PathList list = {};
+        char skip[PATH_MAX] = "";
+        int r;
+
+        if (!cs->mount)
+                return message(msg, size, -ENOENT, "cannot import: %s", cs->describe);
+        if (!from || !*from)
+                from = "/";
+        if (!under || !*under)
+                under = cs->prefix;
+        r = check_path("cgroup", from, msg, size);
+        if (r < 0)
+                return r;
+        r = check_path("group", under, msg, size);
+        if (r < 0)
+                return r;
+
+        {
+                char dir[PATH_MAX];
+                struct stat st;
+
+                if (cgroup_dir(cs, from, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return message(msg, size, -ENOENT, "cgroup %s: no such cgroup in %s", from,
+                                       cs->mount);
+        }
+        r = cs->libcgroup ? walk_libcgroup(cs, from, &list) : walk_readdir(cs, from, &list);
+        if (r == -ENOENT || (r >= 0 && list.n == 0)) {
+                path_list_done(&list);
+                return message(msg, size, -ENOENT, "cgroup %s: no such cgroup in %s", from, cs->mount);
+        }
+        if (r < 0) {
+                path_list_done(&list);
+                return message(msg, size, r, "cgroup %s: cannot walk %s: %s", from, cs->mount,
+                               strerror(-r));
+        }
+        /* Sorted, a parent comes before its children (it is their prefix). */
+        qsort(list.v, list.n, sizeof(*list.v), cmp_str);
+
+        for (size_t i = 0; i < list.n; i++) {
+                const char *cg = list.v[i];
+                char group[MEM_PATH_MAX + 1];
+                size_t n = strlen(skip);
+
+                if (n && strncmp(cg, skip, n) == 0 && cg[n] == '/')
+                        continue; /* below a skipped cgroup */
+                r = mirror_path(under, cg, group, sizeof(group));
+                if (r >= 0)
+                        r = group_path_check(group, UINT32_MAX, NULL);
+                if (r >= 0 && i == 0)
+                        r = make_parents(cs, group);
+                if (r >= 0)
+                        r = import_one(cs, cg, group);
+                if (r < 0) {
+                        /* Not an error of the request (the rest is mirrored):
+                         * logged here, the only place that knows which. */
+                        log_warning("cgroup %s: not mirrored (%s), nor anything below it", cg,
+                                    r == -EINVAL ? "not a valid group name" : errno_text(r));
+                        snprintf(skip, sizeof(skip), "%s", cg);
+                        continue;
+                }
+                if (r == 2)
+                        counts.created++;
+                else if (r == 1)
+                        counts.updated++;
+                else
+                        counts.unchanged++;
+        }
+        path_list_done(&list);
+        *ret = counts;
+        return (int) (counts.created + counts.updated);
+}
+
+int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
+                       char *msg, size_t size) {
+        int r;
+
+        pthread_mutex_lock(&cs->lock);
+        r = import_locked(cs, from, under, ret, msg, size);
+        pthread_mutex_unlock(&cs->lock);
+        return r;
+}
+
+/* @pid's memory cgroup from /proc/PID/cgroup: the "memory" line on v1, the
+ * "0::" line on v2. libcgroup's cgroup_get_current_controller_path() does
+ * the same; this is its fallback. */
+static int proc_cgroup(pid_t pid, bool v2, char *buf, size_t size) {
+        char path[64], line[PATH_MAX + 64];
+        FILE *f;
+        int r = -ENOENT;
+
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char *ctl = strchr(line, ':'), *p;
+
+                if (!ctl || !(p = strchr(ctl + 1, ':')))
+                        continue;
+                *p++ = 0;
+                ctl++;
+                p[strcspn(p, "\n")] = 0;
+                if (v2 ? (strcmp(line, "0") == 0 && *ctl == 0) : strstr(ctl, "memory") != NULL) {
+                        snprintf(buf, size, "%s", p);
+                        r = 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
+}
+
+int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
+                      char *msg, size_t size) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char cg[PATH_MAX], group[MEM_PATH_MAX + 1];
+        char *lp = NULL;
+        int r;
+
+        *ret_created = false;
+        pthread_mutex_lock(&cs->lock);
+        if (!cs->mount) {
+                r = message(msg, size, -ENOENT, "no group given and no kernel cgroup to place the session by (%s)",
+                            cs->describe);
+                goto out;
+        }
+        r = -ENOENT;
+        if (cs->libcgroup && cgroup_get_current_controller_path(pid, "memory", &lp) == 0 && lp) {
+                snprintf(cg, sizeof(cg), "%s", *lp ? lp : "/");
+                r = 0;
+        }
+        free(lp);
+        if (r < 0)
+                r = proc_cgroup(pid, cs->v2, cg, sizeof(cg));
+        if (r < 0) {
+                r = message(msg, size, r == -ESRCH ? -ESRCH : -ENOENT,
+                            "pid %d: cannot read its memory cgroup: %s", (int) pid, strerror(-r));
+                goto out;
+        }
+        r = mirror_path(cs->prefix, cg, group, sizeof(group));
+        if (r >= 0)
+                r = group_path_check(group, UINT32_MAX, NULL);
+        if (r < 0) {
+                r = message(msg, size, r, "cgroup %s: no group can mirror it (%s)", cg, errno_text(r));
+                goto out;
+        }
+        r = group_get(cs->core, group, &g);
+        if (r == 0 && !group_is_mirror(g) && cs->auto_create)
+                r = -ENOENT; /* there, but not a mirror yet: import it below */
+        if (r == -ENOENT) {
+                if (!cs->auto_create) {
+                        r = message(msg, size, -ENOENT,
+                                    "%s: no mirror of kernel cgroup %s (import it with memacctctl import-cgroups, "
+                                    "or set [cgroup] auto-create = yes)", group, cg);
+                        goto out;
+                }
+                /* The cgroup and its ancestors, root first; not its children. */
+                r = make_parents(cs, cs->prefix);
+                for (size_t end = 0; r >= 0;) {
+                        char sub[PATH_MAX], anc[MEM_PATH_MAX + 1];
+
+                        if (end == 0)
+                                strcpy(sub, "/");
+                        else
+                                snprintf(sub, sizeof(sub), "%.*s", (int) end, cg);
+                        r = mirror_path(cs->prefix, sub, anc, sizeof(anc));
+                        if (r >= 0)
+                                r = import_one(cs, sub, anc);
+                        if (r < 0) {
+                                r = message(msg, size, r, "cgroup %s: cannot mirror it as %s: %s", sub, anc,
+                                            errno_text(r));
+                                goto out;
+                        }
+                        if (r > 0)
+                                *ret_created = true;
+                        if (cg[end] == 0 || strcmp(cg, "/") == 0)
+                                break;
+                        end = strcspn(cg + end + 1, "/") + end + 1;
+                }
+                r = 0;
+        } else if (r < 0) {
+                r = message(msg, size, r, "%s: %s", group, errno_text(r));
+                goto out;
+        }
+        if ((size_t) snprintf(ret_path, path_size, "%s", group) >= path_size)
+                r = -ENAMETOOLONG;
+out:
+        pthread_mutex_unlock(&cs->lock);
+        return r;
+}
+
+void cgroup_sync_sample(void *userdata) {
+        CgroupSync *cs = userdata;
+
+        pthread_mutex_lock(&cs->lock);
+        for (size_t i = 0; i < cs->nmirrors; i++) {
+                _cleanup_(group_unrefp) MemGroup *g = NULL;
+                char dir[PATH_MAX];
+                uint64_t u;
+
+                if (group_get(cs->core, cs->mirrors[i].group, &g) < 0)
+                        continue; /* removed: forgotten below at the next import */
+                if (cgroup_dir(cs, cs->mirrors[i].cgroup, dir, sizeof(dir)) < 0 ||
+                    cgroup_read_usage(dir, cs->v2, &u) < 0)
+                        continue; /* the cgroup is gone: the last sample stays */
+                group_set_kernel_current(g, u);
+        }
+        pthread_mutex_unlock(&cs->lock);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The kernel's memory cgroups, mirrored (memacctd(8), CGROUPS): import the
+ * hierarchy as groups with mapped limits, sample the kernel's usage of
+ * every mirrored cgroup, and find the mirror of a process's cgroup. The
+ * only file of the daemon that links libcgroup; the core knows nothing of
+ * cgroups (it stores a mirror mark and a number, group_set_mirror()).
+ *
+ * Thread-safety: every call takes the object's mutex, so the workers, the
+ * bus thread and the housekeeping thread may call in at any time; each
+ * must be registered with the core (they all are).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core.h"
+
+/* v1 reads "unlimited" as LONG_MAX rounded down to the page size
+ * (PAGE_COUNTER_MAX * PAGE_SIZE); anything at or above 2^62 is taken as
+ * no limit too, whatever the page size. */
+#define CGROUP_V1_UNLIMITED_MIN (UINT64_C(1) << 62)
+
+typedef struct CgroupSync CgroupSync;
+
+typedef struct CgroupCounts {
+        unsigned created, updated, unchanged;
+} CgroupCounts;
+
+/* The limits one cgroup gives; has_* for those its hierarchy has. */
+typedef struct CgroupLimits {
+        bool has_max, has_high, has_low, has_min;
+        uint64_t max, high, low, min; /* UINT64_MAX: no limit */
+} CgroupLimits;
+
+/**
+ * cgroup_v1_to_limit() - a v1 byte value as a limit: UINT64_MAX ("max")
+ * for the kernel's unlimited value and anything at or above
+ * CGROUP_V1_UNLIMITED_MIN, else @bytes.
+ */
+uint64_t cgroup_v1_to_limit(uint64_t bytes);
+
+/**
+ * cgroup_read_limits() - the limits of the cgroup directory @dir, read
+ * from its files: on v2 memory.max/high/low/min one to one ("max" is
+ * UINT64_MAX); on v1 memory.limit_in_bytes as max and
+ * memory.soft_limit_in_bytes as low (cgroup_v1_to_limit(), except that an
+ * unlimited soft limit, "no soft limit", is low 0), high and min absent. A file that is missing leaves its limit absent. Pure file
+ * reading: tests run it on fake trees. Any thread.
+ * Return: 0; -EINVAL when a file holds no number; -errno of the reads.
+ */
+int cgroup_read_limits(const char *dir, bool v2, CgroupLimits *ret);
+
+/**
+ * cgroup_read_usage() - the kernel's usage of the cgroup directory @dir:
+ * memory.current (v2) or memory.usage_in_bytes (v1). Any thread.
+ * Return: 0; -EINVAL (not a number); -errno (-ENOENT: gone).
+ */
+int cgroup_read_usage(const char *dir, bool v2, uint64_t *ret);
+
+/**
+ * cgroup_sync_new() - find the memory hierarchy and get ready to mirror it
+ * onto @core.
+ * @mount_root: the memory hierarchy's mount point, for tests on a fake
+ *   tree (v2 when it holds cgroup.controllers); NULL: cgroup_init() and
+ *   ask libcgroup. Call from the main thread before the others start.
+ * @prefix: where mirrors go by default ([cgroup] prefix); copied
+ *
+ * A host without a memory hierarchy is not an error: the object is made,
+ * cgroup_sync_available() is false and imports fail with -ENOENT.
+ * Return: 0 or -ENOMEM.
+ */
+int cgroup_sync_new(MemCore *core, const char *mount_root, const char *prefix, bool auto_create,
+                    CgroupSync **ret);
+CgroupSync *cgroup_sync_free(CgroupSync *cs);
+
+/** cgroup_sync_available() - is there a memory hierarchy to mirror? */
+bool cgroup_sync_available(CgroupSync *cs);
+
+/** cgroup_sync_describe() - one line for the log: where and which version, or why none. */
+const char *cgroup_sync_describe(CgroupSync *cs);
+
+/** cgroup_sync_set_config() - SIGHUP: a new [cgroup] prefix and auto-create. Return: 0, -ENOMEM. */
+int cgroup_sync_set_config(CgroupSync *cs, const char *prefix, bool auto_create);
+
+/**
+ * cgroup_sync_import() - mirror the cgroup @from and everything below it
+ * as groups @under + cgroup path, parents first; groups above the first
+ * mirror that are missing are created plainly (not counted). A cgroup
+ * whose name is not a valid group name, or that the core refuses (depth,
+ * group count), is skipped with its subtree and logged.
+ * @from: NULL or "": "/"; @under: NULL or "": the configured prefix
+ *
+ * Return: the number of changes (created + updated: persistence must save
+ * when > 0) with the counts in @ret; or, with the message in @msg,
+ * -EINVAL (a bad path), -ENOENT (no memory hierarchy, or no cgroup @from),
+ * or another negative errno.
+ */
+int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
+                       char *msg, size_t size);
+
+/**
+ * cgroup_sync_place() - the group a session of process @pid attaches to
+ * when it names none ("" or "auto"): the mirror of @pid's memory cgroup,
+ * imported (that cgroup and its ancestors, not its children) when missing
+ * and auto-create allows.
+ * @ret_path: the group path, @path_size bytes
+ * @ret_created: set when the mirror was created (persistence must save)
+ *
+ * Return: 0; or, with the message in @msg, -ENOENT (no mirror and
+ * auto-create is off, or no memory hierarchy), -ESRCH (no such process),
+ * or an import error.
+ */
+int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
+                      char *msg, size_t size);
+
+/**
+ * cgroup_sync_sample() - read the kernel's usage of every mirrored cgroup
+ * into its group (group_set_kernel_current()). The housekeeping thread's
+ * periodic work.
+ */
+void cgroup_sync_sample(void *userdata);
