@@ -17,10 +17,12 @@
  * refuse the file.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@ typedef enum KeyType {
         KEY_BOOL,     /* bool */
         KEY_ACCESS,   /* ReadAccess */
         KEY_GROUP,    /* char *, an absolute group path (group_path_check()) */
+        KEY_LISTEN,   /* char *, config_listen_parse(); empty: NULL */
 } KeyType;
 
 typedef struct ConfigKey {
@@ -83,9 +86,16 @@ static const ConfigKey config_keys[] = {
         KEY("cgroup", "import-at-start", KEY_BOOL, cgroup_import_at_start, 0, 1),
         KEY("cgroup", "sample-interval", KEY_UNSIGNED, cgroup_sample_interval_sec, 0, 24 * 3600),
         KEY("cgroup", "auto-create", KEY_BOOL, cgroup_auto_create, 0, 1),
+
+        KEY("metrics", "listen", KEY_LISTEN, metrics_listen, 0, 0),
+        KEY("metrics", "allow-remote", KEY_BOOL, metrics_allow_remote, 0, 1),
 };
 
-static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup" };
+/* Indexes into config_keys, for the checks across keys after parsing. */
+#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 2)
+
+static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
+                                               "metrics" };
 
 static const char *const read_access_names[_READ_ACCESS_MAX] = {
         [READ_ACCESS_ALL] = "all",
@@ -186,6 +196,83 @@ static char *reader(char *str, int num, void *stream) {
         return str;
 }
 
+/* The port after the last ':' of a TCP address: 0..65535, decimal digits. */
+static int parse_port(const char *s, uint16_t *ret) {
+        unsigned v = 0;
+
+        if (!*s || strlen(s) > 5)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                v = v * 10 + (unsigned) (*s - '0');
+        }
+        if (v > 65535)
+                return -EINVAL;
+        *ret = (uint16_t) v;
+        return 0;
+}
+
+int config_listen_parse(const char *s, ConfigListen *ret) {
+        ConfigListen l = {};
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *colon;
+        uint16_t port;
+        size_t n;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (strncmp(s, "unix:", 5) == 0) {
+                struct sockaddr_un *sa = (struct sockaddr_un *) &l.addr;
+
+                s += 5;
+                n = strlen(s);
+                if (s[0] != '/' || n >= sizeof(sa->sun_path))
+                        return -EINVAL;
+                sa->sun_family = AF_UNIX;
+                memcpy(sa->sun_path, s, n);
+                l.addr_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+                l.local = true;
+                goto done;
+        }
+        colon = strrchr(s, ':');
+        if (!colon || colon == s || (size_t) (colon - s) >= sizeof(host) ||
+            parse_port(colon + 1, &port) < 0)
+                return -EINVAL;
+        n = (size_t) (colon - s);
+        memcpy(host, s, n);
+        host[n] = 0;
+        if (host[0] == '[') {
+                struct sockaddr_in6 *sa = (struct sockaddr_in6 *) &l.addr;
+
+                if (n < 3 || host[n - 1] != ']')
+                        return -EINVAL;
+                host[n - 1] = 0;
+                if (inet_pton(AF_INET6, host + 1, &sa->sin6_addr) != 1)
+                        return -EINVAL;
+                sa->sin6_family = AF_INET6;
+                sa->sin6_port = htons(port);
+                l.addr_len = sizeof(*sa);
+                l.local = IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr) ||
+                          (IN6_IS_ADDR_V4MAPPED(&sa->sin6_addr) && sa->sin6_addr.s6_addr[12] == 127);
+        } else {
+                struct sockaddr_in *sa = (struct sockaddr_in *) &l.addr;
+
+                if (strcmp(host, "localhost") == 0)
+                        strcpy(host, "127.0.0.1");
+                if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+                        return -EINVAL;
+                sa->sin_family = AF_INET;
+                sa->sin_port = htons(port);
+                l.addr_len = sizeof(*sa);
+                l.local = (ntohl(sa->sin_addr.s_addr) >> 24) == 127; /* 127.0.0.0/8 */
+        }
+done:
+        if (ret)
+                *ret = l;
+        return 0;
+}
+
 static int parse_unsigned(const char *s, uint64_t *ret) {
         uint64_t v = 0;
 
@@ -228,6 +315,18 @@ static void fail_range(ParseContext *ctx, const ConfigKey *k, const char *value)
                      k->section, k->name, value, k->min, k->max);
 }
 
+/* Replace the string in @field by a copy of @value (NULL: none). */
+static void set_string(ParseContext *ctx, void *field, const char *value) {
+        char *copy = NULL;
+
+        if (value && !(copy = strdup(value))) {
+                ctx->oom = true;
+                return;
+        }
+        free(*(char **) field);
+        *(char **) field = copy;
+}
+
 static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) {
         void *field = (uint8_t *) &ctx->config + k->offset;
         uint64_t v;
@@ -235,6 +334,16 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
         int r;
 
         switch (k->type) {
+        case KEY_LISTEN:
+                /* Empty: no listener, as when the key is not given. */
+                if (*value && config_listen_parse(value, NULL) < 0) {
+                        fail(ctx, ctx->line,
+                             "[%s] %s = %.64s: expected ADDRESS:PORT (numeric, IPv6 in brackets) or "
+                             "unix:/PATH", k->section, k->name, value);
+                        return;
+                }
+                set_string(ctx, field, *value ? value : NULL);
+                return;
         case KEY_GROUP:
                 if (group_path_check(value, MEM_PATH_MAX, NULL) < 0) {
                         fail(ctx, ctx->line, "[%s] %s = %.64s: not an absolute group path", k->section,
@@ -244,7 +353,6 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 __attribute__((fallthrough));
         case KEY_PATH: {
                 size_t n = strlen(value);
-                char *copy;
 
                 if (n < k->min) {
                         fail(ctx, ctx->line, "[%s] %s: must not be empty", k->section, k->name);
@@ -255,13 +363,7 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                              k->section, k->name, n, k->max);
                         return;
                 }
-                copy = strdup(value);
-                if (!copy) {
-                        ctx->oom = true;
-                        return;
-                }
-                free(*(char **) field);
-                *(char **) field = copy;
+                set_string(ctx, field, value);
                 return;
         }
         case KEY_UNSIGNED:
@@ -352,6 +454,7 @@ void config_done(Config *c) {
         free(c->socket_path);
         free(c->state_dir);
         free(c->cgroup_prefix);
+        free(c->metrics_listen);
         *c = CONFIG_DEFAULT;
 }
 
@@ -361,9 +464,11 @@ int config_copy(const Config *src, Config *ret) {
         c.socket_path = NULL;
         c.state_dir = NULL;
         c.cgroup_prefix = NULL;
+        c.metrics_listen = NULL;
         if ((src->socket_path && !(c.socket_path = strdup(src->socket_path))) ||
             (src->state_dir && !(c.state_dir = strdup(src->state_dir))) ||
-            (src->cgroup_prefix && !(c.cgroup_prefix = strdup(src->cgroup_prefix)))) {
+            (src->cgroup_prefix && !(c.cgroup_prefix = strdup(src->cgroup_prefix))) ||
+            (src->metrics_listen && !(c.metrics_listen = strdup(src->metrics_listen)))) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -373,6 +478,19 @@ int config_copy(const Config *src, Config *ret) {
 
 const char *config_cgroup_prefix(const Config *c) {
         return c->cgroup_prefix ? c->cgroup_prefix : "/";
+}
+
+/* Across keys, once the file is read: a listener anyone may reach only when asked for. */
+static void check_metrics(ParseContext *ctx) {
+        const Config *c = &ctx->config;
+        ConfigListen l;
+
+        if (!c->metrics_listen || c->metrics_allow_remote)
+                return;
+        if (config_listen_parse(c->metrics_listen, &l) >= 0 && !l.local)
+                fail(ctx, ctx->seen[KEY_INDEX_METRICS_LISTEN],
+                     "[metrics] listen = %.64s: not a loopback address or Unix socket; the listener has "
+                     "no authentication (set allow-remote = yes to serve it anyway)", c->metrics_listen);
 }
 
 int config_parse(const char *text, size_t size, const char *filename, Config *ret, char **ret_error) {
@@ -395,6 +513,8 @@ int config_parse(const char *text, size_t size, const char *filename, Config *re
                 ctx.error = NULL;
                 fail(&ctx, (unsigned) r, "syntax error: expected [section], key = value or a comment");
         }
+        if (!ctx.oom && !ctx.error && r == 0)
+                check_metrics(&ctx);
         if (ctx.oom || r < 0) {
                 free(ctx.error);
                 config_done(&ctx.config);

@@ -3,7 +3,7 @@
 
 /*
  * memacctd.conf: an INI file (inih) with the sections [daemon], [limits],
- * [accounting], [access] and [cgroup]. Parsing is pure: text and a file name for the
+ * [accounting], [access], [cgroup] and [metrics]. Parsing is pure: text and a file name for the
  * messages in, a Config and an error message out. Defaults that depend on
  * the environment (socket path, state directory, CPU count) are not
  * filled in here: they stay NULL / 0 and main.c resolves them.
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "dispatch.h"
 
@@ -47,6 +48,10 @@ typedef struct Config {
         bool cgroup_import_at_start;
         unsigned cgroup_sample_interval_sec; /* kernel usage sampling; 0: off */
         bool cgroup_auto_create;        /* Attach "auto" creates the mirror */
+
+        /* [metrics] */
+        char *metrics_listen;      /* config_listen_parse() syntax; NULL: no listener */
+        bool metrics_allow_remote; /* a listen address that is not loopback is accepted */
 } Config;
 
 #define CONFIG_DEFAULT                                     \
@@ -67,7 +72,26 @@ typedef struct Config {
                 .cgroup_import_at_start = false,           \
                 .cgroup_sample_interval_sec = 5,           \
                 .cgroup_auto_create = false,               \
+                .metrics_allow_remote = false,             \
         })
+
+/* A listen address: what [metrics] listen and --metrics name. */
+typedef struct ConfigListen {
+        struct sockaddr_storage addr; /* AF_INET, AF_INET6 or AF_UNIX */
+        socklen_t addr_len;
+        bool local; /* a loopback address or a Unix socket: nothing remote reaches it */
+} ConfigListen;
+
+/**
+ * config_listen_parse() - parse a listen address: "IPV4:PORT", "[IPV6]:PORT",
+ * "localhost:PORT" (127.0.0.1) or "unix:PATH" (an absolute path that fits
+ * sun_path). Numeric addresses only (no name resolution); PORT is 0..65535,
+ * 0 letting the kernel choose. Pure; any thread.
+ * @ret: optional
+ *
+ * Return: 0, or -EINVAL.
+ */
+int config_listen_parse(const char *s, ConfigListen *ret);
 
 /** config_cgroup_prefix() - [cgroup] prefix, "/" when not set. */
 const char *config_cgroup_prefix(const Config *c);

@@ -16,7 +16,9 @@
  *
  * Threads: main (acceptor, signals; registered with the core because it
  * restores the state), N workers, one housekeeping thread (statistics,
- * saves, STATUS= and WATCHDOG=1), one bus thread when there is a bus.
+ * saves, STATUS= and WATCHDOG=1), one bus thread when there is a bus, one
+ * metrics thread when [metrics] listen or --metrics names an address (it
+ * starts once the socket listens, and stops first at shutdown).
  *
  * Which bus: --bus system|user|ADDRESS, or none. Without --bus, the
  * system bus when memacctd runs as root under systemd ($INVOCATION_ID is
@@ -51,6 +53,7 @@
 #include "housekeeping.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "persist.h"
 #include "sock-server.h"
 
@@ -69,6 +72,7 @@ typedef struct Args {
         int verbose;
         const char *bus;            /* "system", "user", "none", an address; NULL: not given */
         const char *bus_introspect; /* an object path, or "list" */
+        const char *metrics;        /* a listen address, "" for none; NULL: not given */
 } Args;
 
 typedef struct Manager {
@@ -86,6 +90,7 @@ typedef struct Manager {
         CgroupSync *cgroup;
         SockServer *server;
         BusThread *bus;
+        Metrics *metrics;
         const char *bus_address; /* the bus served; NULL: none */
         bool bus_implicit;       /* not asked for: a failure to reach it is not fatal */
         _Atomic bool bus_lost;
@@ -113,6 +118,8 @@ static void help(void) {
                "     --bus BUS          Serve org.memacct1 on BUS: system, user, none, or a D-Bus\n"
                "                        address (default: system when root under systemd,\n"
                "                        else none)\n"
+               "     --metrics ADDRESS  Serve Prometheus metrics over HTTP on ADDRESS:PORT\n"
+               "                        (e.g. 127.0.0.1:9464) or unix:PATH; '' for none\n"
                "     --bus-introspect PATH\n"
                "                        Print the introspection XML of object PATH ('list':\n"
                "                        the paths) and exit\n"
@@ -145,6 +152,7 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                 ARG_STATE_DIR,
                 ARG_BUS,
                 ARG_BUS_INTROSPECT,
+                ARG_METRICS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -156,6 +164,7 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                 { "verbose", no_argument, NULL, 'v' },
                 { "bus", required_argument, NULL, ARG_BUS },
                 { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
+                { "metrics", required_argument, NULL, ARG_METRICS },
                 {}
         };
         int c;
@@ -197,6 +206,13 @@ static int parse_argv(int argc, char *argv[], Args *args) {
                         break;
                 case ARG_BUS_INTROSPECT:
                         args->bus_introspect = optarg;
+                        break;
+                case ARG_METRICS:
+                        if (*optarg && config_listen_parse(optarg, NULL) < 0)
+                                return log_error_errno(EINVAL, "--metrics: expected ADDRESS:PORT (numeric, "
+                                                       "IPv6 in brackets), unix:/PATH or '', got '%s'",
+                                                       optarg);
+                        args->metrics = optarg;
                         break;
                 case 'v':
                         args->verbose++;
@@ -331,6 +347,25 @@ static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
                 r = replace_string(&c.state_dir, m->args.state_dir);
         if (m->args.workers > 0)
                 c.workers = m->args.workers;
+        if (r >= 0 && m->args.metrics) {
+                free(c.metrics_listen);
+                c.metrics_listen = NULL;
+                if (*m->args.metrics)
+                        r = replace_string(&c.metrics_listen, m->args.metrics);
+        }
+        if (r >= 0 && c.metrics_listen && !c.metrics_allow_remote) {
+                ConfigListen l;
+
+                /* The file's own listen was checked by config_parse(); this is --metrics. */
+                if (config_listen_parse(c.metrics_listen, &l) >= 0 && !l.local) {
+                        if (asprintf(ret_error, "--metrics %s: not a loopback address or Unix socket; the "
+                                     "listener has no authentication (set [metrics] allow-remote = yes "
+                                     "to serve it anyway)", c.metrics_listen) < 0)
+                                *ret_error = NULL;
+                        config_done(&c);
+                        return -EINVAL;
+                }
+        }
         if (r >= 0 && !c.socket_path)
                 r = default_socket_path(&c.socket_path);
         if (r >= 0 && !c.state_dir)
@@ -369,13 +404,14 @@ static void log_config(const Config *c) {
                   "sessions-per-uid=%u outstanding-requests=%u output-buffer=%" PRIu64 " idle-timeout=%u "
                   "frame-timeout=%u flush-interval=%u charge-batch=%" PRIu64 " rss-threshold=%" PRIu64
                   " recursive-protection=%s read=%s cgroup-prefix=%s import-at-start=%s"
-                  " sample-interval=%u auto-create=%s",
+                  " sample-interval=%u auto-create=%s metrics=%s allow-remote=%s",
                   c->socket_path, c->state_dir, c->workers, c->frame_size, c->max_groups, c->max_depth,
                   c->sessions_per_uid, c->outstanding_requests, c->output_buffer, c->idle_timeout_sec,
                   c->frame_timeout_sec, c->flush_interval_msec, c->charge_batch, c->rss_threshold,
                   c->recursive_protection ? "yes" : "no", config_read_access_to_string(c->read_access),
                   config_cgroup_prefix(c), c->cgroup_import_at_start ? "yes" : "no",
-                  c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no");
+                  c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no",
+                  c->metrics_listen ? c->metrics_listen : "(off)", c->metrics_allow_remote ? "yes" : "no");
 }
 
 /* ---- the socket ---- */
@@ -673,6 +709,10 @@ static void manager_report_fixed(const char *key, const char *old, const char *n
         log_warning("%s changed from %s to %s: ignored until restart", key, old, new);
 }
 
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static void manager_reload(Manager *m) {
         _cleanup_free_ char *error = NULL;
         Config new;
@@ -706,6 +746,12 @@ static void manager_reload(Manager *m) {
                 snprintf(b, sizeof(b), "%u", new.max_groups);
                 manager_report_fixed("[limits] groups", a, b);
         }
+        if (!streq_ptr(new.metrics_listen, c->metrics_listen))
+                manager_report_fixed("[metrics] listen", c->metrics_listen ? c->metrics_listen : "(off)",
+                                     new.metrics_listen ? new.metrics_listen : "(off)");
+        if (new.metrics_allow_remote != c->metrics_allow_remote)
+                manager_report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
+                                     new.metrics_allow_remote ? "yes" : "no");
         if (new.max_depth != c->max_depth) {
                 snprintf(a, sizeof(a), "%u", c->max_depth);
                 snprintf(b, sizeof(b), "%u", new.max_depth);
@@ -768,8 +814,8 @@ static int manager_start(Manager *m) {
         static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
         Config *c = &m->config;
         MemCoreConfig cc = {
-                /* Workers, housekeeping, main, the bus, and room to spare. */
-                .max_threads = c->workers + 4,
+                /* Workers, housekeeping, main, the bus, metrics, and room to spare. */
+                .max_threads = c->workers + 5,
                 .max_groups = c->max_groups,
                 .max_depth = c->max_depth,
                 .rss_threshold = c->rss_threshold,
@@ -837,6 +883,19 @@ static int manager_start(Manager *m) {
                 return log_error_errno(r, "Cannot listen: %m");
         m->listen_fd = -1; /* the listener owns it now */
 
+        if (c->metrics_listen) {
+                r = metrics_new(m->core, m->dispatch, c->metrics_listen, &m->metrics);
+                if (r < 0)
+                        return r;
+                r = metrics_start(m->metrics);
+                if (r < 0)
+                        return r;
+                if (strncmp(metrics_name(m->metrics), "unix:", 5) == 0)
+                        log_notice("Serving metrics on %s (GET /metrics)", metrics_name(m->metrics));
+                else
+                        log_notice("Serving metrics on http://%s/metrics", metrics_name(m->metrics));
+        }
+
         for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
                 m->ev_signals[i] = evsignal_new(m->base, signals[i], on_signal, m);
                 if (!m->ev_signals[i] || event_add(m->ev_signals[i], NULL) < 0)
@@ -850,6 +909,8 @@ static int manager_stop(Manager *m) {
         int r = 0;
 
         (void) sd_notify(0, "STOPPING=1\nSTATUS=Shutting down");
+        /* A scrape during shutdown would only see groups emptying. */
+        metrics_stop(m->metrics);
         if (m->server)
                 sock_server_stop_accepting(m->server);
         if (m->listen_fd >= 0) {
@@ -877,6 +938,7 @@ static void manager_free(Manager *m) {
         for (size_t i = 0; i < ELEMENTSOF(m->ev_signals); i++)
                 if (m->ev_signals[i])
                         event_free(m->ev_signals[i]);
+        m->metrics = metrics_free(m->metrics);
         m->server = sock_server_free(m->server);
         m->housekeeping = housekeeping_free(m->housekeeping);
         /* Before dispatch: it stops being dispatch's event sink. */

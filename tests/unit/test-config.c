@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -61,6 +62,8 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_false(c.cgroup_import_at_start);
         assert_int_equal(c.cgroup_sample_interval_sec, 5);
         assert_false(c.cgroup_auto_create);
+        assert_null(c.metrics_listen);
+        assert_false(c.metrics_allow_remote);
         config_done(&c);
 
         /* Comments and blank lines only: still the defaults. */
@@ -94,7 +97,10 @@ static void test_every_key_is_read(void **state) {
                            "prefix = /kernel\n"
                            "import-at-start = yes\n"
                            "sample-interval = 0\n"
-                           "auto-create = yes\n";
+                           "auto-create = yes\n"
+                           "[metrics]\n"
+                           "listen = [::1]:9464\n"
+                           "allow-remote = yes\n";
         Config c;
 
         (void) state;
@@ -119,6 +125,8 @@ static void test_every_key_is_read(void **state) {
         assert_true(c.cgroup_import_at_start);
         assert_int_equal(c.cgroup_sample_interval_sec, 0);
         assert_true(c.cgroup_auto_create);
+        assert_string_equal(c.metrics_listen, "[::1]:9464");
+        assert_true(c.metrics_allow_remote);
         config_done(&c);
         /* config_done() leaves the defaults behind. */
         assert_null(c.socket_path);
@@ -324,12 +332,70 @@ static void test_load_reads_a_file_and_names_it(void **state) {
         free(error);
 }
 
+static void test_metrics_listen_addresses(void **state) {
+        ConfigListen l;
+        Config c;
+
+        (void) state;
+        assert_int_equal(parse("[metrics]\nlisten = 127.0.0.1:9464\n", &c, NULL), 0);
+        assert_string_equal(c.metrics_listen, "127.0.0.1:9464");
+        assert_false(c.metrics_allow_remote);
+        config_done(&c);
+        /* Empty: off, as when not given. */
+        assert_int_equal(parse("[metrics]\nlisten =\n", &c, NULL), 0);
+        assert_null(c.metrics_listen);
+        config_done(&c);
+        /* A remote address only with allow-remote, whichever key comes first. */
+        assert_int_equal(parse("[metrics]\nlisten = 0.0.0.0:9464\nallow-remote = yes\n", &c, NULL), 0);
+        assert_string_equal(c.metrics_listen, "0.0.0.0:9464");
+        assert_true(c.metrics_allow_remote);
+        config_done(&c);
+        expect_error("[metrics]\nlisten = 0.0.0.0:9464\n", 2, "listen = 0.0.0.0:9464: not a loopback address");
+        expect_error("[metrics]\nallow-remote = no\nlisten = [::]:1\n", 3, "allow-remote = yes");
+        expect_error("[metrics]\nlisten = 127.0.0.1\n", 2, "listen = 127.0.0.1: expected ADDRESS:PORT");
+        expect_error("[metrics]\nlisten = 127.0.0.1:65536\n", 2, "listen = 127.0.0.1:65536");
+        expect_error("[metrics]\nlisten = localhost.example:80\n", 2, "expected ADDRESS:PORT");
+        expect_error("[metrics]\nlisten = unix:relative.sock\n", 2, "unix:/PATH");
+        expect_error("[metrics]\nallow-remote = maybe\n", 2, "allow-remote");
+        expect_error("[metrics]\nport = 1\n", 2, "unknown key 'port' in [metrics]");
+
+        assert_int_equal(config_listen_parse("127.0.0.1:9464", &l), 0);
+        assert_int_equal(l.addr.ss_family, AF_INET);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("127.1.2.3:0", &l), 0);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("localhost:1", &l), 0);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("10.0.0.1:9464", &l), 0);
+        assert_false(l.local);
+        assert_int_equal(config_listen_parse("[::1]:9464", &l), 0);
+        assert_int_equal(l.addr.ss_family, AF_INET6);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("[::ffff:127.0.0.1]:9464", &l), 0);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("[::]:9464", &l), 0);
+        assert_false(l.local);
+        assert_int_equal(config_listen_parse("unix:/run/memacctd/metrics.sock", &l), 0);
+        assert_int_equal(l.addr.ss_family, AF_UNIX);
+        assert_true(l.local);
+        assert_int_equal(config_listen_parse("", &l), -EINVAL);
+        assert_int_equal(config_listen_parse(":9464", &l), -EINVAL);
+        assert_int_equal(config_listen_parse("[::1:9464", &l), -EINVAL);
+        assert_int_equal(config_listen_parse("::1:9464", &l), -EINVAL);
+        assert_int_equal(config_listen_parse("127.0.0.1:-1", &l), -EINVAL);
+        assert_int_equal(config_listen_parse("127.0.0.1:", &l), -EINVAL);
+        assert_int_equal(config_listen_parse("unix:", &l), -EINVAL);
+}
+
 static void test_copy_is_deep(void **state) {
         Config a, b;
 
         (void) state;
-        assert_int_equal(parse("[daemon]\nsocket = /x.sock\nstate-dir = /s\n", &a, NULL), 0);
+        assert_int_equal(parse("[daemon]\nsocket = /x.sock\nstate-dir = /s\n[metrics]\nlisten = 127.0.0.1:1\n",
+                               &a, NULL), 0);
         assert_int_equal(config_copy(&a, &b), 0);
+        assert_ptr_not_equal(a.metrics_listen, b.metrics_listen);
+        assert_string_equal(b.metrics_listen, "127.0.0.1:1");
         assert_string_equal(b.socket_path, "/x.sock");
         assert_ptr_not_equal(a.socket_path, b.socket_path);
         assert_ptr_not_equal(a.state_dir, b.state_dir);
@@ -353,6 +419,7 @@ int main(void) {
                 cmocka_unit_test(test_long_lines_and_nul_bytes_are_refused),
                 cmocka_unit_test(test_line_numbers_count_crlf_and_missing_final_newline),
                 cmocka_unit_test(test_load_reads_a_file_and_names_it),
+                cmocka_unit_test(test_metrics_listen_addresses),
                 cmocka_unit_test(test_copy_is_deep),
         };
 

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The Prometheus metrics listener: GET /metrics in the text exposition
+ * format 0.0.4, served by evhttp on a thread of its own. Opt-in
+ * ([metrics] listen, --metrics), without authentication: every group is
+ * exposed to whoever can connect, so the address is loopback or a Unix
+ * socket unless the configuration says otherwise.
+ */
+
+#include "config.h"
+#include "core.h"
+#include "dispatch.h"
+
+typedef struct Metrics Metrics;
+
+/* Bounds of one HTTP connection: a scrape is one small GET. */
+#define METRICS_MAX_HEADERS_BYTES 8192
+#define METRICS_MAX_BODY_BYTES 1024
+#define METRICS_TIMEOUT_SEC 10
+
+/* The exposition format's media type. */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/**
+ * metrics_new() - bind and listen on @address (config_listen_parse()
+ * syntax) in the calling thread, so that a bad or busy address fails the
+ * start. A Unix socket file left by a dead daemon is replaced.
+ * @dispatch: for the session count
+ *
+ * Return: 0; -EINVAL for an address that does not parse; -errno of
+ * socket(), bind() or listen(); -ENOMEM. Logged.
+ */
+int metrics_new(MemCore *core, Dispatch *dispatch, const char *address, Metrics **ret);
+
+/**
+ * metrics_name() - what the listener is bound to, for messages (the port
+ * the kernel chose when the address said 0).
+ */
+const char *metrics_name(Metrics *m);
+
+/**
+ * metrics_start() - start the thread serving the listener; it registers
+ * with the core. Return: 0 or a negative errno (logged).
+ */
+int metrics_start(Metrics *m);
+
+/** metrics_stop() - stop serving and join the thread; from the thread that started it. NULL is fine. */
+void metrics_stop(Metrics *m);
+
+/** metrics_free() - close the listener (removing its Unix socket file) and free a stopped Metrics. */
+Metrics *metrics_free(Metrics *m);
+
+/**
+ * metrics_render() - the whole exposition of @core into @out: every group
+ * and the daemon-wide metrics. On a thread registered with @core, outside
+ * core_read_lock().
+ *
+ * Return: 0 or -ENOMEM (@out may then hold part of it).
+ */
+int metrics_render(MemCore *core, Dispatch *dispatch, struct evbuffer *out);

@@ -1,0 +1,415 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The Prometheus /metrics listener against a real daemon.
+
+A daemon with --metrics on a free loopback port; groups, limits, kept
+charges, a refused charge and a held session made with memacctctl; the
+exposition fetched over HTTP (127.0.0.1 only) and parsed strictly: every
+line matches the text format 0.0.4, each family has one HELP and one TYPE
+before its samples, which are contiguous. Values are checked against what
+was charged and against `memacctctl --json show`. Then 404, 405, HEAD, a
+Unix socket listener, the refusal of a non-loopback address, and SIGHUP
+reporting a changed address as needing a restart.
+"""
+
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+MEMACCTD = os.environ["MEMACCTD"]
+MEMACCTCTL = os.environ["MEMACCTCTL"]
+TMP = tempfile.mkdtemp(prefix="memacct-metrics.")
+K = 1024
+M = 1024 * K
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+passed = 0
+failed = 0
+procs = []
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}{': ' + detail if detail else ''}", file=sys.stderr)
+
+
+def check_eq(what, got, want):
+    check(what, got == want, f"got {got!r}, want {want!r}")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    def __init__(self, name, *args):
+        self.dir = os.path.join(TMP, name)
+        os.makedirs(self.dir)
+        self.sock = os.path.join(self.dir, "memacctd.sock")
+        self.log = os.path.join(self.dir, "daemon.log")
+        self.args = [MEMACCTD, "--socket", self.sock, "--state-dir", os.path.join(self.dir, "state"),
+                     "--workers", "2", *args]
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        procs.append(self.proc)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            if os.path.exists(self.sock) and self.ctl("show", "/").returncode == 0:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def run_to_end(self, timeout=30):
+        """Run a daemon expected to exit at once: (status, log)."""
+        rc = subprocess.run(self.args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+                            timeout=timeout).returncode
+        return rc, self.read_log()
+
+    def ctl(self, *args):
+        return subprocess.run([MEMACCTCTL, "--socket", self.sock, *args], capture_output=True, text=True,
+                              timeout=30)
+
+    def show(self, path):
+        r = self.ctl("--json", "show", path, "--exact")
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def read_log(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def stop(self):
+        if not self.proc or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else 0
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return 124
+
+
+def fetch(port, path="/metrics", method="GET"):
+    """(status, headers, body) of one request to 127.0.0.1:port."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+# ---- the exposition format ----
+
+NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+LABEL_VALUE = r'(?:[^"\\\n]|\\\\|\\"|\\n)*'
+LABELS = rf'\{{(?:[a-zA-Z_][a-zA-Z0-9_]*="{LABEL_VALUE}")(?:,[a-zA-Z_][a-zA-Z0-9_]*="{LABEL_VALUE}")*\}}'
+VALUE = r"(?:[+-]?Inf|NaN|[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+RE_HELP = re.compile(rf"^# HELP ({NAME}) (.*)$")
+RE_TYPE = re.compile(rf"^# TYPE ({NAME}) (counter|gauge|histogram|summary|untyped)$")
+RE_SAMPLE = re.compile(rf"^({NAME})({LABELS})? ({VALUE})$")
+RE_LABEL = re.compile(rf'([a-zA-Z_][a-zA-Z0-9_]*)="({LABEL_VALUE})"')
+
+
+def unescape(v):
+    return re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), v)
+
+
+def parse(text):
+    """{family: {"type", "help", "samples": [(labels, value)]}}; raises ValueError on a bad line."""
+    fams = {}
+    current = None
+    done = set()
+    if not text.endswith("\n"):
+        raise ValueError("the exposition does not end with a line feed")
+    for n, line in enumerate(text.split("\n")[:-1], 1):
+        if m := RE_HELP.match(line):
+            name = m.group(1)
+            if name in fams:
+                raise ValueError(f"line {n}: a second HELP for {name}")
+            if current:
+                done.add(current)
+            fams[name] = {"help": m.group(2), "type": None, "samples": []}
+            current = name
+        elif m := RE_TYPE.match(line):
+            name = m.group(1)
+            if name != current or fams[name]["type"] or fams[name]["samples"]:
+                raise ValueError(f"line {n}: TYPE of {name} not right after its HELP, or twice")
+            fams[name]["type"] = m.group(2)
+        elif m := RE_SAMPLE.match(line):
+            name = m.group(1)
+            if name != current or not fams[name]["type"]:
+                raise ValueError(f"line {n}: sample of {name} outside its family ({current})")
+            labels = {k: unescape(v) for k, v in RE_LABEL.findall(m.group(2) or "")}
+            fams[name]["samples"].append((labels, m.group(3)))
+        else:
+            raise ValueError(f"line {n}: not the text format: {line!r}")
+    for name, f in fams.items():
+        if name in done and not f["samples"]:
+            pass  # metadata only is allowed
+        if f["type"] == "counter" and not name.endswith("_total"):
+            raise ValueError(f"counter {name} does not end with _total")
+    return fams
+
+
+def sample(fams, family, **labels):
+    """The value (a string) of the one sample of @family with @labels, or None."""
+    found = [v for lab, v in fams.get(family, {"samples": []})["samples"] if lab == labels]
+    return found[0] if len(found) == 1 else None
+
+
+def scrape(port):
+    status, headers, body = fetch(port)
+    check_eq("GET /metrics is 200", status, 200)
+    check_eq("the Content-Type is the exposition format's", headers.get("Content-Type"), CONTENT_TYPE)
+    try:
+        return parse(body), body
+    except ValueError as e:
+        check("the exposition parses", False, f"{e}\n{body}")
+        return {}, body
+
+
+def wait_until(seconds, fn):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if fn():
+            return True
+        time.sleep(0.05)
+    return fn()
+
+
+def main():
+    port = free_port()
+    d = Daemon("main", "--metrics", f"127.0.0.1:{port}")
+    if not d.start():
+        print("memacctd did not start:\n" + d.read_log(), file=sys.stderr)
+        return 1
+    check(f"the start is logged with the address", f"http://127.0.0.1:{port}/metrics" in d.read_log(),
+          d.read_log())
+
+    # An empty tree: just the root.
+    fams, body = scrape(port)
+    check_eq("the root's usage", sample(fams, "memacct_group_usage_bytes", group="/"), "0")
+    check_eq("the root's max is +Inf", sample(fams, "memacct_group_max_bytes", group="/"), "+Inf")
+    check_eq("one group", sample(fams, "memacct_groups"), "1")
+    check_eq("no sessions", sample(fams, "memacct_sessions"), "0")
+    version = subprocess.run([MEMACCTD, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    check_eq("build_info", sample(fams, "memacct_build_info", version=version), "1")
+
+    # Groups, limits, kept charges, a refused charge.
+    weird = "/we.ird-na_me:x@y"
+    for args in (["create", "/t", "max=1M", "high=768K", "low=256K", "min=max"], ["create", "/t/u"],
+                 ["create", weird], ["charge", "/t/u", "100K", "--stat", "file"],
+                 ["charge", "/t", "8K"], ["charge", weird, "4K", "--stat", "device"]):
+        r = d.ctl(*args)
+        check_eq(f"memacctctl {' '.join(args)}", r.returncode, 0)
+    r = d.ctl("charge", "/t/u", "2M")
+    check_eq("a charge over /t's max is refused", r.returncode, 1)
+    r = d.ctl("create", '/a"b')
+    check("a path needing escapes cannot be created", r.returncode != 0, r.stderr)
+
+    fams, body = scrape(port)
+    check_eq("families have the names documented",
+             sorted(fams),
+             sorted(["memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
+                     "memacct_group_high_bytes", "memacct_group_low_bytes", "memacct_group_min_bytes",
+                     "memacct_group_effective_min_bytes", "memacct_group_effective_low_bytes",
+                     "memacct_group_sessions", "memacct_group_failcnt_total", "memacct_group_events_total",
+                     "memacct_group_events_local_total", "memacct_group_stat_bytes",
+                     "memacct_group_stat_local_bytes", "memacct_groups", "memacct_sessions",
+                     "memacct_build_info"]))
+    for name, f in fams.items():
+        want = "counter" if name.endswith("_total") else "gauge"
+        check_eq(f"TYPE of {name}", f["type"], want)
+    groups = ["/", "/t", "/t/u", weird]
+    check_eq("every group has a usage sample",
+             sorted(lab["group"] for lab, _ in fams["memacct_group_usage_bytes"]["samples"]), sorted(groups))
+    check_eq("groups", sample(fams, "memacct_groups"), str(len(groups)))
+
+    u = 100 * K
+    check_eq("usage of /t/u", sample(fams, "memacct_group_usage_bytes", group="/t/u"), str(u))
+    check_eq("usage of /t is hierarchical", sample(fams, "memacct_group_usage_bytes", group="/t"),
+             str(u + 8 * K))
+    check_eq("usage of /", sample(fams, "memacct_group_usage_bytes", group="/"), str(u + 8 * K + 4 * K))
+    check_eq("max of /t as a number", sample(fams, "memacct_group_max_bytes", group="/t"), str(M))
+    check_eq("high of /t", sample(fams, "memacct_group_high_bytes", group="/t"), str(768 * K))
+    check_eq("low of /t", sample(fams, "memacct_group_low_bytes", group="/t"), str(256 * K))
+    check_eq("min=max of /t is +Inf", sample(fams, "memacct_group_min_bytes", group="/t"), "+Inf")
+    check_eq("max of /t/u (unlimited) is +Inf", sample(fams, "memacct_group_max_bytes", group="/t/u"), "+Inf")
+    check_eq("high of /t/u (unlimited) is +Inf", sample(fams, "memacct_group_high_bytes", group="/t/u"),
+             "+Inf")
+    check_eq("failcnt of /t after the refusal", sample(fams, "memacct_group_failcnt_total", group="/t"), "1")
+    check_eq("failcnt of /t/u", sample(fams, "memacct_group_failcnt_total", group="/t/u"), "0")
+    check("the special-character path is a verbatim label",
+          f'memacct_group_usage_bytes{{group="{weird}"}} {4 * K}\n' in body, body)
+    check_eq("stat item device of the weird group",
+             sample(fams, "memacct_group_stat_bytes", group=weird, item="device"), str(4 * K))
+
+    # Everything per group agrees with `memacctctl --json show --exact`.
+    for g in groups:
+        j = d.show(g)
+        if j is None:
+            check(f"show {g}", False)
+            continue
+        lim = lambda v: "+Inf" if v == "max" else str(v)
+        for fam, key, conv in (("usage", "current", str), ("peak", "peak", str), ("max", "max", lim),
+                               ("high", "high", lim), ("low", "low", lim), ("min", "min", lim),
+                               ("effective_min", "effective_min", lim),
+                               ("effective_low", "effective_low", lim)):
+            check_eq(f"{fam} of {g} as show says", sample(fams, f"memacct_group_{fam}_bytes", group=g),
+                     conv(j[key]))
+        check_eq(f"failcnt of {g} as show says", sample(fams, "memacct_group_failcnt_total", group=g),
+                 str(j["failcnt"]))
+        for ev in ("low", "high", "max", "oom"):
+            check_eq(f"events {ev} of {g} as show says",
+                     sample(fams, "memacct_group_events_total", group=g, event=ev), str(j["events"][ev]))
+            check_eq(f"events.local {ev} of {g} as show says",
+                     sample(fams, "memacct_group_events_local_total", group=g, event=ev),
+                     str(j["events_local"][ev]))
+        for item, v in j["stat"].items():
+            check_eq(f"stat {item} of {g} as show says",
+                     sample(fams, "memacct_group_stat_bytes", group=g, item=item), str(v))
+    check("the refusal raised a max event on /t",
+          int(sample(fams, "memacct_group_events_total", group="/t", event="max") or 0) >= 1)
+    check_eq("stat file of /t/u is the kept charge",
+             sample(fams, "memacct_group_stat_bytes", group="/t/u", item="file"), str(u))
+    check_eq("stat file of /t is hierarchical", sample(fams, "memacct_group_stat_bytes", group="/t", item="file"),
+             str(u))
+    check_eq("stat_local file of /t is none of it",
+             sample(fams, "memacct_group_stat_local_bytes", group="/t", item="file"), "0")
+
+    # A held session.
+    hold = subprocess.Popen([MEMACCTCTL, "--socket", d.sock, "hold", "/t/u", "12K"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(hold)
+    check("a held session is counted",
+          wait_until(10, lambda: sample(scrape(port)[0], "memacct_sessions") == "1"))
+    fams, _ = scrape(port)
+    check_eq("attached to /t/u", sample(fams, "memacct_group_sessions", group="/t/u"), "1")
+    check_eq("its charge is in usage", sample(fams, "memacct_group_usage_bytes", group="/t/u"), str(u + 12 * K))
+    hold.send_signal(signal.SIGINT)
+    hold.wait(timeout=10)
+    check("the session is gone", wait_until(10, lambda: sample(scrape(port)[0], "memacct_sessions") == "0"))
+
+    # Other paths and methods.
+    for path in ("/", "/metricsx", "/metrics/", "/foo"):
+        check_eq(f"GET {path} is 404", fetch(port, path)[0], 404)
+    check_eq("a query string is still /metrics", fetch(port, "/metrics?x=1")[0], 200)
+    for method in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH"):
+        status, headers, _ = fetch(port, method=method)
+        check_eq(f"{method} /metrics is 405", status, 405)
+        check_eq(f"{method} /metrics names the allowed methods", headers.get("Allow"), "GET, HEAD")
+    status, headers, body = fetch(port, method="HEAD")
+    check_eq("HEAD /metrics is 200", status, 200)
+    check_eq("HEAD has no body", body, "")
+    check_eq("HEAD has the Content-Type", headers.get("Content-Type"), CONTENT_TYPE)
+
+    check_eq("the daemon exits 0 on SIGTERM", d.stop(), 0)
+    check("the listener is closed", fetch_fails(port))
+
+    # A Unix socket listener.
+    upath = os.path.join(TMP, "metrics.sock")
+    du = Daemon("unix", "--metrics", f"unix:{upath}")
+    if du.start():
+        conn = UnixHTTPConnection(upath)
+        conn.request("GET", "/metrics")
+        r = conn.getresponse()
+        text = r.read().decode()
+        check_eq("GET over the Unix socket", r.status, 200)
+        check_eq("its usage of /", sample(parse(text), "memacct_group_usage_bytes", group="/"), "0")
+        check_eq("the Unix socket daemon exits 0", du.stop(), 0)
+        check("the metrics socket file is removed", not os.path.exists(upath))
+    else:
+        check("a daemon with --metrics unix:PATH starts", False, du.read_log())
+
+    # Refusals: a remote address without allow-remote, a bad address.
+    rc, log = Daemon("remote", "--metrics", f"0.0.0.0:{free_port()}").run_to_end()
+    check_eq("--metrics 0.0.0.0 is refused", rc, 1)
+    check("the refusal says why", "allow-remote" in log, log)
+    rc, log = Daemon("bad", "--metrics", "127.0.0.1").run_to_end()
+    check_eq("--metrics without a port is a usage error", rc, 2)
+    conf = os.path.join(TMP, "remote.conf")
+    with open(conf, "w") as f:
+        f.write("[metrics]\nlisten = [::]:9464\n")
+    rc, log = Daemon("remote-conf", "--config", conf).run_to_end()
+    check_eq("[metrics] listen = [::]:PORT is refused", rc, 1)
+    check(f"and the file's line is named", f"{conf}:2:" in log and "allow-remote" in log, log)
+
+    # The config key, and SIGHUP: a new address needs a restart.
+    p1, p2 = free_port(), free_port()
+    conf = os.path.join(TMP, "memacctd.conf")
+    with open(conf, "w") as f:
+        f.write(f"[metrics]\nlisten = 127.0.0.1:{p1}\n")
+    dc = Daemon("conf", "--config", conf)
+    if dc.start():
+        check_eq("[metrics] listen serves", fetch(p1)[0], 200)
+        with open(conf, "w") as f:
+            f.write(f"[metrics]\nlisten = 127.0.0.1:{p2}\n")
+        dc.proc.send_signal(signal.SIGHUP)
+        want = f"[metrics] listen changed from 127.0.0.1:{p1} to 127.0.0.1:{p2}: ignored until restart"
+        check("SIGHUP reports the new address as needing a restart",
+              wait_until(10, lambda: want in dc.read_log()), dc.read_log())
+        check_eq("the old address still serves", fetch(p1)[0], 200)
+        check_eq("the daemon with a config exits 0", dc.stop(), 0)
+    else:
+        check("a daemon with [metrics] listen starts", False, dc.read_log())
+
+    return 0
+
+
+def fetch_fails(port):
+    try:
+        fetch(port)
+    except (urllib.error.URLError, ConnectionError, OSError):
+        return True
+    return False
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=10)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(self.unix_path)
+
+
+if __name__ == "__main__":
+    try:
+        rc = main()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    if failed:
+        for root, _, files in os.walk(TMP):
+            for name in files:
+                if name == "daemon.log":
+                    print(f"--- {os.path.join(root, name)}", file=sys.stderr)
+                    print(open(os.path.join(root, name)).read(), file=sys.stderr)
+    print(f"{passed} passed, {failed} failed")
+    if not failed and rc == 0:
+        subprocess.run(["rm", "-rf", TMP])
+    sys.exit(1 if failed or rc else 0)
