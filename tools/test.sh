@@ -8,6 +8,33 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 
+passed=0
+failed=0
+skipped=0
+# meson test's summary line "NAME: N" from LOG, 0 when absent.
+count() {
+        local n
+        n=$(sed -n "s/^$1: *\([0-9][0-9]*\).*/\1/p" "$2" | tail -1)
+        echo "${n:-0}"
+}
+# Run meson test, show its output, and add its counts to the totals.
+run_tests() {
+        local log rc
+        log=$(mktemp)
+        set +e
+        "$@" 2>&1 | tee "$log"
+        rc=${PIPESTATUS[0]}
+        set -e
+        passed=$((passed + $(count Ok "$log")))
+        failed=$((failed + $(count Fail "$log") + $(count Timeout "$log")))
+        skipped=$((skipped + $(count Skipped "$log")))
+        rm -f "$log"
+        if [ "$rc" -ne 0 ]; then
+                echo "$passed passed, $((failed > 0 ? failed : 1)) failed, $skipped skipped"
+                exit "$rc"
+        fi
+}
+
 setup() {
         local dir=$1; shift
         rm -rf "$dir"
@@ -18,16 +45,19 @@ setup() {
 echo "== plain build (gcc, -O2)"
 setup build-ci --buildtype=debugoptimized
 ninja -C build-ci
-meson test -C build-ci --print-errorlogs --num-processes 2
+run_tests meson test -C build-ci --print-errorlogs --num-processes 2
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+        run_tests meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
 
 echo "== ThreadSanitizer (concurrency suite)"
 CC=clang setup build-tsan --buildtype=debug -Db_sanitize=thread -Db_lundef=false -Dbench=false
 ninja -C build-tsan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-        meson test -C build-tsan --print-errorlogs --suite concurrency --timeout-multiplier 5
+        run_tests meson test -C build-tsan --print-errorlogs --suite concurrency --timeout-multiplier 5
+
+# A skipped test is not a passed one: the total says how many there were.
+echo "$passed passed, $failed failed, $skipped skipped"
