@@ -52,6 +52,7 @@
 #include "dispatch.h"
 #include "housekeeping.h"
 #include "log.h"
+#include "socket-util.h"
 #include "macro.h"
 #include "metrics.h"
 #include "persist.h"
@@ -432,24 +433,6 @@ static int mkdir_parents(const char *path) {
         return 0;
 }
 
-/* Is a daemon listening at @sa? Return: 1 yes, 0 no (a stale file or none), < 0 cannot tell. */
-static int socket_is_live(const struct sockaddr_un *sa, socklen_t len) {
-        int fd, r;
-
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        r = connect(fd, (const struct sockaddr *) sa, len);
-        if (r == 0 || errno == EAGAIN || errno == EINPROGRESS)
-                r = 1; /* accepted, or a live listener with a full backlog */
-        else if (errno == ECONNREFUSED || errno == ENOENT)
-                r = 0;
-        else
-                r = -errno;
-        close(fd);
-        return r;
-}
-
 static int socket_bind(Manager *m, const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         size_t n = strlen(path);
@@ -476,7 +459,7 @@ static int socket_bind(Manager *m, const char *path) {
                         goto fail;
                 }
                 /* Only a file no daemon listens on may be replaced. */
-                r = socket_is_live(&sa, len);
+                r = unix_socket_is_live((const struct sockaddr *) &sa, len);
                 if (r > 0) {
                         r = log_error_errno(EADDRINUSE,
                                             "Another daemon is listening on %s; refusing to start "

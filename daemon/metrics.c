@@ -44,6 +44,7 @@
 
 #include "authz.h"
 #include "log.h"
+#include "socket-util.h"
 #include "macro.h"
 #include "metrics.h"
 
@@ -322,24 +323,6 @@ static void on_request(struct evhttp_request *req, void *userdata) {
 
 /* ---- the listener ---- */
 
-/* Is a server listening on the Unix socket @sa? 1 yes, 0 no, < 0 cannot tell. */
-static int unix_socket_is_live(const ConfigListen *l) {
-        int fd, r;
-
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        r = connect(fd, (const struct sockaddr *) &l->addr, l->addr_len);
-        if (r == 0 || errno == EAGAIN || errno == EINPROGRESS)
-                r = 1;
-        else if (errno == ECONNREFUSED || errno == ENOENT)
-                r = 0;
-        else
-                r = -errno;
-        close(fd);
-        return r;
-}
-
 static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
         int family = l->addr.ss_family, fd, r;
         int one = 1;
@@ -355,7 +338,8 @@ static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
 
                 r = -errno;
                 /* Only a socket file nobody listens on is replaced. */
-                if (family != AF_UNIX || r != -EADDRINUSE || unix_socket_is_live(l) != 0 ||
+                if (family != AF_UNIX || r != -EADDRINUSE ||
+                    unix_socket_is_live((const struct sockaddr *) &l->addr, l->addr_len) != 0 ||
                     lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || unlink(path) < 0 ||
                     bind(fd, (const struct sockaddr *) &l->addr, l->addr_len) < 0) {
                         log_error_errno(r, "[metrics] cannot bind %s: %m", address);
