@@ -13,8 +13,8 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +25,12 @@
 
 #include "authz.h"
 #include "dispatch.h"
-#include "frame.h"
 #include "memacct.pb-c.h"
 #include "session.h"
 #include "status.h"
+#include "wire.h"
 
 #define STOCK_PAGE_SIZE 4096
-/* A frame may expand to this many times its size when decoded. */
-#define ARENA_FACTOR 8
 /* A list response larger than this is refused: list a subtree instead. */
 #define LIST_RESPONSE_MAX (16u << 20)
 
@@ -105,66 +103,6 @@ ReadAccess read_access_from_string(const char *s) {
                 if (s && strcmp(s, read_access_names[a]) == 0)
                         return a;
         return _READ_ACCESS_INVALID;
-}
-
-/*
- * The decoding arena: a bump allocator per worker thread, reset for every
- * frame. protobuf-c allocates each submessage and string separately; this
- * makes that a pointer increment and bounds it.
- */
-typedef struct Arena {
-        uint8_t *buf;
-        size_t size, used;
-} Arena;
-
-static __thread Arena tls_arena;
-static pthread_key_t arena_key;
-static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
-
-/* Worker threads end with the daemon: free their arena with them. */
-static void arena_destroy(void *p) {
-        Arena *a = p;
-
-        free(a->buf);
-        *a = (Arena) {};
-}
-
-static void arena_key_create(void) {
-        (void) pthread_key_create(&arena_key, arena_destroy);
-}
-
-static void *arena_alloc(void *data, size_t size) {
-        Arena *a = data;
-        size_t at = (a->used + 15) & ~(size_t) 15;
-
-        if (at > a->size || size > a->size - at)
-                return NULL;
-        a->used = at + size;
-        return a->buf + at;
-}
-
-static void arena_free(void *data, void *ptr) {
-        (void) data;
-        (void) ptr;
-}
-
-static int arena_reset(uint32_t max_frame) {
-        size_t want = (size_t) max_frame * ARENA_FACTOR + 4096;
-
-        if (tls_arena.size < want) {
-                uint8_t *p = realloc(tls_arena.buf, want);
-
-                if (!p)
-                        return -ENOMEM;
-                if (!tls_arena.buf) {
-                        pthread_once(&arena_once, arena_key_create);
-                        (void) pthread_setspecific(arena_key, &tls_arena);
-                }
-                tls_arena.buf = p;
-                tls_arena.size = want;
-        }
-        tls_arena.used = 0;
-        return 0;
 }
 
 /* ---- dispatch state ---- */
@@ -405,40 +343,6 @@ DispatchConn *dispatch_conn_free(DispatchConn *c) {
         return NULL;
 }
 
-/* ---- encoding ---- */
-
-static int response_append(const Memacct__V1__Response *resp, struct evbuffer *out) {
-        size_t len = memacct__v1__response__get_packed_size(resp);
-        uint8_t prefix[FRAME_PREFIX_MAX];
-        size_t n = frame_prefix_encode((uint32_t) len, prefix);
-        struct evbuffer_iovec v;
-
-        if (len > UINT32_MAX)
-                return -EMSGSIZE;
-        if (evbuffer_reserve_space(out, (ev_ssize_t) (n + len), &v, 1) < 1)
-                return -ENOMEM;
-        memcpy(v.iov_base, prefix, n);
-        memacct__v1__response__pack(resp, (uint8_t *) v.iov_base + n);
-        v.iov_len = n + len;
-        return evbuffer_commit_space(out, &v, 1);
-}
-
-/* An unsolicited frame (prefix and body) in its own buffer, for pushing
- * to connections on other threads. Freed by the caller. */
-static uint8_t *frame_new(const Memacct__V1__Response *resp, size_t *ret_len) {
-        size_t body = memacct__v1__response__get_packed_size(resp);
-        uint8_t prefix[FRAME_PREFIX_MAX], *frame;
-        size_t n = frame_prefix_encode((uint32_t) body, prefix);
-
-        frame = malloc(n + body);
-        if (!frame)
-                return NULL;
-        memcpy(frame, prefix, n);
-        memacct__v1__response__pack(resp, frame + n);
-        *ret_len = n + body;
-        return frame;
-}
-
 /* What a request handler produces: a status, a message, maybe a result. */
 typedef struct Reply {
         Memacct__V1__Response resp;
@@ -607,73 +511,6 @@ static int do_set_limits(DispatchConn *c, const Memacct__V1__SetLimits *m, Reply
         return r;
 }
 
-static Memacct__V1__Counter *counters_new(size_t n) {
-        Memacct__V1__Counter *v = calloc(n, sizeof(*v));
-
-        for (size_t i = 0; v && i < n; i++)
-                memacct__v1__counter__init(&v[i]);
-        return v;
-}
-
-/* A GroupInfo pointing into @g and into arrays it allocates; freed by
- * group_info_free(). */
-static int group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroupInfo *info) {
-        Memacct__V1__Counter *cs = counters_new(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX);
-        Memacct__V1__Counter **ptrs = calloc(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX, sizeof(*ptrs));
-        size_t k = 0;
-
-        memacct__v1__group_info__init(gi);
-        if (!cs || !ptrs) {
-                free(cs);
-                free(ptrs);
-                return -ENOMEM;
-        }
-        gi->path = g->path;
-#define SET(f) (gi->has_##f = true, gi->f = info->f)
-        SET(current); SET(peak); SET(max); SET(high); SET(low); SET(min);
-        SET(effective_min); SET(effective_low); SET(failcnt);
-#undef SET
-        gi->has_owner = gi->has_nr_children = gi->has_nr_sessions = true;
-        gi->owner = (uint32_t) info->owner;
-        gi->nr_children = info->nr_children;
-        gi->nr_sessions = info->nr_attached;
-        gi->has_kernel_current = info->mirror;
-        gi->kernel_current = info->kernel_current;
-
-        gi->events = ptrs + k;
-        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
-                cs[k].name = (char *) mem_event_to_string(e);
-                cs[k].has_value = true;
-                cs[k].value = info->events[e];
-                ptrs[k] = &cs[k];
-        }
-        gi->n_events = _MEM_EVENT_MAX;
-        gi->events_local = ptrs + k;
-        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
-                cs[k].name = (char *) mem_event_to_string(e);
-                cs[k].has_value = true;
-                cs[k].value = info->events_local[e];
-                ptrs[k] = &cs[k];
-        }
-        gi->n_events_local = _MEM_EVENT_MAX;
-        gi->stat = ptrs + k;
-        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++, k++) {
-                cs[k].name = (char *) mem_stat_item_to_string(i);
-                cs[k].has_value = true;
-                cs[k].value = (uint64_t) info->stat[i];
-                ptrs[k] = &cs[k];
-        }
-        gi->n_stat = _MEM_STAT_MAX;
-        return 0;
-}
-
-static void group_info_free(Memacct__V1__GroupInfo *gi) {
-        if (gi->events) {
-                free(gi->events[0]); /* the Counter array */
-                free(gi->events);    /* the pointer array */
-        }
-}
-
 static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *rep,
                         Memacct__V1__GroupInfo *gi) {
         _cleanup_(group_unrefp) MemGroup *g = NULL, *rr = NULL;
@@ -694,7 +531,7 @@ static int do_get_group(DispatchConn *c, const Memacct__V1__GetGroup *m, Reply *
                                     rr->path);
         }
         group_read(c->d->core, g, rr, m->has_exact && m->exact, &info);
-        r = group_info_fill(gi, g, &info);
+        r = wire_group_info_fill(gi, g, &info);
         if (r < 0)
                 return fail(rep, r, AUTHZ_MSG_OUT_OF_MEMORY);
         rep->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUP;
@@ -731,7 +568,7 @@ static int do_list(DispatchConn *c, const Memacct__V1__ListGroups *m, Reply *rep
                 if (!gi)
                         return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                 group_read(c->d->core, g, NULL, m->has_exact && m->exact && i == 0, &info);
-                if (group_info_fill(gi, g, &info) < 0) {
+                if (wire_group_info_fill(gi, g, &info) < 0) {
                         free(gi);
                         return fail(rep, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
                 }
@@ -1018,7 +855,7 @@ static void event_hook(MemGroup *g, MemEvent ev, uint64_t local, void *userdata)
                         resp.status = MEMACCT__V1__STATUS__OK;
                         resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
                         resp.event = &e;
-                        frame = frame_new(&resp, &len);
+                        frame = wire_frame_new(&resp, &len);
                         if (!frame)
                                 break;
                 }
@@ -1053,7 +890,7 @@ static void move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         resp.status = MEMACCT__V1__STATUS__OK;
         resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVED;
         resp.moved = &mv;
-        frame = frame_new(&resp, &len);
+        frame = wire_frame_new(&resp, &len);
         if (!frame)
                 return; /* a hint: the move itself stands */
         c->push(c->push_userdata, frame, len);
@@ -1105,10 +942,10 @@ static void reply_init(Reply *rep, uint64_t id) {
 
 static void reply_done(Reply *rep) {
         if (rep->resp.result_case == MEMACCT__V1__RESPONSE__RESULT_GROUP)
-                group_info_free(rep->resp.group);
+                wire_group_info_free(rep->resp.group);
         if (rep->groups) {
                 for (size_t i = 0; i < rep->groups->n_groups; i++) {
-                        group_info_free(rep->groups->groups[i]);
+                        wire_group_info_free(rep->groups->groups[i]);
                         free(rep->groups->groups[i]);
                 }
                 free(rep->groups->groups);
@@ -1125,13 +962,13 @@ void dispatch_protocol_error(DispatchConn *c, const char *message, struct evbuff
         (void) c;
         reply_init(&rep, 0);
         fail(&rep, -EPROTO, "%s", message);
-        (void) response_append(&rep.resp, out);
+        (void) wire_response_append(&rep.resp, out);
         reply_done(&rep);
 }
 
 int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, struct evbuffer *out) {
         DispatchLimits limits = limits_get(c->d);
-        ProtobufCAllocator alloc = { arena_alloc, arena_free, &tls_arena };
+        ProtobufCAllocator alloc = wire_arena_allocator();
         Memacct__V1__Request *req;
         /* One result per request: initialised only by the case that uses
          * it, not all of them for every frame (a GroupInfo alone is 248
@@ -1148,7 +985,7 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
         Reply rep;
         int r = 0;
 
-        if (len > limits.max_frame || arena_reset(limits.max_frame) < 0) {
+        if (len > limits.max_frame || wire_arena_reset(limits.max_frame) < 0) {
                 if (fd >= 0)
                         close(fd);
                 dispatch_protocol_error(c, "frame too large", out);
@@ -1226,7 +1063,7 @@ int dispatch_frame(DispatchConn *c, const uint8_t *body, size_t len, int fd, str
         }
         if (fd >= 0)
                 close(fd);
-        if (response_append(&rep.resp, out) < 0)
+        if (wire_response_append(&rep.resp, out) < 0)
                 r = -EPROTO;
         reply_done(&rep);
         memacct__v1__request__free_unpacked(req, &alloc);

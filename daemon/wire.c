@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The protobuf side of the socket transport: a bounded decoding arena,
+ * framed encoding of responses, and a group's GroupInfo. dispatch.c
+ * decides; this file only turns its answers into bytes.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "wire.h"
+
+/* A frame may expand to this many times its size when decoded. */
+#define ARENA_FACTOR 8
+
+/*
+ * The decoding arena: a bump allocator per worker thread, reset for every
+ * frame. protobuf-c allocates each submessage and string separately; this
+ * makes that a pointer increment and bounds it.
+ */
+typedef struct Arena {
+        uint8_t *buf;
+        size_t size, used;
+} Arena;
+
+static __thread Arena tls_arena;
+static pthread_key_t arena_key;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+
+/* Worker threads end with the daemon: free their arena with them. */
+static void arena_destroy(void *p) {
+        Arena *a = p;
+
+        free(a->buf);
+        *a = (Arena) {};
+}
+
+static void arena_key_create(void) {
+        (void) pthread_key_create(&arena_key, arena_destroy);
+}
+
+static void *arena_alloc(void *data, size_t size) {
+        Arena *a = data;
+        size_t at = (a->used + 15) & ~(size_t) 15;
+
+        if (at > a->size || size > a->size - at)
+                return NULL;
+        a->used = at + size;
+        return a->buf + at;
+}
+
+static void arena_free(void *data, void *ptr) {
+        (void) data;
+        (void) ptr;
+}
+
+ProtobufCAllocator wire_arena_allocator(void) {
+        return (ProtobufCAllocator) { arena_alloc, arena_free, &tls_arena };
+}
+
+int wire_arena_reset(uint32_t max_frame) {
+        size_t want = (size_t) max_frame * ARENA_FACTOR + 4096;
+
+        if (tls_arena.size < want) {
+                uint8_t *p = realloc(tls_arena.buf, want);
+
+                if (!p)
+                        return -ENOMEM;
+                if (!tls_arena.buf) {
+                        pthread_once(&arena_once, arena_key_create);
+                        (void) pthread_setspecific(arena_key, &tls_arena);
+                }
+                tls_arena.buf = p;
+                tls_arena.size = want;
+        }
+        tls_arena.used = 0;
+        return 0;
+}
+
+int wire_response_append(const Memacct__V1__Response *resp, struct evbuffer *out) {
+        size_t len = memacct__v1__response__get_packed_size(resp);
+        uint8_t prefix[FRAME_PREFIX_MAX];
+        size_t n = frame_prefix_encode((uint32_t) len, prefix);
+        struct evbuffer_iovec v;
+
+        if (len > UINT32_MAX)
+                return -EMSGSIZE;
+        if (evbuffer_reserve_space(out, (ev_ssize_t) (n + len), &v, 1) < 1)
+                return -ENOMEM;
+        memcpy(v.iov_base, prefix, n);
+        memacct__v1__response__pack(resp, (uint8_t *) v.iov_base + n);
+        v.iov_len = n + len;
+        return evbuffer_commit_space(out, &v, 1);
+}
+
+uint8_t *wire_frame_new(const Memacct__V1__Response *resp, size_t *ret_len) {
+        size_t body = memacct__v1__response__get_packed_size(resp);
+        uint8_t prefix[FRAME_PREFIX_MAX], *frame;
+        size_t n = frame_prefix_encode((uint32_t) body, prefix);
+
+        frame = malloc(n + body);
+        if (!frame)
+                return NULL;
+        memcpy(frame, prefix, n);
+        memacct__v1__response__pack(resp, frame + n);
+        *ret_len = n + body;
+        return frame;
+}
+
+static Memacct__V1__Counter *counters_new(size_t n) {
+        Memacct__V1__Counter *v = calloc(n, sizeof(*v));
+
+        for (size_t i = 0; v && i < n; i++)
+                memacct__v1__counter__init(&v[i]);
+        return v;
+}
+
+int wire_group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroupInfo *info) {
+        Memacct__V1__Counter *cs = counters_new(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX);
+        Memacct__V1__Counter **ptrs = calloc(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX, sizeof(*ptrs));
+        size_t k = 0;
+
+        memacct__v1__group_info__init(gi);
+        if (!cs || !ptrs) {
+                free(cs);
+                free(ptrs);
+                return -ENOMEM;
+        }
+        gi->path = g->path;
+#define SET(f) (gi->has_##f = true, gi->f = info->f)
+        SET(current); SET(peak); SET(max); SET(high); SET(low); SET(min);
+        SET(effective_min); SET(effective_low); SET(failcnt);
+#undef SET
+        gi->has_owner = gi->has_nr_children = gi->has_nr_sessions = true;
+        gi->owner = (uint32_t) info->owner;
+        gi->nr_children = info->nr_children;
+        gi->nr_sessions = info->nr_attached;
+        gi->has_kernel_current = info->mirror;
+        gi->kernel_current = info->kernel_current;
+
+        gi->events = ptrs + k;
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
+                cs[k].name = (char *) mem_event_to_string(e);
+                cs[k].has_value = true;
+                cs[k].value = info->events[e];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_events = _MEM_EVENT_MAX;
+        gi->events_local = ptrs + k;
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++, k++) {
+                cs[k].name = (char *) mem_event_to_string(e);
+                cs[k].has_value = true;
+                cs[k].value = info->events_local[e];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_events_local = _MEM_EVENT_MAX;
+        gi->stat = ptrs + k;
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++, k++) {
+                cs[k].name = (char *) mem_stat_item_to_string(i);
+                cs[k].has_value = true;
+                cs[k].value = (uint64_t) info->stat[i];
+                ptrs[k] = &cs[k];
+        }
+        gi->n_stat = _MEM_STAT_MAX;
+        return 0;
+}
+
+void wire_group_info_free(Memacct__V1__GroupInfo *gi) {
+        if (gi->events) {
+                free(gi->events[0]); /* the Counter array */
+                free(gi->events);    /* the pointer array */
+        }
+}
