@@ -51,7 +51,8 @@ uint64_t charge_high_delay_usec(int64_t usage, int64_t high, uint64_t bytes) {
         return (uint64_t) penalty;
 }
 
-/* The limit part: counters and the events of a refusal. */
+/* The limit part: counters and the events of a refusal. Return: 0, or 1
+ * when some level may be above its high; or a negative errno. */
 static int charge_counters(MemGroup *g, uint64_t bytes, unsigned flags, MemChargeResult *res) {
         MemCounter *fail = NULL;
         int r;
@@ -66,7 +67,7 @@ static int charge_counters(MemGroup *g, uint64_t bytes, unsigned flags, MemCharg
                 for (MemGroup *i = g; i; i = i->parent)
                         if (counter_read(&i->counter) > counter_read_limit(&i->counter.max))
                                 group_event_raise(i, MEM_EVENT_MAX);
-                return 0;
+                return 1; /* rare: let the high walk look */
         }
 
         r = counter_try_charge(&g->counter, NULL, bytes, &fail);
@@ -81,12 +82,14 @@ static int charge_counters(MemGroup *g, uint64_t bytes, unsigned flags, MemCharg
         return r;
 }
 
-/* The accounting part: statistics, and the high events and penalty of
- * every level the charge left above high (the walk in done_restock). */
+/* The accounting part: statistics, and, when @over_high, the high events
+ * and penalty of every level the charge left above high (the walk in
+ * done_restock()). */
 static void charge_account(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item,
-                           MemChargeResult *res) {
+                           bool over_high, MemChargeResult *res) {
         stats_mod(&core->stats, core_thread_slot(core), g->id, item, (int64_t) bytes);
-
+        if (_likely_(!over_high))
+                return;
         for (MemGroup *i = g; i; i = i->parent) {
                 int64_t usage = counter_read(&i->counter);
                 int64_t high = counter_read_limit(&i->counter.high);
@@ -114,8 +117,10 @@ int group_charge(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, u
                 r = -EINVAL;
         else if (bytes > 0) {
                 r = charge_counters(g, bytes, flags, &res);
-                if (r == 0)
-                        charge_account(core, g, bytes, item, &res);
+                if (r >= 0) {
+                        charge_account(core, g, bytes, item, r > 0, &res);
+                        r = 0;
+                }
         }
         if (ret)
                 *ret = res;
@@ -147,18 +152,22 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
         else if (atomic_load(&g->dead))
                 r = -ENOENT;
         else if (bytes > 0) {
+                bool over_high;
+
                 r = charge_counters(g, bytes, flags, &res);
-                if (r == 0 && atomic_load(&g->dead)) {
+                over_high = r > 0;
+                if (r >= 0 && atomic_load(&g->dead)) {
                         /* Lost the race with group_remove() (see group.c):
                          * nothing was accounted yet, so only the counters
                          * are undone. */
                         counter_uncharge(&g->counter, NULL, bytes);
                         r = -ENOENT;
                 }
-                if (r == 0) {
+                if (r >= 0) {
                         atomic_fetch_add_explicit(&g->kept[item], (int64_t) bytes,
                                                   memory_order_relaxed);
-                        charge_account(core, g, bytes, item, &res);
+                        charge_account(core, g, bytes, item, over_high, &res);
+                        r = 0;
                 }
         }
         core_read_unlock();

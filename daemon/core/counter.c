@@ -121,6 +121,7 @@ int counter_charge(MemCounter *c, uint64_t bytes) {
 }
 
 int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail) {
+        bool over_high = false;
         MemCounter *i, *j;
 
         if (bytes > MEM_CHARGE_MAX)
@@ -147,8 +148,11 @@ int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCount
                 }
                 propagate_protected_usage(i, new);
                 update_watermark(i, new);
+                /* high sits in the line max was just read from: noting it
+                 * here spares callers a second walk on every charge. */
+                over_high |= new > counter_read_limit(&i->high);
         }
-        return 0;
+        return over_high ? 1 : 0;
 }
 
 void counter_uncharge(MemCounter *c, MemCounter *stop, uint64_t bytes) {

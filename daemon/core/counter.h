@@ -82,8 +82,10 @@ int counter_charge(MemCounter *c, uint64_t bytes);
  * Speculative add, compare, undo this level, then cancel the levels below
  * it: page_counter_try_charge().
  *
- * Return: 0, -EDQUOT (nothing charged; *@ret_fail set, its failcnt raised)
- * or -EOVERFLOW.
+ * Return: 0; 1 when the charge left some counter on the path above its
+ * high (the caller walks the path for its high events only then);
+ * -EDQUOT (nothing charged; *@ret_fail set, its failcnt raised) or
+ * -EOVERFLOW.
  */
 int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail);
 

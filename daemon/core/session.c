@@ -588,6 +588,9 @@ static int move_locked(MemSession *s, MemGroup *src, MemGroup *dst, MemChargeRes
         atomic_fetch_add(&core->move_seq, 1);
         if (total > 0) {
                 r = counter_try_charge(&dst->counter, &top->counter, total, &fail);
+                /* A move raises no high events (nor does the kernel's). */
+                if (r > 0)
+                        r = 0;
                 if (r == -EDQUOT) {
                         MemGroup *refused = group_from_counter(fail);
 
