@@ -433,86 +433,87 @@ static int session_target(BusManager *m, BusPeer *p, const char *path, MemSessio
         return check(error, r, text);
 }
 
-static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
-        MemChargeResult res = {};
-        const char *path, *stat;
-        MemSession *s;
-        MemStatItem item;
+/* A Charge or Uncharge call: its arguments, and where it goes (the group
+ * for a kept one; the caller's session and its group otherwise). */
+typedef struct ChargeCall {
+        MemGroup *g; /* a reference */
+        MemSession *s; /* NULL for keep */
         uint64_t bytes;
-        BusPeer *p;
-        int keep, r;
+        MemStatItem item;
+        int keep;
+} ChargeCall;
 
-        r = sd_bus_message_read(msg, "stsb", &path, &bytes, &stat, &keep);
+static int charge_call_read(BusManager *m, sd_bus_message *msg, ChargeCall *ret,
+                            sd_bus_error *error) {
+        const char *path, *stat;
+        BusPeer *p;
+        int r;
+
+        *ret = (ChargeCall) {};
+        r = sd_bus_message_read(msg, "stsb", &path, &ret->bytes, &stat, &ret->keep);
         if (r < 0)
                 return r;
         GET_PEER(m, msg, p, error);
-
-        r = parse_stat(stat, &item, error);
+        r = parse_stat(stat, &ret->item, error);
         if (r < 0)
                 return r;
-        if (keep) {
-                r = lookup_use(m, p, path, &g, error);
-                if (r < 0)
-                        return r;
-                r = core_charge_kept(m->core, g, bytes, item, MEM_CHARGE_DRAIN, &res);
+        if (ret->keep)
+                return lookup_use(m, p, path, &ret->g, error);
+        return session_target(m, p, path, &ret->s, &ret->g, error);
+}
+
+static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        MemChargeResult res = {};
+        ChargeCall c;
+        int r;
+
+        r = charge_call_read(m, msg, &c, error);
+        if (r < 0)
+                goto out;
+        if (c.keep) {
+                r = core_charge_kept(m->core, c.g, c.bytes, c.item, MEM_CHARGE_DRAIN, &res);
                 if (r == 0)
                         state_changed(m);
-        } else {
-                r = session_target(m, p, path, &s, &g, error);
-                if (r < 0)
-                        return r;
-                r = session_charge(s, bytes, item, MEM_CHARGE_DRAIN, &res);
-        }
+        } else
+                r = session_charge(c.s, c.bytes, c.item, MEM_CHARGE_DRAIN, &res);
         if (r == -EDQUOT)
-                r = fail_refused(error, g->path, &res);
+                r = fail_refused(error, c.g->path, &res);
         else if (r < 0)
-                r = bus_fail(error, r, "%s: %s", g->path, authz_errno_text(r));
+                r = bus_fail(error, r, "%s: %s", c.g->path, authz_errno_text(r));
         else
                 r = sd_bus_reply_method_return(msg, "tt", res.throttle_usec, res.over_high);
         charge_result_done(&res);
+out:
+        group_unref(c.g);
         return r;
 }
 
 static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
-        const char *path, *stat;
-        MemStatItem item;
-        MemSession *s;
-        uint64_t bytes;
-        BusPeer *p;
-        int keep, r;
+        ChargeCall c;
+        int r;
 
-        r = sd_bus_message_read(msg, "stsb", &path, &bytes, &stat, &keep);
+        r = charge_call_read(m, msg, &c, error);
         if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        r = parse_stat(stat, &item, error);
-        if (r < 0)
-                return r;
-        if (keep) {
-                r = lookup_use(m, p, path, &g, error);
-                if (r < 0)
-                        return r;
-                r = group_uncharge_kept(m->core, g, bytes, item);
+                goto out;
+        if (c.keep) {
+                r = group_uncharge_kept(m->core, c.g, c.bytes, c.item);
                 if (r == 0)
                         state_changed(m);
-        } else {
-                r = session_target(m, p, path, &s, &g, error);
-                if (r < 0)
-                        return r;
-                r = session_uncharge(s, bytes, item);
-        }
+        } else
+                r = session_uncharge(c.s, c.bytes, c.item);
         if (r == -ERANGE)
-                return bus_fail(error, r, AUTHZ_MSG_UNCHARGE_RANGE, g->path,
-                                (unsigned long long) bytes, mem_stat_item_to_string(item),
-                                keep ? AUTHZ_MSG_HELD_BY_GROUP : AUTHZ_MSG_HELD_BY_SESSION);
-        if (r < 0)
-                return bus_fail(error, r, "%s: %s", g->path, authz_errno_text(r));
-        return sd_bus_reply_method_return(msg, NULL);
+                r = bus_fail(error, r, AUTHZ_MSG_UNCHARGE_RANGE, c.g->path,
+                             (unsigned long long) c.bytes, mem_stat_item_to_string(c.item),
+                             c.keep ? AUTHZ_MSG_HELD_BY_GROUP : AUTHZ_MSG_HELD_BY_SESSION);
+        else if (r < 0)
+                r = bus_fail(error, r, "%s: %s", c.g->path, authz_errno_text(r));
+        else
+                r = sd_bus_reply_method_return(msg, NULL);
+out:
+        group_unref(c.g);
+        return r;
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
