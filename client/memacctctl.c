@@ -169,6 +169,12 @@ static int connect_or_fail(memacct **ret) {
         return 0;
 }
 
+/* The handle, connected on first use: verbs check their arguments first,
+ * so that a usage error is exit status 2 with or without a daemon. */
+static memacct *connected(memacct **mp) {
+        return connect_or_fail(mp) == 0 ? *mp : NULL;
+}
+
 static int parse_size_arg(const char *s, uint64_t *ret) {
         if (parse_size(s, ret) < 0)
                 return usage_error("invalid size '%s'", s);
@@ -331,10 +337,9 @@ static int verb_limits(memacct **mp, int argc, char **argv) {
                 r = parse_limit(argv[i], &l);
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         if (create)
                 r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
         else
@@ -349,10 +354,9 @@ static int verb_path(memacct **mp, int argc, char **argv) {
 
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         if (strcmp(argv[0], "remove") == 0)
                 r = memacct_remove_group(m, argv[1]);
         else
@@ -367,10 +371,9 @@ static int verb_show(memacct **mp, int argc, char **argv) {
 
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_get_group(m, argv[1], arg_reclaim_root, arg_exact ? MEMACCT_EXACT : 0, &g);
         if (r < 0)
                 return fail(m, "show", argv[1], r);
@@ -402,10 +405,9 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
 
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_get_group(m, path, arg_reclaim_root, arg_exact ? MEMACCT_EXACT : 0, &top);
         if (r >= 0)
                 r = memacct_list_groups(m, path, MEMACCT_RECURSIVE | (arg_exact ? MEMACCT_EXACT : 0),
@@ -482,10 +484,9 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
                 r = parse_item(&item);
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         if (charge)
                 r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, NULL);
         else
@@ -520,10 +521,9 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         if (r != 0)
                 return r;
         catch_stop_signals();
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_attach(m, argv[1]);
         if (r < 0)
                 return fail(m, "attach", argv[1], r);
@@ -567,10 +567,9 @@ static int verb_move(memacct **mp, int argc, char **argv) {
                 r = parse_pid(argv[1], &pid);
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_move(m, pid, argv[2], &sessions);
         if (r < 0)
                 return fail(m, "move", argv[2], r);
@@ -595,10 +594,9 @@ static int verb_client(memacct **mp, int argc, char **argv) {
                 r = parse_pid(argv[1], &pid);
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_get_client(m, pid, arg_exact ? MEMACCT_EXACT : 0, &c);
         if (r < 0)
                 return fail(m, "client", argv[1], r);
@@ -628,10 +626,9 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
         if (r != 0)
                 return r;
         catch_stop_signals();
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_subscribe(m, argv[1]);
         if (r < 0)
                 return fail(m, "watch", argv[1], r);
@@ -668,10 +665,9 @@ static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
 
         if (r != 0)
                 return r;
-        r = connect_or_fail(mp);
-        if (r != 0)
-                return r;
-        m = *mp;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
         r = memacct_import_cgroups(m, arg_from, arg_under, &res);
         if (r < 0)
                 return fail(m, "import-cgroups", arg_from ? arg_from : "/", r);
