@@ -31,7 +31,6 @@
 #include <event2/thread.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -55,6 +54,7 @@
 #include "socket-util.h"
 #include "macro.h"
 #include "metrics.h"
+#include "paths.h"
 #include "persist.h"
 #include "sock-server.h"
 
@@ -230,75 +230,6 @@ static int parse_argv(int argc, char *argv[], Args *args) {
 }
 
 /* The first directory of a systemd "$RUNTIME_DIRECTORY"-style list. */
-static char *first_dir(const char *list) {
-        size_t n = strcspn(list, ":");
-
-        return n > 0 ? strndup(list, n) : NULL;
-}
-
-static const char *home_dir(void) {
-        const char *e = getenv("HOME");
-        struct passwd *pw;
-
-        if (e && *e == '/')
-                return e;
-        pw = getpwuid(geteuid());
-        return pw && pw->pw_dir && *pw->pw_dir == '/' ? pw->pw_dir : NULL;
-}
-
-static int default_socket_path(char **ret) {
-        const char *e = getenv("RUNTIME_DIRECTORY");
-        _cleanup_free_ char *dir = NULL;
-        int r;
-
-        if (e && (dir = first_dir(e)))
-                r = asprintf(ret, "%s/memacctd.sock", dir);
-        else if (geteuid() == 0)
-                r = asprintf(ret, "/run/memacctd/memacctd.sock");
-        else if ((e = getenv("XDG_RUNTIME_DIR")) && *e == '/')
-                r = asprintf(ret, "%s/memacctd/memacctd.sock", e);
-        else
-                r = asprintf(ret, "memacctd.sock");
-        return r < 0 ? -ENOMEM : 0;
-}
-
-static int default_state_dir(char **ret) {
-        const char *e = getenv("STATE_DIRECTORY");
-        _cleanup_free_ char *dir = NULL;
-        int r;
-
-        if (e && (dir = first_dir(e))) {
-                *ret = TAKE_PTR(dir);
-                return 0;
-        }
-        if (geteuid() == 0)
-                r = asprintf(ret, "/var/lib/memacctd");
-        else if ((e = getenv("XDG_STATE_HOME")) && *e == '/')
-                r = asprintf(ret, "%s/memacctd", e);
-        else if ((e = home_dir()))
-                r = asprintf(ret, "%s/.local/state/memacctd", e);
-        else
-                return log_error_errno(ENOENT, "No home directory for the state: use --state-dir");
-        return r < 0 ? -ENOMEM : 0;
-}
-
-static int default_config_path(char **ret) {
-        const char *e;
-        int r;
-
-        if (geteuid() == 0)
-                r = asprintf(ret, "/etc/memacctd/memacctd.conf");
-        else if ((e = getenv("XDG_CONFIG_HOME")) && *e == '/')
-                r = asprintf(ret, "%s/memacctd/memacctd.conf", e);
-        else if ((e = home_dir()))
-                r = asprintf(ret, "%s/.config/memacctd/memacctd.conf", e);
-        else {
-                *ret = NULL;
-                return 0;
-        }
-        return r < 0 ? -ENOMEM : 0;
-}
-
 static unsigned cpu_count(void) {
         cpu_set_t set;
         long n;
@@ -368,9 +299,11 @@ static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
                 }
         }
         if (r >= 0 && !c.socket_path)
-                r = default_socket_path(&c.socket_path);
+                r = paths_default_socket(&c.socket_path);
         if (r >= 0 && !c.state_dir)
-                r = default_state_dir(&c.state_dir);
+                r = paths_default_state_dir(&c.state_dir);
+        if (r == -ENOENT)
+                r = log_error_errno(r, "No home directory for the state: use --state-dir");
         if (c.workers == 0)
                 c.workers = MIN(cpu_count(), (unsigned) WORKERS_MAX);
         if (r < 0) {
@@ -957,7 +890,7 @@ static int run(int argc, char *argv[]) {
                 m.config_path = strdup(m.args.config_path);
                 r = m.config_path ? 0 : -ENOMEM;
         } else
-                r = default_config_path(&m.config_path);
+                r = paths_default_config(&m.config_path);
         if (r >= 0)
                 r = manager_read_config(&m, &m.config, &error);
         if (r < 0) {
