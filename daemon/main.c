@@ -43,12 +43,12 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "bus-manager.h"
-#include "bus-thread.h"
+#include "manager.h"
+#include "thread.h"
 #include "cgroup-sync.h"
 #include "config.h"
 #include "core.h"
-#include "dispatch.h"
+#include "request.h"
 #include "housekeeping.h"
 #include "log.h"
 #include "socket-util.h"
@@ -56,7 +56,7 @@
 #include "metrics.h"
 #include "paths.h"
 #include "persist.h"
-#include "sock-server.h"
+#include "server.h"
 
 
 /* Workers get this long at shutdown to write what they owe. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "dispatch.h"
+#include "request.h"
 #include "frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

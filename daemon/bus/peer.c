@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "authz.h"
-#include "bus-peer.h"
+#include "peer.h"
 #include "log.h"
 #include "macro.h"
 

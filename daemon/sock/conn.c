@@ -59,7 +59,7 @@
 #include "log.h"
 #include "macro.h"
 #include "memacct.pb-c.h"
-#include "sock-conn.h"
+#include "conn.h"
 #include "status.h"
 
 #define USEC_PER_SEC UINT64_C(1000000)

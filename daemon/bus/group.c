@@ -28,8 +28,8 @@
 #include <string.h>
 
 #include "authz.h"
-#include "bus-manager.h"
-#include "bus-peer.h"
+#include "manager.h"
+#include "peer.h"
 #include "macro.h"
 
 /* Who asks, when reads are restricted. Return: 1 with *ret_uid, 0 when

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "core.h"
-#include "dispatch.h"
+#include "request.h"
 
 /* Events queued for the bus beyond this are dropped (and counted): the
  * groups' Events properties stay exact, only the signals are lost. */

@@ -18,7 +18,7 @@
 #include "charge.h"
 #include "core.h"
 /* Built from the unit_tests table, which has the core on the include path, not daemon/. */
-#include "../../daemon/persist.h"
+#include "persist.h"
 #include "session.h"
 
 #define KIB 1024ull

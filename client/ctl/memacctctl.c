@@ -24,7 +24,7 @@
 
 #include <memacct.h>
 
-#include "ctl-oci.h"
+#include "oci.h"
 #include "macro.h"
 #include "parse-size.h"
 

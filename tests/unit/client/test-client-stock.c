@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The charge stock's policy (client/client-stock.c) against a fake page and
+ * The charge stock's policy (client/lib/client-stock.c) against a fake page and
  * a fake daemon: a session with a usage and a max, which adds a refill's
  * bytes to the page when the refill's charge fits, as memacctd does. No
  * socket, no daemon. After every scenario the fake daemon's usage must
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../client/client-stock.h"
+#include "client-stock.h"
 
 #define KiB (UINT64_C(1024))
 #define MiB (UINT64_C(1024) * 1024)

@@ -18,7 +18,7 @@
 #include <systemd/sd-bus.h>
 
 #include "core.h"
-#include "dispatch.h"
+#include "request.h"
 
 #define BUS_NAME "org.memacct1"
 #define BUS_MANAGER_PATH "/org/memacct1"

@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "authz.h"
-#include "bus-manager.h"
-#include "bus-peer.h"
+#include "manager.h"
+#include "peer.h"
 #include "charge.h"
 #include "log.h"
 #include "macro.h"

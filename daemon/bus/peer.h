@@ -13,8 +13,8 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#include "bus-manager.h"
-#include "dispatch.h"
+#include "manager.h"
+#include "request.h"
 #include "session.h"
 
 typedef struct BusPeer {

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dispatch.h"
+#include "request.h"
 
 struct event_base;
 

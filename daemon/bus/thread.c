@@ -40,8 +40,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "bus-manager.h"
-#include "bus-thread.h"
+#include "manager.h"
+#include "thread.h"
 #include "log.h"
 #include "macro.h"
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "authz.h"
-#include "dispatch.h"
+#include "request.h"
 #include "memacct.pb-c.h"
 #include "session.h"
 #include "status.h"

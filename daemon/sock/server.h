@@ -8,8 +8,8 @@
  */
 
 #include "core.h"
-#include "dispatch.h"
-#include "sock-conn.h"
+#include "request.h"
+#include "conn.h"
 
 struct event_base;
 

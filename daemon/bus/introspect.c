@@ -20,7 +20,7 @@
 #include <systemd/sd-id128.h>
 #include <unistd.h>
 
-#include "bus-manager.h"
+#include "manager.h"
 #include "log.h"
 #include "macro.h"
 

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl-oci.h"
+#include "oci.h"
 #include "macro.h"
 #include "parse-size.h"
 

@@ -33,7 +33,7 @@
 
 #include "log.h"
 #include "macro.h"
-#include "sock-server.h"
+#include "server.h"
 
 /* The first read of a connection lands here: a pipelined burst of small
  * frames is served from it without any per-connection allocation. */

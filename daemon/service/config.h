@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "dispatch.h"
+#include "request.h"
 
 #define CONFIG_FILE_MAX (1u << 20) /* bytes; a longer file is refused */
 

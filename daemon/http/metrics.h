@@ -11,7 +11,7 @@
 
 #include "config.h"
 #include "core.h"
-#include "dispatch.h"
+#include "request.h"
 
 typedef struct Metrics Metrics;
 
