@@ -104,6 +104,7 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
                 return -ENOMEM;
         *core = (MemCore) { .config = *config };
         pthread_mutex_init(&core->tree_lock, NULL);
+        pthread_mutex_init(&core->limits_lock, NULL);
         pthread_mutex_init(&core->move_mutex, NULL);
         pthread_mutex_init(&core->clients_lock, NULL);
         pthread_mutex_init(&core->stock_lock, NULL);
@@ -156,6 +157,7 @@ MemCore *core_free(MemCore *core) {
         stats_done(&core->stats);
         free(core->free_ids);
         pthread_mutex_destroy(&core->tree_lock);
+        pthread_mutex_destroy(&core->limits_lock);
         pthread_mutex_destroy(&core->move_mutex);
         pthread_mutex_destroy(&core->clients_lock);
         pthread_mutex_destroy(&core->stock_lock);

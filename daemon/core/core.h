@@ -59,6 +59,8 @@ struct MemCore {
 
         /* Writers of the tree (create, remove, thread registration). */
         pthread_mutex_t tree_lock;
+        /* Writers of limits (group_set_limits()). */
+        pthread_mutex_t limits_lock;
         struct cds_lfht *groups;
         MemGroup *root;
         unsigned ngroups;

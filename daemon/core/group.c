@@ -231,9 +231,34 @@ static int id_alloc(MemCore *core, unsigned *ret) {
         return 0;
 }
 
+/*
+ * Set what @l names on @g's counter, max first; a max refused (usage above
+ * it, without @force) leaves everything as it was. The caller holds
+ * limits_lock, or @g is not linked yet. Return: 0; 1 when a forced max is
+ * below usage (the caller raises oom, outside the lock); -EBUSY.
+ */
+static int limits_apply(MemGroup *g, const MemLimits *l, bool force) {
+        int r = 0;
+
+        if (l->set & MEM_LIMIT_MAX) {
+                int64_t max = counter_clamp_limit(l->max);
+
+                r = force ? counter_set_max_force(&g->counter, max) : counter_set_max(&g->counter, max);
+                if (r < 0)
+                        return r;
+        }
+        if (l->set & MEM_LIMIT_HIGH)
+                counter_set_high(&g->counter, counter_clamp_limit(l->high));
+        if (l->set & MEM_LIMIT_LOW)
+                counter_set_low(&g->counter, counter_clamp_limit(l->low));
+        if (l->set & MEM_LIMIT_MIN)
+                counter_set_min(&g->counter, counter_clamp_limit(l->min));
+        return r;
+}
+
 /* Caller holds tree_lock and the RCU read lock. */
 static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigned depth,
-                      uid_t owner) {
+                      uid_t owner, const MemLimits *limits) {
         MemGroup *g;
         unsigned id;
         int r;
@@ -251,6 +276,10 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
                 r = -ENOMEM;
                 goto fail_id;
         }
+        /* Before anyone can see the group: nobody charges it under other
+         * limits first, and with no usage yet no max can be refused. */
+        if (limits)
+                (void) limits_apply(g, limits, false);
         rcu_tsan_publish(g);
         if (cds_lfht_add_unique(core->groups, path_hash(path), path_match, path, &g->node) !=
             &g->node) {
@@ -277,13 +306,13 @@ int group_create_root(MemCore *core) {
 
         pthread_mutex_lock(&core->tree_lock);
         core_read_lock();
-        r = group_link(core, "/", NULL, 0, 0);
+        r = group_link(core, "/", NULL, 0, 0, NULL);
         core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;
 }
 
-int group_create(MemCore *core, const char *path, uid_t owner) {
+int group_create_limited(MemCore *core, const char *path, uid_t owner, const MemLimits *limits) {
         char parent_path[MEM_PATH_MAX + 1];
         MemGroup *parent;
         const char *slash;
@@ -310,7 +339,7 @@ int group_create(MemCore *core, const char *path, uid_t owner) {
         else if (group_lookup(core, path))
                 r = -EEXIST;
         else
-                r = group_link(core, path, parent, (unsigned) depth, owner);
+                r = group_link(core, path, parent, (unsigned) depth, owner, limits);
         core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;
@@ -457,6 +486,18 @@ int group_set_max(MemGroup *g, uint64_t bytes, bool force) {
         r = counter_set_max_force(&g->counter, limit);
         /* The kernel raises oom when reclaim cannot bring usage under a
          * new memory.max; we have nothing to reclaim with. */
+        if (r > 0)
+                group_event_raise(g, MEM_EVENT_OOM);
+        return r;
+}
+
+int group_set_limits(MemGroup *g, const MemLimits *l, bool force) {
+        int r;
+
+        pthread_mutex_lock(&g->core->limits_lock);
+        r = limits_apply(g, l, force);
+        pthread_mutex_unlock(&g->core->limits_lock);
+        /* As group_set_max(): nothing reclaims towards a forced max. */
         if (r > 0)
                 group_event_raise(g, MEM_EVENT_OOM);
         return r;

@@ -17,34 +17,11 @@
 #include <urcu/rculist.h>
 
 #include "counter.h"
+#include "model.h"
 #include "stats.h"
 
 typedef struct MemCore MemCore;
 typedef struct MemGroup MemGroup;
-
-#define MEM_NAME_MAX 255  /* bytes in one path component */
-#define MEM_PATH_MAX 4096 /* bytes in a whole path, NUL excluded */
-
-typedef enum MemPathError {
-        MEM_PATH_OK,
-        MEM_PATH_NOT_ABSOLUTE,   /* -EINVAL */
-        MEM_PATH_EMPTY_COMPONENT, /* -EINVAL: "//" or a trailing "/" */
-        MEM_PATH_DOT_COMPONENT,  /* -EINVAL: "." or ".." */
-        MEM_PATH_BAD_CHAR,       /* -EINVAL: outside [A-Za-z0-9._:@-] */
-        MEM_PATH_NAME_TOO_LONG,  /* -ENAMETOOLONG: a component over 255 bytes */
-        MEM_PATH_TOO_LONG,       /* -ENAMETOOLONG: the path over MEM_PATH_MAX */
-        MEM_PATH_TOO_DEEP,       /* -EMLINK: more components than max_depth */
-        _MEM_PATH_ERROR_MAX,
-} MemPathError;
-
-typedef enum MemEvent {
-        MEM_EVENT_LOW,
-        MEM_EVENT_HIGH,
-        MEM_EVENT_MAX,
-        MEM_EVENT_OOM,
-        _MEM_EVENT_MAX,
-        _MEM_EVENT_INVALID = -EINVAL,
-} MemEvent;
 
 struct MemGroup {
         MemCounter counter;
@@ -79,10 +56,6 @@ struct MemGroup {
         char path[];
 };
 
-const char *mem_event_to_string(MemEvent ev);
-MemEvent mem_event_from_string(const char *s);
-const char *mem_path_error_to_string(MemPathError e);
-
 /**
  * group_path_check() - validate an absolute group path.
  * @ret_reason: optional, the precise violation
@@ -93,12 +66,20 @@ const char *mem_path_error_to_string(MemPathError e);
 int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason);
 
 /**
- * group_create() - create @path; its parent must exist.
+ * group_create_limited() - create @path with the limits @limits names
+ * (NULL: none) and owner @owner; its parent must exist. The limits are
+ * set before the group is linked: nobody sees it without them, and
+ * nothing is created when the create is refused.
  *
  * Return: 0; a group_path_check() error; -ENOENT (no parent); -EEXIST;
  * -ENOSPC (the configured group count is reached); -ENOMEM.
  */
-int group_create(MemCore *core, const char *path, uid_t owner);
+int group_create_limited(MemCore *core, const char *path, uid_t owner, const MemLimits *limits);
+
+/** group_create() - group_create_limited() without limits. */
+static inline int group_create(MemCore *core, const char *path, uid_t owner) {
+        return group_create_limited(core, path, owner, NULL);
+}
 
 /**
  * group_remove() - remove @path, like rmdir of a cgroup. Its kept charges
@@ -128,6 +109,25 @@ bool group_tryget(MemGroup *g);
 MemGroup *group_ref(MemGroup *g);
 MemGroup *group_unref(MemGroup *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(MemGroup *, group_unref);
+
+/**
+ * group_set_limits() - set the limits @l names: max first, and when max is
+ * refused nothing else changes, so a refused request changes nothing.
+ * Without @force a max below usage is refused (page_counter_set_max());
+ * with it, it is taken (a cgroup v2 memory.max write), an oom event is
+ * raised and 1 returned. Setters are serialised core-wide, as the
+ * kernel's memcg_max_mutex serialises memory.max writes: two requests
+ * never interleave their limits on one group. Any registered thread,
+ * outside core_read_lock().
+ *
+ * Return: 0; 1 (forced below usage); -EBUSY (max refused: nothing set).
+ */
+int group_set_limits(MemGroup *g, const MemLimits *l, bool force);
+
+/*
+ * The single setters below are the primitives group_set_limits() is made
+ * of; outside the core, tests and benchmarks use them.
+ */
 
 /**
  * group_set_max() - set max. Without @force it is refused with -EBUSY when
@@ -174,19 +174,6 @@ bool group_is_descendant(MemGroup *g, const MemGroup *top);
 
 /** group_event_raise() - count @ev locally and on the group and every ancestor. */
 void group_event_raise(MemGroup *g, MemEvent ev);
-
-typedef struct MemGroupInfo {
-        uint64_t current, peak, max, high, low, min; /* limits: UINT64_MAX for none */
-        uint64_t effective_min, effective_low;
-        uint64_t failcnt;
-        uint64_t events[_MEM_EVENT_MAX], events_local[_MEM_EVENT_MAX];
-        int64_t stat[_MEM_STAT_MAX], stat_local[_MEM_STAT_MAX];
-        uint64_t kept[_MEM_STAT_MAX];
-        unsigned nr_children, nr_attached;
-        uid_t owner;
-        bool mirror;             /* group_set_mirror() */
-        uint64_t kernel_current; /* the last group_set_kernel_current(); 0 when not a mirror */
-} MemGroupInfo;
 
 /**
  * group_read() - everything `show` prints about @g.

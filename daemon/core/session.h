@@ -19,16 +19,6 @@
  * sessions under the refusing group and try once more (drain_all_stock()). */
 #define MEM_CHARGE_DRAIN (1u << 8)
 
-typedef enum MemRss {
-        MEM_RSS_FILE,  /* MM_FILEPAGES */
-        MEM_RSS_ANON,  /* MM_ANONPAGES */
-        MEM_RSS_SWAP,  /* MM_SWAPENTS */
-        MEM_RSS_SHMEM, /* MM_SHMEMPAGES */
-        _MEM_RSS_MAX,
-        _MEM_RSS_INVALID = -EINVAL,
-} MemRss;
-
-const char *mem_rss_to_string(MemRss m);
 /** mem_rss_from_stat() - the RSS member a stat item feeds, or -EINVAL for none. */
 MemRss mem_rss_from_stat(MemStatItem item);
 

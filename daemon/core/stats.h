@@ -13,23 +13,7 @@
 #include <stdint.h>
 
 #include "macro.h"
-
-typedef enum MemStatItem {
-        MEM_STAT_ANON,
-        MEM_STAT_FILE,
-        MEM_STAT_SHMEM,
-        MEM_STAT_KERNEL,
-        MEM_STAT_SOCK,
-        MEM_STAT_SWAP,
-        MEM_STAT_DEVICE, /* device/GPU memory the kernel cannot see */
-        MEM_STAT_OTHER,  /* anything else a client wants kept apart */
-        _MEM_STAT_MAX,
-        _MEM_STAT_INVALID = -EINVAL,
-} MemStatItem;
-
-const char *mem_stat_item_to_string(MemStatItem item);
-/** Return: the item, or -EINVAL for an unknown name. */
-MemStatItem mem_stat_item_from_string(const char *s);
+#include "model.h"
 
 /*
  * Updates are counted in 4 KiB units (a byte delta rounds up to one unit),

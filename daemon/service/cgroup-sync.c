@@ -107,8 +107,8 @@ uint64_t cgroup_v1_to_limit(uint64_t bytes) {
         return bytes >= CGROUP_V1_UNLIMITED_MIN ? UINT64_MAX : bytes;
 }
 
-/* Read @name into *@v and set *@has; a missing file leaves the limit absent. */
-static int read_limit(const char *dir, const char *name, bool v1, bool *has, uint64_t *v) {
+/* Read @name into *@v and add @bit to @l->set; a missing file leaves it out. */
+static int read_limit(const char *dir, const char *name, bool v1, MemLimits *l, MemLimitMask bit, uint64_t *v) {
         int r = read_u64(dir, name, v);
 
         if (r == -ENOENT)
@@ -117,29 +117,29 @@ static int read_limit(const char *dir, const char *name, bool v1, bool *has, uin
                 return r;
         if (v1)
                 *v = cgroup_v1_to_limit(*v);
-        *has = true;
+        l->set |= bit;
         return 0;
 }
 
-int cgroup_read_limits(const char *dir, bool v2, CgroupLimits *ret) {
-        CgroupLimits l = {};
+int cgroup_read_limits(const char *dir, bool v2, MemLimits *ret) {
+        MemLimits l = {};
         int r;
 
         if (v2) {
-                if ((r = read_limit(dir, "memory.max", false, &l.has_max, &l.max)) < 0 ||
-                    (r = read_limit(dir, "memory.high", false, &l.has_high, &l.high)) < 0 ||
-                    (r = read_limit(dir, "memory.low", false, &l.has_low, &l.low)) < 0 ||
-                    (r = read_limit(dir, "memory.min", false, &l.has_min, &l.min)) < 0)
+                if ((r = read_limit(dir, "memory.max", false, &l, MEM_LIMIT_MAX, &l.max)) < 0 ||
+                    (r = read_limit(dir, "memory.high", false, &l, MEM_LIMIT_HIGH, &l.high)) < 0 ||
+                    (r = read_limit(dir, "memory.low", false, &l, MEM_LIMIT_LOW, &l.low)) < 0 ||
+                    (r = read_limit(dir, "memory.min", false, &l, MEM_LIMIT_MIN, &l.min)) < 0)
                         return r;
         } else {
-                if ((r = read_limit(dir, "memory.limit_in_bytes", true, &l.has_max, &l.max)) < 0 ||
-                    (r = read_limit(dir, "memory.soft_limit_in_bytes", true, &l.has_low, &l.low)) < 0)
+                if ((r = read_limit(dir, "memory.limit_in_bytes", true, &l, MEM_LIMIT_MAX, &l.max)) < 0 ||
+                    (r = read_limit(dir, "memory.soft_limit_in_bytes", true, &l, MEM_LIMIT_LOW, &l.low)) < 0)
                         return r;
                 /* An unlimited v1 soft limit means "no soft limit": such a
                  * group is not protected from reclaim, so low is 0 (as
                  * systemd's MemoryLow default), not "max", which would
                  * protect every group fully and so none. */
-                if (l.has_low && l.low == UINT64_MAX)
+                if ((l.set & MEM_LIMIT_LOW) && l.low == UINT64_MAX)
                         l.low = 0;
         }
         *ret = l;
@@ -453,9 +453,11 @@ static const char *errno_text(int r) {
         }
 }
 
-static bool limits_equal(const CgroupLimits *l, const MemGroupInfo *info) {
-        return (!l->has_max || l->max == info->max) && (!l->has_high || l->high == info->high) &&
-               (!l->has_low || l->low == info->low) && (!l->has_min || l->min == info->min);
+static bool limits_equal(const MemLimits *l, const MemGroupInfo *info) {
+        return (!(l->set & MEM_LIMIT_MAX) || l->max == info->max) &&
+               (!(l->set & MEM_LIMIT_HIGH) || l->high == info->high) &&
+               (!(l->set & MEM_LIMIT_LOW) || l->low == info->low) &&
+               (!(l->set & MEM_LIMIT_MIN) || l->min == info->min);
 }
 
 /*
@@ -465,7 +467,7 @@ static bool limits_equal(const CgroupLimits *l, const MemGroupInfo *info) {
 static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         char dir[PATH_MAX];
-        CgroupLimits l;
+        MemLimits l;
         MemGroupInfo info;
         int r, ret = 0;
 
@@ -489,14 +491,7 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
         if (!limits_equal(&l, &info) || !info.mirror) {
                 /* The kernel's word is final: a max below our usage is taken
                  * (force), like a memory.max write. */
-                if (l.has_max)
-                        (void) group_set_max(g, l.max, true);
-                if (l.has_high)
-                        group_set_high(g, l.high);
-                if (l.has_low)
-                        group_set_low(g, l.low);
-                if (l.has_min)
-                        group_set_min(g, l.min);
+                (void) group_set_limits(g, &l, true);
                 group_set_mirror(g, true);
                 if (ret == 0)
                         ret = 1;

@@ -31,12 +31,6 @@ typedef struct CgroupCounts {
         unsigned created, updated, unchanged;
 } CgroupCounts;
 
-/* The limits one cgroup gives; has_* for those its hierarchy has. */
-typedef struct CgroupLimits {
-        bool has_max, has_high, has_low, has_min;
-        uint64_t max, high, low, min; /* UINT64_MAX: no limit */
-} CgroupLimits;
-
 /**
  * cgroup_v1_to_limit() - a v1 byte value as a limit: UINT64_MAX ("max")
  * for the kernel's unlimited value and anything at or above
@@ -49,11 +43,12 @@ uint64_t cgroup_v1_to_limit(uint64_t bytes);
  * from its files: on v2 memory.max/high/low/min one to one ("max" is
  * UINT64_MAX); on v1 memory.limit_in_bytes as max and
  * memory.soft_limit_in_bytes as low (cgroup_v1_to_limit(), except that an
- * unlimited soft limit, "no soft limit", is low 0), high and min absent. A file that is missing leaves its limit absent. Pure file
+ * unlimited soft limit, "no soft limit", is low 0), high and min absent.
+ * A file that is missing leaves its limit out of @ret->set. Pure file
  * reading: tests run it on fake trees. Any thread.
  * Return: 0; -EINVAL when a file holds no number; -errno of the reads.
  */
-int cgroup_read_limits(const char *dir, bool v2, CgroupLimits *ret);
+int cgroup_read_limits(const char *dir, bool v2, MemLimits *ret);
 
 /**
  * cgroup_read_usage() - the kernel's usage of the cgroup directory @dir:

@@ -161,7 +161,7 @@ int persist_format(MemCore *core, char **ret, size_t *ret_size) {
 typedef struct StateGroup {
         char *path;
         uid_t owner;
-        uint64_t max, high, low, min;
+        MemLimits limits; /* all four */
         uint64_t kept[_MEM_STAT_MAX];
 } StateGroup;
 
@@ -225,7 +225,7 @@ static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
 static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, _F_MAX };
         static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min" };
-        uint64_t *limits[] = { NULL, &g->max, &g->high, &g->low, &g->min };
+        uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min };
         bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {};
         char *save = NULL, *tok;
 
@@ -273,6 +273,7 @@ static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, Stat
         for (int f = 0; f < _F_MAX; f++)
                 if (!seen[f])
                         return check_fail(ctx, -EBADMSG, line, "%s missing", names[f]);
+        g->limits.set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN;
         return 0;
 }
 
@@ -637,14 +638,11 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 r = restored_group(core, sg, &g);
                 if (r < 0)
                         return r;
-                r = group_set_max(g, sg->max, true);
+                r = group_set_limits(g, &sg->limits, true);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot restore the max of %s: %m", sg->path);
+                        return log_error_errno(r, "Cannot restore the limits of %s: %m", sg->path);
                 if (r > 0)
                         log_warning("Restored group %s holds more kept charges than its max", sg->path);
-                group_set_high(g, sg->high);
-                group_set_low(g, sg->low);
-                group_set_min(g, sg->min);
         }
         return 0;
 }

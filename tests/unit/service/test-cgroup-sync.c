@@ -78,16 +78,16 @@ static void test_v1_unlimited_is_max(void **state) {
 }
 
 static void test_v1_limits_map_to_max_and_low(void **state) {
-        CgroupLimits l;
+        MemLimits l;
         uint64_t u;
 
         (void) state;
         v1_group("", 256 << 20, 64 << 20);
         assert_int_equal(cgroup_read_limits(root, false, &l), 0);
-        assert_true(l.has_max && l.max == 256 << 20);
-        assert_true(l.has_low && l.low == 64 << 20);
-        assert_false(l.has_high);
-        assert_false(l.has_min);
+        assert_true((l.set & MEM_LIMIT_MAX) && l.max == 256 << 20);
+        assert_true((l.set & MEM_LIMIT_LOW) && l.low == 64 << 20);
+        assert_false((l.set & MEM_LIMIT_HIGH));
+        assert_false((l.set & MEM_LIMIT_MIN));
         assert_int_equal(cgroup_read_usage(root, false, &u), 0);
         assert_true(u == 12288);
 
@@ -95,14 +95,14 @@ static void test_v1_limits_map_to_max_and_low(void **state) {
         v1_group("", V1_UNLIMITED, V1_UNLIMITED);
         assert_int_equal(cgroup_read_limits(root, false, &l), 0);
         assert_true(l.max == UINT64_MAX);
-        assert_true(l.has_low && l.low == 0);
+        assert_true((l.set & MEM_LIMIT_LOW) && l.low == 0);
 
         put("", "memory.limit_in_bytes", "lots");
         assert_int_equal(cgroup_read_limits(root, false, &l), -EINVAL);
 }
 
 static void test_v2_limits_map_one_to_one(void **state) {
-        CgroupLimits l;
+        MemLimits l;
         uint64_t u;
 
         (void) state;
@@ -112,22 +112,22 @@ static void test_v2_limits_map_one_to_one(void **state) {
         put("", "memory.min", "0");
         put("", "memory.current", "8192");
         assert_int_equal(cgroup_read_limits(root, true, &l), 0);
-        assert_true(l.has_max && l.max == UINT64_MAX);
-        assert_true(l.has_high && l.high == 1048576);
-        assert_true(l.has_low && l.low == 4096);
-        assert_true(l.has_min && l.min == 0);
+        assert_true((l.set & MEM_LIMIT_MAX) && l.max == UINT64_MAX);
+        assert_true((l.set & MEM_LIMIT_HIGH) && l.high == 1048576);
+        assert_true((l.set & MEM_LIMIT_LOW) && l.low == 4096);
+        assert_true((l.set & MEM_LIMIT_MIN) && l.min == 0);
         assert_int_equal(cgroup_read_usage(root, true, &u), 0);
         assert_true(u == 8192);
 }
 
 static void test_missing_files_leave_limits_absent(void **state) {
-        CgroupLimits l;
+        MemLimits l;
         uint64_t u;
 
         (void) state;
         /* The root of a v2 hierarchy has no memory.max. */
         assert_int_equal(cgroup_read_limits(root, true, &l), 0);
-        assert_false(l.has_max || l.has_high || l.has_low || l.has_min);
+        assert_false((l.set & MEM_LIMIT_MAX) || (l.set & MEM_LIMIT_HIGH) || (l.set & MEM_LIMIT_LOW) || (l.set & MEM_LIMIT_MIN));
         assert_int_equal(cgroup_read_usage(root, true, &u), -ENOENT);
 }
 
