@@ -24,140 +24,12 @@
 #include <cmocka.h>
 
 #include "charge.h"
+#include "core-test.h"
 #include "core.h"
 #include "counter.h"
 #include "group.h"
 #include "session.h"
 #include "stats.h"
-
-#define PAGE 4096
-
-/* ---- failures recorded off the main thread ---------------------------- */
-
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned fail_count;
-static char fail_first[512];
-
-static void fail_at(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail_at(int line, const char *fmt, ...) {
-        va_list ap;
-
-        pthread_mutex_lock(&fail_lock);
-        if (fail_count++ == 0) {
-                int n = snprintf(fail_first, sizeof(fail_first), "line %d: ", line);
-
-                va_start(ap, fmt);
-                vsnprintf(fail_first + n, sizeof(fail_first) - (size_t) n, fmt, ap);
-                va_end(ap);
-        }
-        pthread_mutex_unlock(&fail_lock);
-}
-
-#define CHECK(cond, ...)                                \
-        do {                                            \
-                if (!(cond))                            \
-                        fail_at(__LINE__, __VA_ARGS__); \
-        } while (0)
-
-static void fail_reset(void) {
-        pthread_mutex_lock(&fail_lock);
-        fail_count = 0;
-        fail_first[0] = 0;
-        pthread_mutex_unlock(&fail_lock);
-}
-
-static void assert_no_failures(void) {
-        char msg[sizeof(fail_first)];
-        unsigned n;
-
-        pthread_mutex_lock(&fail_lock);
-        n = fail_count;
-        memcpy(msg, fail_first, sizeof(msg));
-        pthread_mutex_unlock(&fail_lock);
-        if (n > 0)
-                fail_msg("%u broken invariant(s); first: %s", n, msg);
-}
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
-/* xorshift64*: each thread has its own state. */
-static uint64_t rnd(uint64_t *state) {
-        uint64_t x = *state;
-
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        *state = x;
-        return x * 0x2545F4914F6CDD1DULL;
-}
-
-static uint64_t seed_base(void) {
-        const char *e = getenv("MEMACCT_TEST_SEED");
-        uint64_t s = e ? strtoull(e, NULL, 0) : now_usec();
-
-        return s ? s : 1;
-}
-
-typedef struct Fixture {
-        MemCore *core;
-} Fixture;
-
-static int setup(void **state) {
-        MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
-        Fixture *f = calloc(1, sizeof(*f));
-
-        if (!f)
-                return -1;
-        if (core_new(&cfg, &f->core) < 0) {
-                free(f);
-                return -1;
-        }
-        if (core_thread_register(f->core) < 0) {
-                core_free(f->core);
-                free(f);
-                return -1;
-        }
-        fail_reset();
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state) {
-        Fixture *f = *state;
-
-        core_thread_unregister(f->core);
-        core_free(f->core);
-        free(f);
-        return 0;
-}
-
-static MemGroup *get_group(MemCore *core, const char *path) {
-        MemGroup *g = NULL;
-
-        return group_get(core, path, &g) == 0 ? g : NULL;
-}
-
-static MemGroup *make_group(MemCore *core, const char *path) {
-        int r = group_create(core, path, 0);
-
-        if (r != -EEXIST)
-                assert_int_equal(r, 0);
-        return get_group(core, path);
-}
-
-static uint64_t read_usage(MemCore *core, MemGroup *g) {
-        MemGroupInfo info;
-
-        group_read(core, g, NULL, false, &info);
-        return info.current;
-}
 
 /* ---- the stress test: random operations, exact bookkeeping ------------- */
 
@@ -323,7 +195,7 @@ static uint64_t rnd_limit(Worker *w, uint64_t lo, uint64_t span) {
 
 static void op_limit(Worker *w) {
         int p = 1 + (int) (rnd(&w->rng) % (NPOOL - 1)), r;
-        MemGroup *g = get_group(w->st->core, pool[p]);
+        MemGroup *g = find_group(w->st->core, pool[p]);
 
         if (!g)
                 return;
@@ -364,7 +236,7 @@ static void op_kept_charge(Worker *w, uint64_t maxsz) {
         if (mine + (int64_t) bytes > KEPT_CAP)
                 return;
         kept_lock(w, p);
-        g = get_group(w->st->core, pool[p]);
+        g = find_group(w->st->core, pool[p]);
         if (!g) {
                 kept_unlock(w, p);
                 return;
@@ -397,7 +269,7 @@ static void op_kept_uncharge(Worker *w) {
                         continue;
                 bytes = 1 + (int64_t) (rnd(&w->rng) % (uint64_t) w->kept[p][it]);
                 kept_lock(w, p);
-                g = get_group(w->st->core, pool[p]);
+                g = find_group(w->st->core, pool[p]);
                 CHECK(g, "%s vanished while %lld were kept in it", pool[p],
                       (long long) w->kept[p][it]);
                 if (!g) {
@@ -421,7 +293,7 @@ static void sess_attach(Worker *w, Sess *x) {
 
         if (p == x->path || banned(w, p))
                 return;
-        g = get_group(w->st->core, pool[p]);
+        g = find_group(w->st->core, pool[p]);
         if (!g)
                 return;
         r = session_attach(x->s, g);
@@ -509,7 +381,7 @@ static void op_sess_move(Worker *w) {
 
         if (!x->s || p == x->path || banned(w, p))
                 return;
-        g = get_group(w->st->core, pool[p]);
+        g = find_group(w->st->core, pool[p]);
         if (!g)
                 return;
         r = session_move(x->s, g, &res);
@@ -562,7 +434,7 @@ static void op_drain(Worker *w) {
                         if (w->kept[q][it] == 0)
                                 continue;
                         kept_lock(w, q);
-                        g = get_group(w->st->core, pool[q]);
+                        g = find_group(w->st->core, pool[q]);
                         CHECK(g, "%s vanished while %lld were kept in it", pool[q],
                               (long long) w->kept[q][it]);
                         if (!g) {
@@ -576,7 +448,7 @@ static void op_drain(Worker *w) {
                         group_unref(g);
                         kept_unlock(w, q);
                 }
-        root = get_group(w->st->core, "/");
+        root = find_group(w->st->core, "/");
         CHECK(root, "no root");
         for (int k = 0; root && k < NSESS; k++) {
                 Sess *x = &w->sess[k];
@@ -716,7 +588,7 @@ static void verify_exact(Stress *st, const char *when) {
 
                 for (int it = 0; it < _MEM_STAT_MAX; it++)
                         sum += total[p][it];
-                groups[p] = get_group(st->core, pool[p]);
+                groups[p] = find_group(st->core, pool[p]);
                 if (!groups[p]) {
                         CHECK(sum == 0, "%s: %s is gone but %lld are charged in it", when,
                               pool[p], (long long) sum);
@@ -881,7 +753,7 @@ static void run_workers(Stress *st, int phase, uint64_t usec) {
 }
 
 static void test_random_operations_keep_invariants(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         uint64_t seed = seed_base();
         unsigned long ops = 0, charged = 0, refused = 0, moved = 0, removed = 0, drained = 0;
         Stress *st = calloc(1, sizeof(*st));
@@ -890,10 +762,10 @@ static void test_random_operations_keep_invariants(void **state) {
                 pthread_rwlock_init(&st->kept_lock[p], NULL);
 
         assert_non_null(st);
-        st->core = f->core;
+        st->core = core;
         print_message("seed %llu (MEMACCT_TEST_SEED)\n", (unsigned long long) seed);
         for (int p = 1; p < NPOOL; p++)
-                assert_int_equal(group_create(f->core, pool[p], 0), 0);
+                assert_int_equal(group_create(core, pool[p], 0), 0);
         for (unsigned i = 0; i < NWORKERS; i++) {
                 Worker *w = &st->w[i];
 
@@ -904,7 +776,7 @@ static void test_random_operations_keep_invariants(void **state) {
                 w->rng = seed * (2 * i + 1) + 0x9E3779B97F4A7C15ULL;
                 for (int k = 0; k < NSESS; k++) {
                         w->sess[k].path = -1;
-                        assert_int_equal(session_new(f->core, w->pid, 1000, 1000, &w->sess[k].s),
+                        assert_int_equal(session_new(core, w->pid, 1000, 1000, &w->sess[k].s),
                                          0);
                 }
         }
@@ -917,12 +789,12 @@ static void test_random_operations_keep_invariants(void **state) {
 
         /* Phase 2: fixed tree, fixed limits a little above usage. */
         for (int p = 0; p < NPOOL; p++) {
-                st->fixed[p] = make_group(f->core, pool[p]);
+                st->fixed[p] = make_group(core, pool[p]);
                 assert_non_null(st->fixed[p]);
                 if (p == 0)
                         continue;
                 assert_int_equal(group_set_max(st->fixed[p],
-                                               read_usage(f->core, st->fixed[p]) + 65536 +
+                                               read_usage(core, st->fixed[p]) + 65536 +
                                                        rnd(&st->w[0].rng) % (448 * 1024),
                                                false),
                                  0);
@@ -963,19 +835,19 @@ static void test_random_operations_keep_invariants(void **state) {
                         for (int it = 0; it < _MEM_STAT_MAX; it++) {
                                 if (w->kept[p][it] == 0)
                                         continue;
-                                assert_int_equal(group_uncharge_kept(f->core, st->fixed[p],
+                                assert_int_equal(group_uncharge_kept(core, st->fixed[p],
                                                                      (uint64_t) w->kept[p][it],
                                                                      it),
                                                  0);
                                 w->kept[p][it] = 0;
                         }
-                assert_int_equal(client_read_rss(f->core, w->pid, true, rss), -ESRCH);
+                assert_int_equal(client_read_rss(core, w->pid, true, rss), -ESRCH);
         }
-        core_stats_flush(f->core, true);
+        core_stats_flush(core, true);
         for (int p = 0; p < NPOOL; p++) {
                 MemGroupInfo info;
 
-                group_read(f->core, st->fixed[p], NULL, true, &info);
+                group_read(core, st->fixed[p], NULL, true, &info);
                 assert_int_equal(info.current, 0);
                 for (int it = 0; it < _MEM_STAT_MAX; it++) {
                         assert_int_equal(info.stat[it], 0);
@@ -984,10 +856,10 @@ static void test_random_operations_keep_invariants(void **state) {
                 }
         }
         for (int p = NPOOL - 1; p > 0; p--)
-                assert_int_equal(group_remove(f->core, pool[p]), 0);
+                assert_int_equal(group_remove(core, pool[p]), 0);
         for (int p = 0; p < NPOOL; p++)
                 group_unref(st->fixed[p]);
-        assert_int_equal(core_group_count(f->core), 1);
+        assert_int_equal(core_group_count(core), 1);
         free(st);
 }
 
@@ -1061,19 +933,19 @@ static void *consistent_reader_main(void *arg) {
         return NULL;
 }
 
-static void move_test_init(Fixture *f, MoveTest *t, const char *top, pid_t pid) {
+static void move_test_init(MemCore *core, MoveTest *t, const char *top, pid_t pid) {
         char pa[32], pb[32];
 
         snprintf(pa, sizeof(pa), "%s/a", top);
         snprintf(pb, sizeof(pb), "%s/b", top);
-        *t = (MoveTest) { .core = f->core, .rng = seed_base() };
-        t->m = make_group(f->core, top);
-        t->a = make_group(f->core, pa);
-        t->b = make_group(f->core, pb);
+        *t = (MoveTest) { .core = core, .rng = seed_base() };
+        t->m = make_group(core, top);
+        t->a = make_group(core, pa);
+        t->b = make_group(core, pb);
         assert_non_null(t->m);
         assert_non_null(t->a);
         assert_non_null(t->b);
-        assert_int_equal(session_new(f->core, pid, 1000, 1000, &t->s), 0);
+        assert_int_equal(session_new(core, pid, 1000, 1000, &t->s), 0);
         assert_int_equal(session_attach(t->s, t->a), 0);
 }
 
@@ -1086,12 +958,12 @@ static void move_test_done(MoveTest *t) {
 }
 
 static void test_move_atomic_for_consistent_readers(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         pthread_t mover, readers[NREADERS];
         MoveTest t;
         uint64_t out[2];
 
-        move_test_init(f, &t, "/m", 900);
+        move_test_init(core, &t, "/m", 900);
         assert_int_equal(session_charge(t.s, 1 << 20, MEM_STAT_ANON, 0, NULL), 0);
         assert_int_equal(session_charge(t.s, 12345, MEM_STAT_FILE, 0, NULL), 0);
         assert_int_equal(session_charge(t.s, 3 * PAGE, MEM_STAT_KERNEL, 0, NULL), 0);
@@ -1111,15 +983,15 @@ static void test_move_atomic_for_consistent_readers(void **state) {
         assert_true(atomic_load(&t.reads) > 0);
 
         /* Where the mover left it, with its stats. */
-        core_read_usage_consistent(f->core, (MemGroup *const[]) { t.a, t.b }, 2, out);
+        core_read_usage_consistent(core, (MemGroup *const[]) { t.a, t.b }, 2, out);
         assert_int_equal(out[t.moves % 2], t.n);
         assert_int_equal(out[1 - t.moves % 2], 0);
         assert_ptr_equal(atomic_load(&t.s->group), t.moves % 2 ? t.b : t.a);
         {
                 MemGroupInfo in, away;
 
-                group_read(f->core, t.moves % 2 ? t.b : t.a, NULL, true, &in);
-                group_read(f->core, t.moves % 2 ? t.a : t.b, NULL, true, &away);
+                group_read(core, t.moves % 2 ? t.b : t.a, NULL, true, &in);
+                group_read(core, t.moves % 2 ? t.a : t.b, NULL, true, &away);
                 assert_int_equal(in.stat[MEM_STAT_ANON], 1 << 20);
                 assert_int_equal(in.stat[MEM_STAT_FILE], 12345);
                 assert_int_equal(in.stat[MEM_STAT_KERNEL], 3 * PAGE);
@@ -1178,14 +1050,14 @@ static void *session_charger_main(void *arg) {
 }
 
 static void test_session_charges_race_moves(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         pthread_t mover, charger;
         MemGroupInfo in, away, top;
         int64_t exact[_MEM_RSS_MAX], expect[_MEM_RSS_MAX] = {}, sum = 0;
         MemGroup *g;
         MoveTest t;
 
-        move_test_init(f, &t, "/n", 901);
+        move_test_init(core, &t, "/n", 901);
         t.deadline = now_usec() + MOVE_USEC;
         assert_int_equal(pthread_create(&charger, NULL, session_charger_main, &t), 0);
         assert_int_equal(pthread_create(&mover, NULL, mover_main, &t), 0);
@@ -1199,10 +1071,10 @@ static void test_session_charges_race_moves(void **state) {
         /* Every stat update landed on the group the charge was in. */
         g = atomic_load(&t.s->group);
         assert_ptr_equal(g, t.moves % 2 ? t.b : t.a);
-        core_stats_flush(f->core, true);
-        group_read(f->core, g, NULL, false, &in);
-        group_read(f->core, g == t.a ? t.b : t.a, NULL, false, &away);
-        group_read(f->core, t.m, NULL, false, &top);
+        core_stats_flush(core, true);
+        group_read(core, g, NULL, false, &in);
+        group_read(core, g == t.a ? t.b : t.a, NULL, false, &away);
+        group_read(core, t.m, NULL, false, &top);
         for (int it = 0; it < _MEM_STAT_MAX; it++) {
                 assert_int_equal(in.stat[it], t.held[it]);
                 assert_int_equal(in.stat_local[it], t.held[it]);
@@ -1216,7 +1088,7 @@ static void test_session_charges_race_moves(void **state) {
         assert_int_equal(in.current, sum);
         assert_int_equal(away.current, 0);
         assert_int_equal(top.current, sum);
-        assert_int_equal(client_read_rss(f->core, 901, true, exact), 0);
+        assert_int_equal(client_read_rss(core, 901, true, exact), 0);
         for (int m = 0; m < _MEM_RSS_MAX; m++)
                 assert_int_equal(exact[m], expect[m]);
         move_test_done(&t);
@@ -1292,12 +1164,12 @@ static void *client_mover_main(void *arg) {
 }
 
 static void test_session_free_races_client_move(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         pthread_t churn, mover;
         MoveTest t;
         int64_t rss[_MEM_RSS_MAX];
 
-        move_test_init(f, &t, "/p", 903);
+        move_test_init(core, &t, "/p", 903);
         t.deadline = now_usec() + MOVE_USEC;
         assert_int_equal(pthread_create(&mover, NULL, client_mover_main, &t), 0);
         assert_int_equal(pthread_create(&churn, NULL, session_churn_main, &t), 0);
@@ -1308,9 +1180,9 @@ static void test_session_free_races_client_move(void **state) {
                       t.moves);
         assert_true(t.charges > 0);
         assert_true(t.moves > 0);
-        assert_int_equal(read_usage(f->core, t.a), 0);
-        assert_int_equal(read_usage(f->core, t.b), 0);
-        assert_int_equal(client_read_rss(f->core, FREE_PID, true, rss), -ESRCH);
+        assert_int_equal(read_usage(core, t.a), 0);
+        assert_int_equal(read_usage(core, t.b), 0);
+        assert_int_equal(client_read_rss(core, FREE_PID, true, rss), -ESRCH);
         move_test_done(&t);
 }
 
@@ -1387,10 +1259,10 @@ static void *getter_main(void *arg) {
  * kept charges that raced the removal must all be released with it.
  */
 static void test_group_get_races_remove(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         pthread_t remover, getters[NGETTERS];
-        GetTest t = { .core = f->core };
-        MemGroup *root = get_group(f->core, "/");
+        GetTest t = { .core = core };
+        MemGroup *root = find_group(core, "/");
         MemGroupInfo info;
 
         assert_non_null(root);
@@ -1409,12 +1281,12 @@ static void test_group_get_races_remove(void **state) {
 
         /* Every removal took its kept charges along. */
         urcu_memb_barrier();
-        core_stats_flush(f->core, true);
-        group_read(f->core, root, NULL, false, &info);
+        core_stats_flush(core, true);
+        group_read(core, root, NULL, false, &info);
         assert_int_equal(info.current, 0);
         for (int it = 0; it < _MEM_STAT_MAX; it++)
                 assert_int_equal(info.stat[it], 0);
-        assert_int_equal(core_group_count(f->core), 1);
+        assert_int_equal(core_group_count(core), 1);
         group_unref(root);
 }
 
@@ -1483,15 +1355,15 @@ static void *keeper_main(void *arg) {
 }
 
 static void test_refused_remove_keeps_group_usable(void **state) {
-        Fixture *f = *state;
+        MemCore *core = *state;
         pthread_t refuser, keepers[NKEEPERS];
-        RefuseTest t = { .core = f->core };
+        RefuseTest t = { .core = core };
         MemSession *s;
         MemGroupInfo info;
 
-        t.g = make_group(f->core, "/x");
+        t.g = make_group(core, "/x");
         assert_non_null(t.g);
-        assert_int_equal(session_new(f->core, 904, 1000, 1000, &s), 0);
+        assert_int_equal(session_new(core, 904, 1000, 1000, &s), 0);
         assert_int_equal(session_attach(s, t.g), 0);
         t.deadline = now_usec() + REFUSE_USEC;
         for (unsigned i = 0; i < NKEEPERS; i++)
@@ -1502,8 +1374,8 @@ static void test_refused_remove_keeps_group_usable(void **state) {
                 assert_int_equal(pthread_join(keepers[i], NULL), 0);
         print_message("%lu refused removals, %lu kept charges, %lu refused with -ENOENT\n",
                       t.refusals, atomic_load(&t.charges), atomic_load(&t.enoent_charges));
-        core_stats_flush(f->core, true);
-        group_read(f->core, t.g, NULL, false, &info);
+        core_stats_flush(core, true);
+        group_read(core, t.g, NULL, false, &info);
         assert_null(session_free(s));
 
         assert_no_failures();
@@ -1513,7 +1385,7 @@ static void test_refused_remove_keeps_group_usable(void **state) {
         assert_int_equal(info.kept[MEM_STAT_SHMEM], atomic_load(&t.kept));
         assert_int_equal(info.stat[MEM_STAT_SHMEM], atomic_load(&t.kept));
         assert_int_equal(info.nr_attached, 1);
-        assert_int_equal(group_remove(f->core, "/x"), 0);
+        assert_int_equal(group_remove(core, "/x"), 0);
         group_unref(t.g);
 }
 
@@ -1679,14 +1551,14 @@ static void assert_unforced_flush_catches_up(StatTest *t, MemGroup *root,
 }
 
 static void test_stats_concurrent_updates_flush_exact(void **state) {
-        Fixture *f = *state;
-        StatTest t = { .core = f->core };
+        MemCore *core = *state;
+        StatTest t = { .core = core };
         Updater u[NUPDATERS];
         int64_t expect[_MEM_STAT_MAX] = {}, zero[_MEM_STAT_MAX] = {};
         MemGroup *root;
 
-        t.g = make_group(f->core, "/s");
-        root = get_group(f->core, "/");
+        t.g = make_group(core, "/s");
+        root = find_group(core, "/");
         assert_non_null(t.g);
         assert_non_null(root);
         for (unsigned i = 0; i < NUPDATERS; i++) {
@@ -1702,12 +1574,12 @@ static void test_stats_concurrent_updates_flush_exact(void **state) {
                         expect[it] += u[i].done[it];
         print_message("%lu flusher reads, %llu non-forced flushes (pressure %d, threads %u)\n",
                       t.flusher_reads,
-                      (unsigned long long) atomic_load(&f->core->stats.flushes),
-                      atomic_load(&f->core->stats.flush_pressure),
-                      atomic_load(&f->core->stats.nthreads));
-        assert_true(atomic_load(&f->core->stats.flushes) > 0);
+                      (unsigned long long) atomic_load(&core->stats.flushes),
+                      atomic_load(&core->stats.flush_pressure),
+                      atomic_load(&core->stats.nthreads));
+        assert_true(atomic_load(&core->stats.flushes) > 0);
         assert_unforced_flush_catches_up(&t, root, expect);
-        core_stats_flush(f->core, true);
+        core_stats_flush(core, true);
         assert_stats_equal(&t, root, expect);
         for (int it = 0; it < _MEM_STAT_MAX; it++)
                 t.bound[it] = expect[it];
@@ -1720,29 +1592,23 @@ static void test_stats_concurrent_updates_flush_exact(void **state) {
                 for (int it = 0; it < _MEM_STAT_MAX; it++)
                         assert_int_equal(u[i].done[it], 0);
         assert_unforced_flush_catches_up(&t, root, zero);
-        core_stats_flush(f->core, true);
+        core_stats_flush(core, true);
         assert_stats_equal(&t, root, zero);
 
-        assert_int_equal(group_remove(f->core, "/s"), 0);
+        assert_int_equal(group_remove(core, "/s"), 0);
         group_unref(t.g);
         group_unref(root);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_random_operations_keep_invariants, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_move_atomic_for_consistent_readers, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_session_charges_race_moves, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_group_get_races_remove, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_refused_remove_keeps_group_usable, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_session_free_races_client_move, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_stats_concurrent_updates_flush_exact, setup,
-                                                teardown),
+                CORE_TEST(test_random_operations_keep_invariants),
+                CORE_TEST(test_move_atomic_for_consistent_readers),
+                CORE_TEST(test_session_charges_race_moves),
+                CORE_TEST(test_group_get_races_remove),
+                CORE_TEST(test_refused_remove_keeps_group_usable),
+                CORE_TEST(test_session_free_races_client_move),
+                CORE_TEST(test_stats_concurrent_updates_flush_exact),
         };
 
         return cmocka_run_group_tests_name("concurrency", tests, NULL, NULL);

@@ -20,95 +20,27 @@
 #include <cmocka.h>
 
 #include "charge.h"
+#include "core-test.h"
 #include "core.h"
 #include "group.h"
 #include "session.h"
 #include "stats.h"
 
-#define KiB ((uint64_t) 1 << 10)
-#define MiB ((uint64_t) 1 << 20)
-
 /* ---- fixtures ------------------------------------------------------------ */
-
-static int setup_with(void **state, MemCoreConfig config) {
-        MemCore *core = NULL;
-
-        if (core_new(&config, &core) < 0)
-                return -1;
-        if (core_thread_register(core) < 0) {
-                core_free(core);
-                return -1;
-        }
-        *state = core;
-        return 0;
-}
-
-static int setup(void **state) {
-        return setup_with(state, MEM_CORE_CONFIG_DEFAULT);
-}
 
 /* Room for the root and two more groups. */
 static int setup_three_groups(void **state) {
         MemCoreConfig config = MEM_CORE_CONFIG_DEFAULT;
 
         config.max_groups = 3;
-        return setup_with(state, config);
+        return setup_core_with(state, config);
 }
 
 static int setup_depth_four(void **state) {
         MemCoreConfig config = MEM_CORE_CONFIG_DEFAULT;
 
         config.max_depth = 4;
-        return setup_with(state, config);
-}
-
-static int teardown(void **state) {
-        MemCore *core = *state;
-
-        core_thread_unregister(core);
-        core_free(core);
-        return 0;
-}
-
-/* ---- helpers ------------------------------------------------------------- */
-
-/* A referenced group; the caller drops it with group_unref(). */
-static MemGroup *get(MemCore *core, const char *path) {
-        MemGroup *g = NULL;
-
-        assert_int_equal(group_get(core, path, &g), 0);
-        assert_non_null(g);
-        assert_string_equal(g->path, path);
-        return g;
-}
-
-static MemGroupInfo read_info(MemCore *core, MemGroup *g, bool exact) {
-        MemGroupInfo info;
-
-        memset(&info, 0xa5, sizeof(info)); /* every field must be written */
-        group_read(core, g, NULL, exact, &info);
-        return info;
-}
-
-static uint64_t usage(MemGroup *g) {
-        return (uint64_t) counter_read(&g->counter);
-}
-
-static unsigned refs(MemGroup *g) {
-        return atomic_load(&g->refs);
-}
-
-/* Builds "/l1/l2/.../l<depth>" into buf. */
-static void deep_path(char *buf, size_t size, unsigned depth) {
-        size_t n = 0;
-
-        buf[0] = 0;
-        for (unsigned i = 1; i <= depth; i++) {
-                int k = snprintf(buf + n, size - n, "/l%u", i);
-
-                assert_true(k > 0 && (size_t) k < size - n);
-                n += (size_t) k;
-        }
+        return setup_core_with(state, config);
 }
 
 /* ---- group_path_check ----------------------------------------------------- */
@@ -287,7 +219,7 @@ static void test_create_after_remove_counts_only_live_groups(void **state) {
         /* Someone (a reader, a D-Bus object) still holds a reference to /b
          * when it is removed: the group is gone from the tree, only its
          * memory waits for the last reference. */
-        b = get(core, "/b");
+        b = take_group(core, "/b");
         assert_int_equal(group_remove(core, "/b"), 0);
         assert_int_equal(core_group_count(core), 2);
 
@@ -344,15 +276,15 @@ static void test_get_takes_reference_and_unref_drops_it(void **state) {
         assert_int_equal(group_get(core, "/nope", &missing), -ENOENT);
         assert_null(missing);
 
-        a = get(core, "/a");
-        base = refs(a);
-        a2 = get(core, "/a");
+        a = take_group(core, "/a");
+        base = refs_of(a);
+        a2 = take_group(core, "/a");
         assert_ptr_equal(a, a2);
-        assert_int_equal(refs(a), base + 1);
+        assert_int_equal(refs_of(a), base + 1);
         assert_null(group_unref(a2));
-        assert_int_equal(refs(a), base);
+        assert_int_equal(refs_of(a), base);
         assert_ptr_equal(group_ref(a), a);
-        assert_int_equal(refs(a), base + 1);
+        assert_int_equal(refs_of(a), base + 1);
         group_unref(a);
         group_unref(a);
         assert_null(group_unref(NULL));
@@ -381,16 +313,16 @@ static void test_remove_releases_kept_charges(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
 
         /* Kept charges belong to the group: removing it releases them,
          * from its ancestors' usage and statistics alike. */
         assert_int_equal(group_charge_kept(core, b, 8 * KiB, MEM_STAT_FILE, 0, NULL), 0);
         assert_int_equal(group_charge_kept(core, b, 4 * KiB, MEM_STAT_ANON, 0, NULL), 0);
-        assert_int_equal(usage(a), 12 * KiB);
+        assert_int_equal(usage_of(a), 12 * KiB);
         assert_int_equal(group_remove(core, "/a/b"), 0);
-        assert_int_equal(usage(a), 0);
+        assert_int_equal(usage_of(a), 0);
         group_read(core, a, NULL, true, &info);
         assert_int_equal(info.stat[MEM_STAT_FILE], 0);
         assert_int_equal(info.stat[MEM_STAT_ANON], 0);
@@ -398,7 +330,7 @@ static void test_remove_releases_kept_charges(void **state) {
         /* The removed group takes no more kept charges or uncharges. */
         assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), -ENOENT);
         assert_int_equal(group_uncharge_kept(core, b, 1, MEM_STAT_FILE), -ENOENT);
-        assert_int_equal(usage(a), 0);
+        assert_int_equal(usage_of(a), 0);
         group_unref(b);
         group_unref(a);
 }
@@ -410,7 +342,7 @@ static void test_remove_refuses_group_with_session(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        b = get(core, "/a/b");
+        b = take_group(core, "/a/b");
         assert_int_equal(session_new(core, 1, 0, 0, &s), 0);
         assert_int_equal(session_attach(s, b), 0);
         assert_int_equal(session_charge(s, 4 * KiB, MEM_STAT_ANON, 0, NULL), 0);
@@ -419,10 +351,10 @@ static void test_remove_refuses_group_with_session(void **state) {
         /* The refused removal left it alive and chargeable. */
         assert_false(atomic_load(&b->dead));
         assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), 0);
-        assert_int_equal(usage(b), 4 * KiB + 1);
+        assert_int_equal(usage_of(b), 4 * KiB + 1);
 
         session_free(s);
-        assert_int_equal(usage(b), 1);
+        assert_int_equal(usage_of(b), 1);
         assert_int_equal(group_remove(core, "/a/b"), 0);
         group_unref(b);
 }
@@ -433,7 +365,7 @@ static void test_removed_path_can_be_recreated_fresh(void **state) {
         MemGroup *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         assert_int_equal(group_set_max(a, 1 * MiB, false), 0);
         assert_int_equal(group_charge(core, a, 64 * KiB, MEM_STAT_ANON, 0, NULL), 0);
         group_uncharge(core, a, 64 * KiB, MEM_STAT_ANON);
@@ -445,7 +377,7 @@ static void test_removed_path_can_be_recreated_fresh(void **state) {
         core_read_unlock();
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         info = read_info(core, a, true);
         assert_int_equal(info.current, 0);
         assert_int_equal(info.peak, 0);
@@ -460,14 +392,14 @@ static void test_kept_charge_to_removed_group_is_refused(void **state) {
         MemGroup *root, *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
         assert_int_equal(group_remove(core, "/a"), 0);
 
         /* Our reference keeps the memory valid, but the group is dead. */
         assert_int_equal(group_charge_kept(core, a, 4 * KiB, MEM_STAT_ANON, 0, NULL), -ENOENT);
-        assert_int_equal(usage(a), 0);
-        assert_int_equal(usage(root), 0);
+        assert_int_equal(usage_of(a), 0);
+        assert_int_equal(usage_of(root), 0);
         assert_int_equal(atomic_load(&a->kept[MEM_STAT_ANON]), 0);
         group_unref(a);
         group_unref(root);
@@ -491,28 +423,28 @@ static void test_deepest_tree_charges_and_uncharges_every_level(void **state) {
         assert_int_equal(core_group_count(core), depth + 1);
 
         deep_path(path, sizeof(path), depth);
-        leaf = get(core, path);
+        leaf = take_group(core, path);
         assert_int_equal(leaf->depth, depth);
 
         assert_int_equal(group_charge(core, leaf, 1 * MiB, MEM_STAT_ANON, 0, &res), 0);
         assert_null(res.refused);
         for (MemGroup *g = leaf; g; g = g->parent)
-                assert_int_equal(usage(g), 1 * MiB);
+                assert_int_equal(usage_of(g), 1 * MiB);
 
         /* A limit halfway up refuses, names itself, and nothing stays charged. */
         deep_path(mid_path, sizeof(mid_path), depth / 2);
-        mid = get(core, mid_path);
+        mid = take_group(core, mid_path);
         assert_int_equal(group_set_max(mid, 1536 * KiB, false), 0);
         assert_int_equal(group_charge(core, leaf, 1 * MiB, MEM_STAT_ANON, 0, &res), -EDQUOT);
         assert_ptr_equal(res.refused, mid);
         assert_string_equal(res.refused->path, mid_path);
         charge_result_done(&res);
         for (MemGroup *g = leaf; g; g = g->parent)
-                assert_int_equal(usage(g), 1 * MiB);
+                assert_int_equal(usage_of(g), 1 * MiB);
 
         group_uncharge(core, leaf, 1 * MiB, MEM_STAT_ANON);
         for (MemGroup *g = leaf; g; g = g->parent)
-                assert_int_equal(usage(g), 0);
+                assert_int_equal(usage_of(g), 0);
         group_unref(mid);
         group_unref(leaf);
 
@@ -530,7 +462,7 @@ static void test_charge_refuses_bad_item_and_oversize(void **state) {
         MemGroup *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         assert_int_equal(group_charge(core, a, 4 * KiB, _MEM_STAT_MAX, 0, &res), -EINVAL);
         assert_int_equal(group_charge(core, a, 4 * KiB, (MemStatItem) -1, 0, NULL), -EINVAL);
         assert_int_equal(group_charge_kept(core, a, 4 * KiB, _MEM_STAT_MAX, 0, NULL), -EINVAL);
@@ -539,7 +471,7 @@ static void test_charge_refuses_bad_item_and_oversize(void **state) {
         assert_null(res.refused);
         assert_int_equal(group_charge_kept(core, a, MEM_CHARGE_MAX + 1, MEM_STAT_ANON, 0, NULL),
                          -EOVERFLOW);
-        assert_int_equal(usage(a), 0);
+        assert_int_equal(usage_of(a), 0);
         assert_int_equal(atomic_load(&a->kept[MEM_STAT_ANON]), 0);
         group_unref(a);
 }
@@ -552,7 +484,7 @@ static void test_uncharge_kept_refuses_underflow(void **state) {
         MemGroup *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         assert_int_equal(group_charge_kept(core, a, 8 * KiB, MEM_STAT_FILE, 0, NULL), 0);
         assert_int_equal(group_charge_kept(core, a, 4 * KiB, MEM_STAT_SHMEM, 0, NULL), 0);
 
@@ -581,7 +513,7 @@ static void test_uncharge_kept_refuses_underflow(void **state) {
         assert_int_equal(info.kept[MEM_STAT_FILE], 0);
         assert_int_equal(info.stat[MEM_STAT_FILE], 0);
         assert_int_equal(group_uncharge_kept(core, a, 4 * KiB, MEM_STAT_SHMEM), 0);
-        assert_int_equal(usage(a), 0);
+        assert_int_equal(usage_of(a), 0);
         group_unref(a);
 }
 
@@ -593,28 +525,28 @@ static void test_kept_charge_refused_names_refusing_ancestor(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
         assert_int_equal(group_set_max(a, 16 * KiB, false), 0);
         assert_int_equal(group_charge_kept(core, b, 16 * KiB, MEM_STAT_FILE, 0, &res), 0);
         assert_null(res.refused);
         assert_false(res.over_max);
 
-        base = refs(a);
+        base = refs_of(a);
         assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, &res), -EDQUOT);
         assert_non_null(res.refused);
         assert_string_equal(res.refused->path, "/a");
         /* The result holds a reference, and done drops it. */
-        assert_int_equal(refs(a), base + 1);
+        assert_int_equal(refs_of(a), base + 1);
         charge_result_done(&res);
         assert_null(res.refused);
-        assert_int_equal(refs(a), base);
+        assert_int_equal(refs_of(a), base);
         /* Without a result nothing is leaked either. */
         assert_int_equal(group_charge_kept(core, b, 1, MEM_STAT_FILE, 0, NULL), -EDQUOT);
-        assert_int_equal(refs(a), base);
+        assert_int_equal(refs_of(a), base);
 
-        assert_int_equal(usage(b), 16 * KiB);
-        assert_int_equal(usage(a), 16 * KiB);
+        assert_int_equal(usage_of(b), 16 * KiB);
+        assert_int_equal(usage_of(a), 16 * KiB);
         assert_int_equal(atomic_load(&b->kept[MEM_STAT_FILE]), 16 * KiB);
         assert_int_equal(group_uncharge_kept(core, b, 16 * KiB, MEM_STAT_FILE), 0);
         group_unref(b);
@@ -631,9 +563,9 @@ static void test_refusal_raises_max_and_oom_on_refusing_group(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
         assert_int_equal(group_set_max(a, 10 * KiB, false), 0);
         assert_int_equal(group_charge(core, b, 8 * KiB, MEM_STAT_ANON, 0, &res), 0);
 
@@ -679,7 +611,7 @@ static void test_refusal_raises_max_and_oom_on_refusing_group(void **state) {
         assert_int_equal(ir.events[MEM_EVENT_OOM], 1);
         assert_int_equal(ia.failcnt, 2);
 
-        assert_int_equal(usage(a), 8 * KiB);
+        assert_int_equal(usage_of(a), 8 * KiB);
         group_uncharge(core, b, 8 * KiB, MEM_STAT_ANON);
         group_unref(b);
         group_unref(a);
@@ -694,9 +626,9 @@ static void test_charge_above_high_raises_high_and_throttles(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
 
         /* 105 MiB - 256 KiB with no high yet: no event, no hint. */
         assert_int_equal(group_charge(core, b, 105 * MiB - 256 * KiB, MEM_STAT_ANON, 0, &res), 0);
@@ -741,7 +673,7 @@ static void test_charge_above_high_raises_high_and_throttles(void **state) {
         ia = read_info(core, a, false);
         assert_int_equal(ia.events_local[MEM_EVENT_HIGH], 2);
 
-        group_uncharge(core, b, usage(b), MEM_STAT_ANON);
+        group_uncharge(core, b, usage_of(b), MEM_STAT_ANON);
         group_unref(b);
         group_unref(a);
         group_unref(root);
@@ -755,9 +687,9 @@ static void test_over_high_reports_worst_ancestor(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
         group_set_high(b, 10 * KiB);
         group_set_high(a, 4 * KiB);
 
@@ -785,8 +717,8 @@ static void test_forced_max_below_usage_raises_oom(void **state) {
         MemGroup *root, *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
         assert_int_equal(group_charge(core, a, 8 * KiB, MEM_STAT_ANON, 0, NULL), 0);
 
         /* Not forced: refused, limit unchanged, no event. */
@@ -830,8 +762,8 @@ static void test_forced_charge_over_max_succeeds_and_says_so(void **state) {
 
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
-        a = get(core, "/a");
-        b = get(core, "/a/b");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
         assert_int_equal(group_set_max(a, 8 * KiB, false), 0);
 
         /* Within max: a forced charge is an ordinary one. */
@@ -871,7 +803,7 @@ static void test_read_reports_defaults_for_new_group(void **state) {
         MemGroup *a;
 
         assert_int_equal(group_create(core, "/a", 4242), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         info = read_info(core, a, false);
         assert_int_equal(info.current, 0);
         assert_int_equal(info.peak, 0);
@@ -904,7 +836,7 @@ static void test_read_reports_settings_usage_and_children(void **state) {
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/x", 0), 0);
         assert_int_equal(group_create(core, "/a/y", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
         assert_int_equal(group_set_max(a, 64 * MiB, false), 0);
         group_set_high(a, 48 * MiB);
         group_set_low(a, 16 * MiB);
@@ -942,8 +874,8 @@ static void test_reset_peak_restarts_from_current(void **state) {
         MemGroup *root, *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
         assert_int_equal(group_charge(core, a, 8 * KiB, MEM_STAT_ANON, 0, NULL), 0);
         group_uncharge(core, a, 6 * KiB, MEM_STAT_ANON);
         ia = read_info(core, a, false);
@@ -976,10 +908,10 @@ static void test_stats_go_to_their_item_hierarchically(void **state) {
         assert_int_equal(group_create(core, "/a", 0), 0);
         assert_int_equal(group_create(core, "/a/b", 0), 0);
         assert_int_equal(group_create(core, "/a/c", 0), 0);
-        root = get(core, "/");
-        a = get(core, "/a");
-        b = get(core, "/a/b");
-        c = get(core, "/a/c");
+        root = take_group(core, "/");
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
+        c = take_group(core, "/a/c");
 
         assert_int_equal(group_charge(core, b, 8 * KiB, MEM_STAT_ANON, 0, NULL), 0);
         assert_int_equal(group_charge(core, b, 12 * KiB, MEM_STAT_FILE, 0, NULL), 0);
@@ -1059,7 +991,7 @@ static void test_stats_exact_read_flushes_pending_updates(void **state) {
         MemGroup *a;
 
         assert_int_equal(group_create(core, "/a", 0), 0);
-        a = get(core, "/a");
+        a = take_group(core, "/a");
 
         /* One 4 KiB update is one unit, far below a batch (64): no flush is
          * due, so a relaxed read still shows the last flush (nothing). */
@@ -1192,9 +1124,9 @@ static void test_recursive_protection_switch_changes_effective_low(void **state)
         assert_int_equal(group_create(core, "/A", 0), 0);
         assert_int_equal(group_create(core, "/A/B", 0), 0);
         assert_int_equal(group_create(core, "/A/C", 0), 0);
-        a = get(core, "/A");
-        b = get(core, "/A/B");
-        c = get(core, "/A/C");
+        a = take_group(core, "/A");
+        b = take_group(core, "/A/B");
+        c = take_group(core, "/A/C");
         group_set_low(a, 50 * MiB);
         group_set_low(c, 20 * MiB);
         assert_int_equal(group_charge(core, b, 60 * MiB, MEM_STAT_ANON, 0, NULL), 0);
@@ -1236,8 +1168,6 @@ static void test_recursive_protection_switch_changes_effective_low(void **state)
         group_unref(a);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_check_accepts_valid_paths),
@@ -1248,39 +1178,39 @@ int main(void) {
                 cmocka_unit_test(test_path_check_limits_component_to_255_bytes),
                 cmocka_unit_test(test_path_check_limits_whole_path),
                 cmocka_unit_test(test_path_check_limits_depth),
-                T(test_create_needs_existing_parent),
-                T(test_create_refuses_existing_path),
-                T(test_create_refuses_invalid_path),
+                CORE_TEST(test_create_needs_existing_parent),
+                CORE_TEST(test_create_refuses_existing_path),
+                CORE_TEST(test_create_refuses_invalid_path),
                 cmocka_unit_test_setup_teardown(test_create_refuses_past_max_groups,
-                                                setup_three_groups, teardown),
+                                                setup_three_groups, teardown_core),
                 cmocka_unit_test_setup_teardown(test_create_after_remove_counts_only_live_groups,
-                                                setup_three_groups, teardown),
+                                                setup_three_groups, teardown_core),
                 cmocka_unit_test_setup_teardown(test_create_deeper_than_max_depth_is_refused,
-                                                setup_depth_four, teardown),
-                T(test_lookup_finds_created_groups),
-                T(test_get_takes_reference_and_unref_drops_it),
-                T(test_remove_refuses_root_missing_and_parents),
-                T(test_remove_releases_kept_charges),
-                T(test_remove_refuses_group_with_session),
-                T(test_removed_path_can_be_recreated_fresh),
-                T(test_kept_charge_to_removed_group_is_refused),
-                T(test_deepest_tree_charges_and_uncharges_every_level),
-                T(test_charge_refuses_bad_item_and_oversize),
-                T(test_uncharge_kept_refuses_underflow),
-                T(test_kept_charge_refused_names_refusing_ancestor),
-                T(test_refusal_raises_max_and_oom_on_refusing_group),
-                T(test_charge_above_high_raises_high_and_throttles),
-                T(test_over_high_reports_worst_ancestor),
-                T(test_forced_max_below_usage_raises_oom),
-                T(test_forced_charge_over_max_succeeds_and_says_so),
-                T(test_read_reports_defaults_for_new_group),
-                T(test_read_reports_settings_usage_and_children),
-                T(test_reset_peak_restarts_from_current),
-                T(test_stats_go_to_their_item_hierarchically),
-                T(test_stats_exact_read_flushes_pending_updates),
-                T(test_stat_item_names_round_trip),
-                T(test_walk_is_pre_order_and_can_skip_or_stop),
-                T(test_recursive_protection_switch_changes_effective_low),
+                                                setup_depth_four, teardown_core),
+                CORE_TEST(test_lookup_finds_created_groups),
+                CORE_TEST(test_get_takes_reference_and_unref_drops_it),
+                CORE_TEST(test_remove_refuses_root_missing_and_parents),
+                CORE_TEST(test_remove_releases_kept_charges),
+                CORE_TEST(test_remove_refuses_group_with_session),
+                CORE_TEST(test_removed_path_can_be_recreated_fresh),
+                CORE_TEST(test_kept_charge_to_removed_group_is_refused),
+                CORE_TEST(test_deepest_tree_charges_and_uncharges_every_level),
+                CORE_TEST(test_charge_refuses_bad_item_and_oversize),
+                CORE_TEST(test_uncharge_kept_refuses_underflow),
+                CORE_TEST(test_kept_charge_refused_names_refusing_ancestor),
+                CORE_TEST(test_refusal_raises_max_and_oom_on_refusing_group),
+                CORE_TEST(test_charge_above_high_raises_high_and_throttles),
+                CORE_TEST(test_over_high_reports_worst_ancestor),
+                CORE_TEST(test_forced_max_below_usage_raises_oom),
+                CORE_TEST(test_forced_charge_over_max_succeeds_and_says_so),
+                CORE_TEST(test_read_reports_defaults_for_new_group),
+                CORE_TEST(test_read_reports_settings_usage_and_children),
+                CORE_TEST(test_reset_peak_restarts_from_current),
+                CORE_TEST(test_stats_go_to_their_item_hierarchically),
+                CORE_TEST(test_stats_exact_read_flushes_pending_updates),
+                CORE_TEST(test_stat_item_names_round_trip),
+                CORE_TEST(test_walk_is_pre_order_and_can_skip_or_stop),
+                CORE_TEST(test_recursive_protection_switch_changes_effective_low),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
