@@ -171,7 +171,11 @@ static void test_move_atomic_for_consistent_readers(void **state) {
         move_test_done(&t);
 }
 
-/* ---- the session's own charges race moves of it (fast path 3) ----------- */
+/* ---- the session's own charges race moves of it ------------------------- */
+
+/* Fast path 3 in session.c (mem_cgroup_begin_update_page_stat() in the
+ * kernel): a charge takes no lock unless a move is in progress, and must
+ * still land wholly on the group the session is in. */
 
 static void *session_charger_main(void *arg) {
         MoveTest *t = arg;

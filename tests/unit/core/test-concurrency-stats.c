@@ -169,7 +169,8 @@ static void assert_stats_equal(StatTest *t, MemGroup *root, const int64_t *expec
 /*
  * Nobody forces a flush: keep updating (net zero) from this thread until a
  * non-forced flush runs, which must happen within the threshold of fast
- * path 2, and must then show every update made so far by every thread.
+ * path 2 in stats.c, and must then show every update made so far by every
+ * thread.
  */
 static void assert_unforced_flush_catches_up(StatTest *t, MemGroup *root,
                                              const int64_t *expect) {

@@ -76,7 +76,7 @@ static void test_read_reports_settings_usage_and_children(void **state) {
         assert_int_equal(info.high, 48 * MiB);
         assert_int_equal(info.low, 16 * MiB);
         assert_int_equal(info.min, 8 * MiB);
-        /* First level under the root: raw settings (rule 1). */
+        /* First level under the root: raw settings (rule 1 in protection.c). */
         assert_int_equal(info.effective_min, 8 * MiB);
         assert_int_equal(info.effective_low, 16 * MiB);
         assert_int_equal(info.nr_children, 2);
