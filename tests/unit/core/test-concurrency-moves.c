@@ -127,7 +127,7 @@ static void move_test_done(MoveTest *t) {
         group_unref(t->m);
 }
 
-static void test_move_atomic_for_consistent_readers(void **state) {
+static void test_consistent_reader_never_sees_half_a_move(void **state) {
         MemCore *core = *state;
         pthread_t mover, readers[NREADERS];
         MoveTest t;
@@ -223,7 +223,7 @@ static void *session_charger_main(void *arg) {
         return NULL;
 }
 
-static void test_session_charges_race_moves(void **state) {
+static void test_session_charges_during_moves_land_on_current_group(void **state) {
         MemCore *core = *state;
         pthread_t mover, charger;
         MemGroupInfo in, away, top;
@@ -337,7 +337,7 @@ static void *client_mover_main(void *arg) {
         return NULL;
 }
 
-static void test_session_free_races_client_move(void **state) {
+static void test_session_free_during_client_move_leaves_nothing_charged(void **state) {
         MemCore *core = *state;
         pthread_t churn, mover;
         MoveTest t;
@@ -362,9 +362,9 @@ static void test_session_free_races_client_move(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                CORE_TEST(test_move_atomic_for_consistent_readers),
-                CORE_TEST(test_session_charges_race_moves),
-                CORE_TEST(test_session_free_races_client_move),
+                CORE_TEST(test_consistent_reader_never_sees_half_a_move),
+                CORE_TEST(test_session_charges_during_moves_land_on_current_group),
+                CORE_TEST(test_session_free_during_client_move_leaves_nothing_charged),
         };
 
         return cmocka_run_group_tests_name("core-concurrency-moves", tests, NULL, NULL);

@@ -238,7 +238,7 @@ static void run_workers(Stress *st, int phase, uint64_t usec) {
         }
 }
 
-static void test_random_operations_keep_invariants(void **state) {
+static void test_random_operations_keep_usage_equal_to_live_charges(void **state) {
         MemCore *core = *state;
         uint64_t seed = seed_base();
         unsigned long ops = 0, charged = 0, refused = 0, moved = 0, removed = 0, drained = 0;
@@ -351,7 +351,7 @@ static void test_random_operations_keep_invariants(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                CORE_TEST(test_random_operations_keep_invariants),
+                CORE_TEST(test_random_operations_keep_usage_equal_to_live_charges),
         };
 
         return cmocka_run_group_tests_name("core-concurrency-random", tests, NULL, NULL);

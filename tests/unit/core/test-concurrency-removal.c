@@ -101,7 +101,7 @@ static void *getter_main(void *arg) {
  * count of 0 back to life (the group is queued for freeing by then), and
  * kept charges that raced the removal must all be released with it.
  */
-static void test_group_get_races_remove(void **state) {
+static void test_group_get_during_remove_never_revives_a_freed_group(void **state) {
         MemCore *core = *state;
         pthread_t remover, getters[NGETTERS];
         GetTest t = { .core = core };
@@ -234,7 +234,7 @@ static void test_refused_remove_keeps_group_usable(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                CORE_TEST(test_group_get_races_remove),
+                CORE_TEST(test_group_get_during_remove_never_revives_a_freed_group),
                 CORE_TEST(test_refused_remove_keeps_group_usable),
         };
 

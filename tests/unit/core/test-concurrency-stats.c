@@ -192,7 +192,7 @@ static void assert_unforced_flush_catches_up(StatTest *t, MemGroup *root,
         assert_stats_equal(t, root, expect);
 }
 
-static void test_stats_concurrent_updates_flush_exact(void **state) {
+static void test_stats_from_concurrent_updaters_flush_to_exact_totals(void **state) {
         MemCore *core = *state;
         StatTest t = { .core = core };
         Updater u[NUPDATERS];
@@ -244,7 +244,7 @@ static void test_stats_concurrent_updates_flush_exact(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                CORE_TEST(test_stats_concurrent_updates_flush_exact),
+                CORE_TEST(test_stats_from_concurrent_updaters_flush_to_exact_totals),
         };
 
         return cmocka_run_group_tests_name("core-concurrency-stats", tests, NULL, NULL);

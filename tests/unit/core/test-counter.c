@@ -647,7 +647,7 @@ static void test_tree_protection_first_level_gets_raw_setting(void **state) {
         assert_int_equal(elow, 90 * MiB);
 }
 
-static void test_tree_protection_second_level_non_recursive(void **state) {
+static void test_tree_protection_second_level_capped_or_shared_by_parent(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -666,7 +666,7 @@ static void test_tree_protection_second_level_non_recursive(void **state) {
         assert_int_equal(elow, 30 * MiB);
 }
 
-static void test_tree_protection_second_level_recursive(void **state) {
+static void test_tree_protection_second_level_recursive_floats_unclaimed_min(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -706,7 +706,7 @@ static void test_tree_protection_reclaim_root_reads_zero(void **state) {
         assert_int_equal(elow, 0);
 }
 
-static void test_tree_protection_below_non_root_reclaim_root(void **state) {
+static void test_tree_protection_children_of_reclaim_root_get_raw_settings(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -894,10 +894,10 @@ int main(void) {
                 cmocka_unit_test(test_effective_protection_undercommit_caps_at_setting),
                 cmocka_unit_test(test_effective_protection_recursive_floats_unclaimed),
                 cmocka_unit_test(test_tree_protection_first_level_gets_raw_setting),
-                cmocka_unit_test(test_tree_protection_second_level_non_recursive),
-                cmocka_unit_test(test_tree_protection_second_level_recursive),
+                cmocka_unit_test(test_tree_protection_second_level_capped_or_shared_by_parent),
+                cmocka_unit_test(test_tree_protection_second_level_recursive_floats_unclaimed_min),
                 cmocka_unit_test(test_tree_protection_reclaim_root_reads_zero),
-                cmocka_unit_test(test_tree_protection_below_non_root_reclaim_root),
+                cmocka_unit_test(test_tree_protection_children_of_reclaim_root_get_raw_settings),
                 cmocka_unit_test(test_tree_protection_zero_usage_reads_zero),
                 cmocka_unit_test(test_tree_protection_capped_by_parent_effective),
                 cmocka_unit_test(test_high_delay_zero_at_or_below_high),

@@ -97,7 +97,7 @@ static void test_charge_refuses_bad_item_and_oversize(void **state) {
 
 /* ---- kept charges -------------------------------------------------------- */
 
-static void test_uncharge_kept_refuses_underflow(void **state) {
+static void test_uncharge_kept_refuses_more_than_kept_of_the_item(void **state) {
         MemCore *core = *state;
         MemGroupInfo info;
         MemGroup *a;
@@ -223,7 +223,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 CORE_TEST(test_deepest_tree_charges_and_uncharges_every_level),
                 CORE_TEST(test_charge_refuses_bad_item_and_oversize),
-                CORE_TEST(test_uncharge_kept_refuses_underflow),
+                CORE_TEST(test_uncharge_kept_refuses_more_than_kept_of_the_item),
                 CORE_TEST(test_kept_charge_refused_names_refusing_ancestor),
                 CORE_TEST(test_remove_releases_kept_charges),
                 CORE_TEST(test_kept_charge_to_removed_group_is_refused),

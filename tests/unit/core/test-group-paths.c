@@ -97,7 +97,7 @@ static void test_path_check_limits_component_to_255_bytes(void **state) {
         assert_path(path, 32, -ENAMETOOLONG, MEM_PATH_NAME_TOO_LONG);
 }
 
-static void test_path_check_limits_whole_path(void **state) {
+static void test_path_check_limits_whole_path_to_path_max(void **state) {
         char path[MEM_PATH_MAX + 2];
         size_t n = 0;
 
@@ -126,7 +126,7 @@ static void test_path_check_limits_whole_path(void **state) {
         assert_path(path, 32, -ENAMETOOLONG, MEM_PATH_TOO_LONG);
 }
 
-static void test_path_check_limits_depth(void **state) {
+static void test_path_check_limits_components_to_max_depth(void **state) {
         char path[256];
 
         (void) state;
@@ -150,8 +150,8 @@ int main(void) {
                 cmocka_unit_test(test_path_check_refuses_dot_components),
                 cmocka_unit_test(test_path_check_refuses_bad_characters),
                 cmocka_unit_test(test_path_check_limits_component_to_255_bytes),
-                cmocka_unit_test(test_path_check_limits_whole_path),
-                cmocka_unit_test(test_path_check_limits_depth),
+                cmocka_unit_test(test_path_check_limits_whole_path_to_path_max),
+                cmocka_unit_test(test_path_check_limits_components_to_max_depth),
         };
 
         return cmocka_run_group_tests_name("core-group-paths", tests, NULL, NULL);

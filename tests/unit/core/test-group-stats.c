@@ -144,7 +144,7 @@ static void test_stats_exact_read_flushes_pending_updates(void **state) {
         group_unref(a);
 }
 
-static void test_stat_item_names_round_trip(void **state) {
+static void test_stat_item_and_event_names_round_trip(void **state) {
         (void) state;
 
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
@@ -174,7 +174,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 CORE_TEST(test_stats_go_to_their_item_hierarchically),
                 CORE_TEST(test_stats_exact_read_flushes_pending_updates),
-                CORE_TEST(test_stat_item_names_round_trip),
+                CORE_TEST(test_stat_item_and_event_names_round_trip),
         };
 
         return cmocka_run_group_tests_name("core-group-stats", tests, NULL, NULL);

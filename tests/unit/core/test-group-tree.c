@@ -119,7 +119,7 @@ static void test_create_deeper_than_max_depth_is_refused(void **state) {
         assert_int_equal(core_group_count(core), 5);
 }
 
-static void test_lookup_finds_created_groups(void **state) {
+static void test_lookup_finds_created_groups_with_parent_depth_and_owner(void **state) {
         MemCore *core = *state;
         MemGroup *g;
 
@@ -170,7 +170,7 @@ static void test_get_takes_reference_and_unref_drops_it(void **state) {
 
 /* ---- remove -------------------------------------------------------------- */
 
-static void test_remove_refuses_root_missing_and_parents(void **state) {
+static void test_remove_refuses_root_missing_and_non_leaf_groups(void **state) {
         MemCore *core = *state;
 
         assert_int_equal(group_remove(core, "/"), -EINVAL);
@@ -186,7 +186,7 @@ static void test_remove_refuses_root_missing_and_parents(void **state) {
         assert_int_equal(core_group_count(core), 1);
 }
 
-static void test_remove_refuses_group_with_session(void **state) {
+static void test_remove_refused_by_session_leaves_group_chargeable(void **state) {
         MemCore *core = *state;
         MemSession *s;
         MemGroup *b;
@@ -315,10 +315,10 @@ int main(void) {
                                                 setup_three_groups, teardown_core),
                 cmocka_unit_test_setup_teardown(test_create_deeper_than_max_depth_is_refused,
                                                 setup_depth_four, teardown_core),
-                CORE_TEST(test_lookup_finds_created_groups),
+                CORE_TEST(test_lookup_finds_created_groups_with_parent_depth_and_owner),
                 CORE_TEST(test_get_takes_reference_and_unref_drops_it),
-                CORE_TEST(test_remove_refuses_root_missing_and_parents),
-                CORE_TEST(test_remove_refuses_group_with_session),
+                CORE_TEST(test_remove_refuses_root_missing_and_non_leaf_groups),
+                CORE_TEST(test_remove_refused_by_session_leaves_group_chargeable),
                 CORE_TEST(test_removed_path_can_be_recreated_fresh),
                 CORE_TEST(test_walk_is_pre_order_and_can_skip_or_stop),
         };
