@@ -4,8 +4,10 @@
  * (protection.h) and the memory.high throttle delay (charge.h).
  *
  * Every expected number is derived in a comment from the kernel algorithms
- * in KERNEL.md (A: page_counter, B: effective protection) or from the
- * kernel's calculate_high_delay(), never read back from the code under test.
+ * the core mirrors, never read back from the code under test: the page
+ * counter's charge, limit and protected-usage walks of mm/page_counter.c,
+ * effective_protection() and page_counter_calculate_protection() from the
+ * same file, and calculate_high_delay() in mm/memcontrol.c.
  */
 
 #include <errno.h>
@@ -431,7 +433,11 @@ static void test_clamp_limit_round_trips_no_limit(void **state) {
         assert_int_equal(counter_limit_to_u64(counter_clamp_limit(12345)), 12345);
 }
 
-/* ---- protected usage propagation (KERNEL.md A.7) ----------------------- */
+/* ---- protected usage propagation ----------------------------------------- */
+
+/* propagate_protected_usage() in mm/page_counter.c: on every usage or
+ * setting change a counter adds the change of min(usage, min) and of
+ * min(usage, low) to its parent's children_min_usage and children_low_usage. */
 
 /* The invariant: parent->children_*_usage == sum of min(usage, setting). */
 static void assert_children_protected(const MemCounter *parent, const MemCounter *const *kids,
@@ -521,7 +527,10 @@ static void test_protected_usage_propagates_to_parent(void **state) {
         assert_int_equal(children_low(&root), 0);
 }
 
-/* ---- effective_protection() (KERNEL.md B.2) ------------------------------ */
+/* ---- effective_protection() ---------------------------------------------- */
+
+/* One level of effective_protection() in mm/page_counter.c. "Rule n" in the
+ * comments is the n-th of the kernel's five rules as protection.c lists them. */
 
 static void test_effective_protection_overcommit_shares_by_used_protection(void **state) {
         (void) state;
@@ -582,7 +591,13 @@ static void test_effective_protection_recursive_floats_unclaimed(void **state) {
         assert_int_equal(effective_protection(100, 300, 80, 150, 150, true), 80);
 }
 
-/* ---- counter_effective_protection() on a tree (KERNEL.md B.1) ------------ */
+/* ---- counter_effective_protection() on a tree ----------------------------- */
+
+/* page_counter_calculate_protection() in mm/page_counter.c, which
+ * mem_cgroup_calculate_protection() calls for each group as reclaim walks
+ * the tree top-down, keeping each level's result in the counter; the core
+ * instead applies effective_protection() on the path from the reclaim root
+ * down, level by level. */
 
 /*
  * root -> A -> {B, C}, in MiB:
@@ -632,7 +647,7 @@ static void test_tree_protection_first_level_gets_raw_setting(void **state) {
         assert_int_equal(elow, 90 * MiB);
 }
 
-static void test_tree_protection_second_level_non_recursive(void **state) {
+static void test_tree_protection_second_level_capped_or_shared_by_parent(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -651,7 +666,7 @@ static void test_tree_protection_second_level_non_recursive(void **state) {
         assert_int_equal(elow, 30 * MiB);
 }
 
-static void test_tree_protection_second_level_recursive(void **state) {
+static void test_tree_protection_second_level_recursive_floats_unclaimed_min(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -691,7 +706,7 @@ static void test_tree_protection_reclaim_root_reads_zero(void **state) {
         assert_int_equal(elow, 0);
 }
 
-static void test_tree_protection_below_non_root_reclaim_root(void **state) {
+static void test_tree_protection_children_of_reclaim_root_get_raw_settings(void **state) {
         int64_t emin = -1, elow = -1;
         Tree t;
 
@@ -879,10 +894,10 @@ int main(void) {
                 cmocka_unit_test(test_effective_protection_undercommit_caps_at_setting),
                 cmocka_unit_test(test_effective_protection_recursive_floats_unclaimed),
                 cmocka_unit_test(test_tree_protection_first_level_gets_raw_setting),
-                cmocka_unit_test(test_tree_protection_second_level_non_recursive),
-                cmocka_unit_test(test_tree_protection_second_level_recursive),
+                cmocka_unit_test(test_tree_protection_second_level_capped_or_shared_by_parent),
+                cmocka_unit_test(test_tree_protection_second_level_recursive_floats_unclaimed_min),
                 cmocka_unit_test(test_tree_protection_reclaim_root_reads_zero),
-                cmocka_unit_test(test_tree_protection_below_non_root_reclaim_root),
+                cmocka_unit_test(test_tree_protection_children_of_reclaim_root_get_raw_settings),
                 cmocka_unit_test(test_tree_protection_zero_usage_reads_zero),
                 cmocka_unit_test(test_tree_protection_capped_by_parent_effective),
                 cmocka_unit_test(test_high_delay_zero_at_or_below_high),

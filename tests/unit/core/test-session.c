@@ -132,7 +132,7 @@ static void check_rss(Fixture *f, pid_t pid, MemSession *const *sessions, size_t
         }
 }
 
-static void test_session_lifecycle(void **state) {
+static void test_session_charges_only_while_attached_and_releases_on_free(void **state) {
         Fixture *f = *state;
         MemGroup *a = grp(f, "/a"), *root = grp(f, "/");
         MemSession *s = new_session(f, 100);
@@ -250,7 +250,7 @@ static void test_session_uncharge_beyond_held_is_erange(void **state) {
         assert_int_equal(group_uncharge_kept(f->core, a, PAGE, MEM_STAT_FILE), 0);
 }
 
-static void test_session_attach_rules(void **state) {
+static void test_session_attach_refused_while_holding_or_to_removed_group(void **state) {
         Fixture *f = *state;
         MemGroup *a = grp(f, "/a"), *b = grp(f, "/b"), *c = grp(f, "/c");
         MemSession *s = new_session(f, 103);
@@ -304,7 +304,7 @@ static void test_group_remove_refused_while_attached(void **state) {
         assert_int_equal(group_remove(f->core, "/c"), 0);
 }
 
-static void test_session_move_across_subtrees(void **state) {
+static void test_session_move_takes_held_not_kept_across_subtrees(void **state) {
         Fixture *f = *state;
         MemGroup *root = grp(f, "/"), *a = grp(f, "/a"), *ax = grp(f, "/a/x");
         MemGroup *b = grp(f, "/b"), *by = grp(f, "/b/y");
@@ -472,7 +472,7 @@ static void test_session_move_refused_by_max(void **state) {
         assert_int_equal(current(f, root), 0);
 }
 
-static void test_client_move(void **state) {
+static void test_client_move_moves_every_session_of_the_pid_until_refused(void **state) {
         Fixture *f = *state;
         MemGroup *a = grp(f, "/a"), *b = grp(f, "/b"), *c = grp(f, "/c"), *d = grp(f, "/d");
         MemSession *s[3], *other = new_session(f, 301);
@@ -535,7 +535,7 @@ static void test_client_move(void **state) {
         assert_int_equal(current(f, d), 0);
 }
 
-static void test_rss_from_stat(void **state) {
+static void test_rss_from_stat_maps_only_rss_items(void **state) {
         (void) state;
 
         assert_int_equal(mem_rss_from_stat(MEM_STAT_ANON), MEM_RSS_ANON);
@@ -552,7 +552,7 @@ static void test_rss_from_stat(void **state) {
                 assert_non_null(mem_rss_to_string(m));
 }
 
-static void test_rss_exact_and_approximate(void **state) {
+static void test_rss_exact_equals_held_and_approximate_lags_by_threshold(void **state) {
         Fixture *f = *state;
         const int64_t T = 64 * PAGE; /* the default threshold */
         MemGroup *a = grp(f, "/a");
@@ -623,7 +623,7 @@ static void test_rss_exact_and_approximate(void **state) {
         assert_int_equal(client_read_rss(f->core, 400, false, approx), -ESRCH);
 }
 
-static void test_rss_threshold_setting(void **state) {
+static void test_rss_threshold_sets_how_far_approximate_lags(void **state) {
         Fixture *f = *state;
         MemGroup *a = grp(f, "/a");
         MemSession *s = new_session(f, 401), *list[1];
@@ -653,7 +653,7 @@ static void test_rss_threshold_setting(void **state) {
         assert_null(session_free(s));
 }
 
-static void test_rss_client_shared_and_folded_on_free(void **state) {
+static void test_rss_shared_by_sessions_of_a_pid_and_folded_on_free(void **state) {
         Fixture *f = *state;
         const int64_t T = 64 * PAGE;
         MemGroup *a = grp(f, "/a"), *b = grp(f, "/b");
@@ -735,7 +735,7 @@ static void test_rss_ignores_kept_charges(void **state) {
         assert_int_equal(group_uncharge_kept(f->core, a, 200 * PAGE, MEM_STAT_FILE), 0);
 }
 
-static void test_client_read_rss_unknown(void **state) {
+static void test_client_read_rss_knows_a_pid_only_while_it_has_sessions(void **state) {
         Fixture *f = *state;
         MemSession *s;
         int64_t rss[_MEM_RSS_MAX];
@@ -753,28 +753,25 @@ static void test_client_read_rss_unknown(void **state) {
         assert_int_equal(client_read_rss(f->core, 700, true, rss), -ESRCH);
 }
 
+/* A test that gets a Fixture from setup(). */
+#define SESSION_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_session_lifecycle, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_session_free_releases_held_not_kept, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_session_uncharge_beyond_held_is_erange,
-                                                setup, teardown),
-                cmocka_unit_test_setup_teardown(test_session_attach_rules, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_group_remove_refused_while_attached, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_session_move_across_subtrees, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_session_move_refused_by_max, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_client_move, setup, teardown),
-                cmocka_unit_test(test_rss_from_stat),
-                cmocka_unit_test_setup_teardown(test_rss_exact_and_approximate, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_rss_threshold_setting, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_rss_client_shared_and_folded_on_free, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_rss_ignores_kept_charges, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_client_read_rss_unknown, setup, teardown),
+                SESSION_TEST(test_session_charges_only_while_attached_and_releases_on_free),
+                SESSION_TEST(test_session_free_releases_held_not_kept),
+                SESSION_TEST(test_session_uncharge_beyond_held_is_erange),
+                SESSION_TEST(test_session_attach_refused_while_holding_or_to_removed_group),
+                SESSION_TEST(test_group_remove_refused_while_attached),
+                SESSION_TEST(test_session_move_takes_held_not_kept_across_subtrees),
+                SESSION_TEST(test_session_move_refused_by_max),
+                SESSION_TEST(test_client_move_moves_every_session_of_the_pid_until_refused),
+                cmocka_unit_test(test_rss_from_stat_maps_only_rss_items),
+                SESSION_TEST(test_rss_exact_equals_held_and_approximate_lags_by_threshold),
+                SESSION_TEST(test_rss_threshold_sets_how_far_approximate_lags),
+                SESSION_TEST(test_rss_shared_by_sessions_of_a_pid_and_folded_on_free),
+                SESSION_TEST(test_rss_ignores_kept_charges),
+                SESSION_TEST(test_client_read_rss_knows_a_pid_only_while_it_has_sessions),
         };
 
         return cmocka_run_group_tests_name("session", tests, NULL, NULL);
