@@ -14,8 +14,9 @@
 # the medians and ratios in one table. The 1-connection depth-1 point pins
 # the server (all its threads) and the client to CPU 0 for all three
 # systems: with one request in flight an unpinned run measures cross-CPU
-# wake-ups (PERF.md); the same point unpinned follows as "1 1 -" (skip it
-# with BENCH_UNPINNED=0). Then bench-stock (ns per stocked 4 KiB charge,
+# wake-ups (docs/performance.md); the same point unpinned follows as
+# "1 1 -" (skip it with BENCH_UNPINNED=0). Then bench-stock (ns per
+# stocked 4 KiB charge,
 # 1 and 2 threads), then the daemon's RSS with BENCH_IDLE (default
 # 10000) idle sessions, each after a Hello.
 #
