@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The D-Bus benchmark (issue 4, "Benchmark"). Builds nothing: it uses
+# The D-Bus benchmark. Builds nothing: it uses
 # BUILDDIR/daemon/memacctd (or $MEMACCTD), BUILDDIR/tests/bench/bench-dbus
 # and dbus-daemon from $PATH.
 #

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The socket benchmark (issue 3, "Benchmark"). Builds nothing: it uses
-# BUILDDIR/daemon/memacctd (or $MEMACCTD) and BUILDDIR/tests/bench/
-# bench-sock and bench-stock, and redis-server from $PATH.
+# The socket benchmark. Builds nothing: it uses BUILDDIR/daemon/memacctd
+# (or $MEMACCTD) and BUILDDIR/tests/bench/bench-sock and bench-stock, and
+# redis-server from $PATH.
 #
 # It starts its own memacctd and redis-server (no persistence) on sockets
 # in a temporary directory, then, for 1, 8 and 64 connections at pipeline
