@@ -63,7 +63,7 @@ static void store64(_Atomic int64_t *v, int64_t x) {
 
 /*
  * Fast path 4: add_mm_counter_fast() after "mm: Move RSS stat event count
- * synchronisation out of the fast path" (Mel Gorman, 2014; KERNEL.md F.3).
+ * synchronisation out of the fast path" (Mel Gorman, 2014; docs/kernel.md).
  *
  * Each session keeps a private delta per member and folds one member into
  * the client's shared counter only when that member's delta passes
@@ -105,7 +105,7 @@ static void rss_add(MemSession *s, MemRss m, int64_t bytes) {
 /*
  * Fast path 3: mem_cgroup_begin_update_page_stat() after "memcg: use a
  * global flag to avoid taking a lock when no move is in progress"
- * (Kamezawa Hiroyuki, 2012; KERNEL.md E).
+ * (Kamezawa Hiroyuki, 2012; docs/kernel.md).
  *
  * Accounting a session's charge reads the session's group and updates that
  * group's counters, statistics and the session's held sums; a move of the

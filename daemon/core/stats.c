@@ -141,7 +141,7 @@ static unsigned bytes_to_units(int64_t bytes) {
 
 /*
  * Fast path 2: memcg_rstat_updated() after "mm: memcg: add a threshold to
- * the flush of memcg stats" (Jiebin Sun, 2022, KERNEL.md C.3).
+ * the flush of memcg stats" (Jiebin Sun, 2022; docs/kernel.md).
  *
  * A thread counts its own pending units without atomics and, once it has
  * passed a batch, reports the batches to the shared flush pressure. Once

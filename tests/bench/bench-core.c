@@ -15,7 +15,7 @@
  * charge plus one uncharge, counted as the calls a thread made divided by
  * two; with several threads the value is the time one thread takes per
  * operation (the mean over the threads of time / operations), as the
- * per-operation figures of PERF.md are.
+ * per-operation figures of docs/performance.md are.
  *
  * The before binary has all four fast paths reverted at once, so each
  * workload is built to put weight on its own path and little on the

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * D-Bus benchmark (issue 4, "Benchmark"): Charge and Uncharge calls per
- * second through a bus daemon to memacctd, and the same calls to a minimal
- * sd-bus echo service on the same bus, so that what the bus costs and what
- * memacctd adds can be told apart (run-dbus.sh runs both, interleaved).
+ * D-Bus benchmark: Charge and Uncharge calls per second through a bus
+ * daemon to memacctd, and the same calls to a minimal sd-bus echo service
+ * on the same bus, so that what the bus costs and what memacctd adds can
+ * be told apart (run-dbus.sh runs both, interleaved).
  *
  * Two modes:
  *

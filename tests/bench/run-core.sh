@@ -30,9 +30,10 @@ out=$(mktemp)
 trap 'rm -f "$out" "$out.run" "$out.err"' EXIT
 trap 'exit 130' INT TERM
 
-# Interleave finely: the host drifts (PERF.md), so each measurement of one
-# variant runs right next to the same measurement of the other, the order
-# swapped every time so that neither always runs second.
+# Interleave finely: the host drifts (docs/performance.md), so each
+# measurement of one variant runs right next to the same measurement of
+# the other, the order swapped every time so that neither always runs
+# second.
 names=$("$dir/bench-core" --list)
 flip=0
 r=1

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The D-Bus benchmark (issue 4, "Benchmark"). Builds nothing: it uses
+# The D-Bus benchmark. Builds nothing: it uses
 # BUILDDIR/daemon/memacctd (or $MEMACCTD), BUILDDIR/tests/bench/bench-dbus
 # and dbus-daemon from $PATH.
 #
@@ -19,9 +19,10 @@
 # Pinning: the "1 cpu0" point pins the caller, the bus daemon and the
 # server (all their threads) to CPU 0. With one call in flight every call
 # is four wake-ups in a row across three processes, and unpinned the
-# scheduler's cross-CPU wake-ups dominate and vary run to run (PERF.md);
-# pinned, the figure is stable. The same point unpinned ("1 -") follows;
-# skip it with BENCH_UNPINNED=0. The 16-in-flight point is unpinned.
+# scheduler's cross-CPU wake-ups dominate and vary run to run
+# (docs/performance.md); pinned, the figure is stable. The same point
+# unpinned ("1 -") follows; skip it with BENCH_UNPINNED=0. The
+# 16-in-flight point is unpinned.
 #
 # Every reply is checked by bench-dbus; a run with errors, or whose
 # memacctd usage is not back to 0 at its end, is listed under the table.

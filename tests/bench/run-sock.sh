@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The socket benchmark (issue 3, "Benchmark"). Builds nothing: it uses
-# BUILDDIR/daemon/memacctd (or $MEMACCTD) and BUILDDIR/tests/bench/
-# bench-sock and bench-stock, and redis-server from $PATH.
+# The socket benchmark. Builds nothing: it uses BUILDDIR/daemon/memacctd
+# (or $MEMACCTD) and BUILDDIR/tests/bench/bench-sock and bench-stock, and
+# redis-server from $PATH.
 #
 # It starts its own memacctd and redis-server (no persistence) on sockets
 # in a temporary directory, then, for 1, 8 and 64 connections at pipeline
@@ -14,8 +14,9 @@
 # the medians and ratios in one table. The 1-connection depth-1 point pins
 # the server (all its threads) and the client to CPU 0 for all three
 # systems: with one request in flight an unpinned run measures cross-CPU
-# wake-ups (PERF.md); the same point unpinned follows as "1 1 -" (skip it
-# with BENCH_UNPINNED=0). Then bench-stock (ns per stocked 4 KiB charge,
+# wake-ups (docs/performance.md); the same point unpinned follows as
+# "1 1 -" (skip it with BENCH_UNPINNED=0). Then bench-stock (ns per
+# stocked 4 KiB charge,
 # 1 and 2 threads), then the daemon's RSS with BENCH_IDLE (default
 # 10000) idle sessions, each after a Hello.
 #
