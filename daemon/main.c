@@ -7,7 +7,7 @@
  * parse the command line and memacctd.conf (the command line wins),
  * bind the socket (or take the one systemd passed) before anything else
  * so that a second daemon refuses to start without touching the state,
- * restore the state, set up dispatch, connect to the bus and acquire the
+ * restore the state, set up the service, connect to the bus and acquire the
  * name, start the housekeeping thread and the workers, tell systemd
  * READY=1, and run the main loop: accepting, SIGHUP (reload what can
  * change at run time, between RELOADING=1 and READY=1), SIGTERM/SIGINT
@@ -43,21 +43,21 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "manager.h"
-#include "thread.h"
-#include "cgroup-sync.h"
-#include "config.h"
-#include "core.h"
-#include "request.h"
-#include "housekeeping.h"
-#include "log.h"
-#include "socket-util.h"
+#include "bus/introspect.h"
+#include "bus/names.h"
+#include "bus/thread.h"
+#include "core/core.h"
+#include "http/metrics.h"
 #include "macro.h"
-#include "metrics.h"
-#include "paths.h"
-#include "persist.h"
-#include "server.h"
-
+#include "service/cgroup-sync.h"
+#include "service/config.h"
+#include "service/housekeeping.h"
+#include "service/log.h"
+#include "service/paths.h"
+#include "service/persist.h"
+#include "service/service.h"
+#include "sock/listen.h"
+#include "sock/server.h"
 
 /* Workers get this long at shutdown to write what they owe. */
 #define SHUTDOWN_GRACE_MSEC 1000
@@ -86,7 +86,7 @@ typedef struct Manager {
         struct event *ev_signals[3];
 
         MemCore *core;
-        Dispatch *dispatch;
+        Service *service;
         Housekeeping *housekeeping;
         CgroupSync *cgroup;
         SockServer *server;
@@ -96,10 +96,7 @@ typedef struct Manager {
         bool bus_implicit;       /* not asked for: a failure to reach it is not fatal */
         _Atomic bool bus_lost;
 
-        int listen_fd;        /* until the server owns it */
-        bool socket_activated;
-        char *listen_name;    /* what we listen on, for messages */
-        char *bound_path;     /* the socket file we created and remove at exit */
+        SockListen listen; /* its fd until the server owns it */
 } Manager;
 
 static void help(void) {
@@ -314,8 +311,8 @@ static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
         return 0;
 }
 
-static DispatchLimits dispatch_limits(const Config *c) {
-        return (DispatchLimits) {
+static ServiceSettings service_settings_of(const Config *c) {
+        return (ServiceSettings) {
                 .max_frame = c->frame_size,
                 .charge_batch = c->charge_batch,
                 .max_sessions_per_uid = c->sessions_per_uid,
@@ -342,151 +339,10 @@ static void log_config(const Config *c) {
                   c->socket_path, c->state_dir, c->workers, c->frame_size, c->max_groups, c->max_depth,
                   c->sessions_per_uid, c->outstanding_requests, c->output_buffer, c->idle_timeout_sec,
                   c->frame_timeout_sec, c->flush_interval_msec, c->charge_batch, c->rss_threshold,
-                  c->recursive_protection ? "yes" : "no", config_read_access_to_string(c->read_access),
+                  c->recursive_protection ? "yes" : "no", read_access_to_string(c->read_access),
                   config_cgroup_prefix(c), c->cgroup_import_at_start ? "yes" : "no",
                   c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no",
                   c->metrics_listen ? c->metrics_listen : "(off)", c->metrics_allow_remote ? "yes" : "no");
-}
-
-/* ---- the socket ---- */
-
-static int mkdir_parents(const char *path) {
-        _cleanup_free_ char *p = strdup(path);
-
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        return 0;
-}
-
-static int socket_bind(Manager *m, const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        size_t n = strlen(path);
-        socklen_t len;
-        struct stat st;
-        int fd, r;
-
-        if (n == 0 || n >= sizeof(sa.sun_path))
-                return log_error_errno(ENAMETOOLONG, "Socket path %s is empty or too long (at most %zu bytes)",
-                                       path, sizeof(sa.sun_path) - 1);
-        memcpy(sa.sun_path, path, n);
-        len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
-
-        r = mkdir_parents(path);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the directory of %s: %m", path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return log_error_errno(errno, "Cannot create a socket: %m");
-
-        if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
-                if (errno != EADDRINUSE) {
-                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
-                        goto fail;
-                }
-                /* Only a file no daemon listens on may be replaced. */
-                r = unix_socket_is_live((const struct sockaddr *) &sa, len);
-                if (r > 0) {
-                        r = log_error_errno(EADDRINUSE,
-                                            "Another daemon is listening on %s; refusing to start "
-                                            "(stop it, or use --socket)", path);
-                        goto fail;
-                }
-                if (r < 0) {
-                        log_error_errno(r, "Cannot tell whether a daemon listens on %s (%m); refusing to start",
-                                        path);
-                        goto fail;
-                }
-                if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
-                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
-                        goto fail;
-                }
-                if (unlink(path) < 0 && errno != ENOENT) {
-                        r = log_error_errno(errno, "Cannot remove the stale socket %s: %m", path);
-                        goto fail;
-                }
-                log_notice("Removed the stale socket %s", path);
-                if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
-                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
-                        goto fail;
-                }
-        }
-        m->bound_path = strdup(path);
-        if (!m->bound_path) {
-                (void) unlink(path);
-                r = log_error_errno(ENOMEM, "Out of memory");
-                goto fail;
-        }
-        /* Whoever may connect is decided per request from SO_PEERCRED
-         * (reads are open to all by default), so the socket is too. */
-        if (chmod(path, 0666) < 0) {
-                r = log_error_errno(errno, "Cannot make %s accessible: %m", path);
-                goto fail;
-        }
-        if (listen(fd, SOMAXCONN) < 0) {
-                r = log_error_errno(errno, "Cannot listen on %s: %m", path);
-                goto fail;
-        }
-        m->listen_fd = fd;
-        return 0;
-fail:
-        close(fd);
-        return r;
-}
-
-/* The path of a listening Unix socket ("@name" when abstract). */
-static char *socket_name(int fd) {
-        struct sockaddr_un sa = {};
-        socklen_t len = sizeof(sa);
-        size_t n;
-        char *p;
-
-        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || len <= offsetof(struct sockaddr_un, sun_path))
-                return strdup("(unnamed socket)");
-        n = len - offsetof(struct sockaddr_un, sun_path);
-        if (sa.sun_path[0] != 0)
-                return strndup(sa.sun_path, n);
-        if (asprintf(&p, "@%.*s", (int) (n - 1), sa.sun_path + 1) < 0)
-                return NULL;
-        return p;
-}
-
-static int manager_listen(Manager *m) {
-        int n, r;
-
-        n = sd_listen_fds(0);
-        if (n < 0)
-                return log_error_errno(n, "Cannot read the sockets passed by systemd: %m");
-        if (n > 1)
-                return log_error_errno(EINVAL, "systemd passed %d sockets, expected one", n);
-        if (n == 1) {
-                r = sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot check the socket passed by systemd: %m");
-                if (r == 0)
-                        return log_error_errno(EINVAL, "The socket passed by systemd is not a listening Unix stream socket");
-                m->listen_fd = SD_LISTEN_FDS_START;
-                m->socket_activated = true;
-                m->listen_name = socket_name(m->listen_fd);
-                if (!m->listen_name)
-                        return log_error_errno(ENOMEM, "Out of memory");
-                if (m->args.socket_path)
-                        log_notice("Using the socket passed by systemd (%s), not --socket %s", m->listen_name,
-                                   m->args.socket_path);
-                return 0;
-        }
-        r = socket_bind(m, m->config.socket_path);
-        if (r < 0)
-                return r;
-        m->listen_name = strdup(m->config.socket_path);
-        return m->listen_name ? 0 : log_error_errno(ENOMEM, "Out of memory");
 }
 
 /* ---- status ---- */
@@ -505,15 +361,15 @@ static const char *bus_description(const char *address) {
  * The one-line STATUS= (systemctl status shows it): where we listen and
  * how much we track. A HousekeepingStatusFn: called from the housekeeping
  * thread, and from main; everything it reads is fixed after start-up or
- * read under the core's own locking.
+ * an atomic count.
  */
 static void manager_status(void *userdata, char *buf, size_t size) {
         Manager *m = userdata;
 
-        snprintf(buf, size, "Listening on %s%s%s: %u groups, %u sessions", m->listen_name,
+        snprintf(buf, size, "Listening on %s%s%s: %u groups, %u sessions", m->listen.name,
                  m->bus_address ? " and " BUS_NAME " on " : "",
-                 m->bus_address ? bus_description(m->bus_address) : "", core_group_count(m->core),
-                 dispatch_session_count(m->dispatch));
+                 m->bus_address ? bus_description(m->bus_address) : "", service_group_count(m->service),
+                 service_session_count(m->service));
 }
 
 static void manager_notify_ready(Manager *m) {
@@ -554,13 +410,13 @@ static int manager_start_bus(Manager *m) {
 
         if (!m->bus_address)
                 return 0;
-        r = bus_thread_new(m->core, m->dispatch, housekeeping_mark_dirty, m->housekeeping, &m->bus);
+        r = bus_thread_new(m->service, &m->bus);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the bus thread: %m");
         r = bus_thread_start(m->bus, m->bus_address, manager_bus_lost, m);
         if (r >= 0)
                 return 0;
-        /* No other thread uses the core yet: the sink may go. */
+        /* No other thread uses the service yet: the sink may go. */
         m->bus = bus_thread_free(m->bus);
         if (!m->bus_implicit)
                 return r;
@@ -569,52 +425,28 @@ static int manager_start_bus(Manager *m) {
         return 0;
 }
 
-/* ---- the kernel cgroup mirror, as dispatch reaches it ---- */
-
-static int cgroup_import_op(void *userdata, const char *from, const char *under, unsigned ret_counts[3],
-                            char *msg, size_t size) {
-        CgroupCounts counts = {};
-        int r;
-
-        r = cgroup_sync_import(userdata, from, under, &counts, msg, size);
-        if (r < 0)
-                return r;
-        ret_counts[0] = counts.created;
-        ret_counts[1] = counts.updated;
-        ret_counts[2] = counts.unchanged;
-        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",
-                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged);
-        return r;
-}
-
-static int cgroup_place_op(void *userdata, pid_t pid, char *ret_path, size_t path_size, bool *ret_changed,
-                           char *msg, size_t size) {
-        return cgroup_sync_place(userdata, pid, ret_path, path_size, ret_changed, msg, size);
-}
+/* ---- the kernel cgroup mirror ---- */
 
 static int manager_start_cgroup(Manager *m) {
         const Config *c = &m->config;
-        DispatchCgroupOps ops = {
-                .import = cgroup_import_op,
-                .place = cgroup_place_op,
-        };
-        char msg[512];
-        unsigned counts[3];
+        ServiceImportCounts counts;
+        Refusal rf;
         int r;
 
-        r = cgroup_sync_new(m->core, NULL, config_cgroup_prefix(c), c->cgroup_auto_create, &m->cgroup);
+        r = cgroup_sync_new(m->core, service_events(m->service), NULL, config_cgroup_prefix(c),
+                            c->cgroup_auto_create, &m->cgroup);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the kernel cgroup mirror: %m");
         log_info("Kernel cgroups: %s", cgroup_sync_describe(m->cgroup));
-        ops.userdata = m->cgroup;
-        dispatch_set_cgroup_ops(m->dispatch, &ops);
+        service_set_cgroup(m->service, m->cgroup);
         housekeeping_set_sampler(m->housekeeping, cgroup_sync_sample, m->cgroup,
                                  c->cgroup_sample_interval_sec * 1000);
         if (c->cgroup_import_at_start) {
                 /* Not fatal: a host without cgroups still gets its daemon. */
-                r = dispatch_cgroup_import(m->dispatch, 0, "/", NULL, counts, msg, sizeof(msg));
+                refusal_init(&rf);
+                r = service_import_cgroups(m->service, service_daemon_peer(m->service), "/", NULL, &counts, &rf);
                 if (r < 0)
-                        log_warning("[cgroup] import-at-start: %s", msg);
+                        log_warning("[cgroup] import-at-start: %s", rf.message);
         }
         return 0;
 }
@@ -629,13 +461,81 @@ static bool streq_ptr(const char *a, const char *b) {
         return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
+/* Settings that only a restart changes: say so when the file changed them. */
+static void manager_report_fixed_all(Manager *m, const Config *new) {
+        const Config *c = &m->config;
+        static const struct {
+                const char *key;
+                size_t offset;
+        } numbers[] = {
+                { "[daemon] workers", offsetof(Config, workers) },
+                { "[limits] groups", offsetof(Config, max_groups) },
+                { "[limits] depth", offsetof(Config, max_depth) },
+        };
+        char a[32], b[32];
+
+        if (!m->listen.activated && strcmp(new->socket_path, c->socket_path) != 0)
+                manager_report_fixed("[daemon] socket", c->socket_path, new->socket_path);
+        if (strcmp(new->state_dir, c->state_dir) != 0)
+                manager_report_fixed("[daemon] state-dir", c->state_dir, new->state_dir);
+        for (size_t i = 0; i < ELEMENTSOF(numbers); i++) {
+                unsigned old_v = *(const unsigned *) ((const char *) c + numbers[i].offset);
+                unsigned new_v = *(const unsigned *) ((const char *) new + numbers[i].offset);
+
+                if (old_v == new_v)
+                        continue;
+                snprintf(a, sizeof(a), "%u", old_v);
+                snprintf(b, sizeof(b), "%u", new_v);
+                manager_report_fixed(numbers[i].key, a, b);
+        }
+        if (!streq_ptr(new->metrics_listen, c->metrics_listen))
+                manager_report_fixed("[metrics] listen", c->metrics_listen ? c->metrics_listen : "(off)",
+                                     new->metrics_listen ? new->metrics_listen : "(off)");
+        if (new->metrics_allow_remote != c->metrics_allow_remote)
+                manager_report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
+                                     new->metrics_allow_remote ? "yes" : "no");
+        if (new->cgroup_import_at_start != c->cgroup_import_at_start)
+                log_notice("[cgroup] import-at-start takes effect at the next start");
+}
+
+/* Take what can change at run time from @new, and hand it to whoever uses it. */
+static void manager_apply(Manager *m, Config *new) {
+        Config *c = &m->config;
+        ServiceSettings ss;
+        SockLimits sl;
+
+        c->frame_size = new->frame_size;
+        c->sessions_per_uid = new->sessions_per_uid;
+        c->outstanding_requests = new->outstanding_requests;
+        c->output_buffer = new->output_buffer;
+        c->idle_timeout_sec = new->idle_timeout_sec;
+        c->frame_timeout_sec = new->frame_timeout_sec;
+        c->flush_interval_msec = new->flush_interval_msec;
+        c->charge_batch = new->charge_batch;
+        c->rss_threshold = new->rss_threshold;
+        c->recursive_protection = new->recursive_protection;
+        c->read_access = new->read_access;
+        c->cgroup_import_at_start = new->cgroup_import_at_start;
+        c->cgroup_sample_interval_sec = new->cgroup_sample_interval_sec;
+        c->cgroup_auto_create = new->cgroup_auto_create;
+        free(c->cgroup_prefix);
+        c->cgroup_prefix = TAKE_PTR(new->cgroup_prefix);
+
+        ss = service_settings_of(c);
+        service_set_settings(m->service, &ss);
+        sl = sock_limits(c);
+        sock_server_set_limits(m->server, &sl);
+        housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
+        if (cgroup_sync_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
+                log_warning("Out of memory: [cgroup] prefix not changed");
+        housekeeping_set_sample_interval(m->housekeeping, c->cgroup_sample_interval_sec * 1000);
+        core_set_rss_threshold(m->core, c->rss_threshold);
+        core_set_recursive_protection(m->core, c->recursive_protection);
+}
+
 static void manager_reload(Manager *m) {
         _cleanup_free_ char *error = NULL;
         Config new;
-        Config *c = &m->config;
-        DispatchLimits dl;
-        SockLimits sl;
-        char a[32], b[32];
         int r;
 
         (void) sd_notify(0, "RELOADING=1\nSTATUS=Reloading the configuration");
@@ -645,70 +545,14 @@ static void manager_reload(Manager *m) {
                         log_error("%s; keeping the current configuration", error);
                 else
                         log_error_errno(r, "Cannot reload the configuration (%m); keeping the current one");
-                goto done;
+        } else {
+                manager_report_fixed_all(m, &new);
+                manager_apply(m, &new);
+                config_done(&new);
+                log_notice("Configuration reloaded%s%s", m->config_path ? " from " : "",
+                           m->config_path ? m->config_path : "");
+                log_config(&m->config);
         }
-
-        if (!m->socket_activated && strcmp(new.socket_path, c->socket_path) != 0)
-                manager_report_fixed("[daemon] socket", c->socket_path, new.socket_path);
-        if (strcmp(new.state_dir, c->state_dir) != 0)
-                manager_report_fixed("[daemon] state-dir", c->state_dir, new.state_dir);
-        if (new.workers != c->workers) {
-                snprintf(a, sizeof(a), "%u", c->workers);
-                snprintf(b, sizeof(b), "%u", new.workers);
-                manager_report_fixed("[daemon] workers", a, b);
-        }
-        if (new.max_groups != c->max_groups) {
-                snprintf(a, sizeof(a), "%u", c->max_groups);
-                snprintf(b, sizeof(b), "%u", new.max_groups);
-                manager_report_fixed("[limits] groups", a, b);
-        }
-        if (!streq_ptr(new.metrics_listen, c->metrics_listen))
-                manager_report_fixed("[metrics] listen", c->metrics_listen ? c->metrics_listen : "(off)",
-                                     new.metrics_listen ? new.metrics_listen : "(off)");
-        if (new.metrics_allow_remote != c->metrics_allow_remote)
-                manager_report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
-                                     new.metrics_allow_remote ? "yes" : "no");
-        if (new.max_depth != c->max_depth) {
-                snprintf(a, sizeof(a), "%u", c->max_depth);
-                snprintf(b, sizeof(b), "%u", new.max_depth);
-                manager_report_fixed("[limits] depth", a, b);
-        }
-
-        /* What can change at run time. */
-        c->frame_size = new.frame_size;
-        c->sessions_per_uid = new.sessions_per_uid;
-        c->outstanding_requests = new.outstanding_requests;
-        c->output_buffer = new.output_buffer;
-        c->idle_timeout_sec = new.idle_timeout_sec;
-        c->frame_timeout_sec = new.frame_timeout_sec;
-        c->flush_interval_msec = new.flush_interval_msec;
-        c->charge_batch = new.charge_batch;
-        c->rss_threshold = new.rss_threshold;
-        c->recursive_protection = new.recursive_protection;
-        c->read_access = new.read_access;
-
-        dl = dispatch_limits(c);
-        dispatch_set_limits(m->dispatch, &dl);
-        sl = sock_limits(c);
-        sock_server_set_limits(m->server, &sl);
-        housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
-        if (new.cgroup_import_at_start != c->cgroup_import_at_start)
-                log_notice("[cgroup] import-at-start takes effect at the next start");
-        c->cgroup_import_at_start = new.cgroup_import_at_start;
-        c->cgroup_sample_interval_sec = new.cgroup_sample_interval_sec;
-        c->cgroup_auto_create = new.cgroup_auto_create;
-        free(c->cgroup_prefix);
-        c->cgroup_prefix = TAKE_PTR(new.cgroup_prefix);
-        if (cgroup_sync_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
-                log_warning("Out of memory: [cgroup] prefix not changed");
-        housekeeping_set_sample_interval(m->housekeeping, c->cgroup_sample_interval_sec * 1000);
-        core_set_rss_threshold(m->core, c->rss_threshold);
-        core_set_recursive_protection(m->core, c->recursive_protection);
-        config_done(&new);
-        log_notice("Configuration reloaded%s%s", m->config_path ? " from " : "",
-                   m->config_path ? m->config_path : "");
-        log_config(c);
-done:
         manager_notify_ready(m);
 }
 
@@ -737,7 +581,7 @@ static int manager_start(Manager *m) {
                 .rss_threshold = c->rss_threshold,
                 .recursive_protection = c->recursive_protection,
         };
-        DispatchLimits dl = dispatch_limits(c);
+        ServiceSettings ss = service_settings_of(c);
         SockLimits sl = sock_limits(c);
         uint64_t watchdog_usec;
         int r;
@@ -752,7 +596,7 @@ static int manager_start(Manager *m) {
         if (!m->base)
                 return log_error_errno(ENOMEM, "Cannot create the main event loop");
 
-        r = manager_listen(m);
+        r = sock_listen_open(c->socket_path, m->args.socket_path, &m->listen);
         if (r < 0)
                 return r;
 
@@ -769,11 +613,12 @@ static int manager_start(Manager *m) {
         r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up housekeeping: %m");
-        /* Dispatch installs the core's event hook, and the bus its sink:
+        /* The service installs the core's hooks, and the bus its sink:
          * both before any other thread uses the core. */
-        r = dispatch_new(m->core, &dl, housekeeping_mark_dirty, m->housekeeping, &m->dispatch);
+        r = service_new(m->core, &ss, &m->service);
         if (r < 0)
-                return log_error_errno(r, "Cannot set up request dispatch: %m");
+                return log_error_errno(r, "Cannot set up the service: %m");
+        service_set_commit(m->service, housekeeping_mark_dirty, m->housekeeping);
         r = manager_start_cgroup(m);
         if (r < 0)
                 return r;
@@ -788,19 +633,19 @@ static int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");
 
-        r = sock_server_new(m->core, m->dispatch, &sl, c->workers, &m->server);
+        r = sock_server_new(m->service, &sl, c->workers, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up %u workers: %m", c->workers);
         r = sock_server_start(m->server);
         if (r < 0)
                 return r;
-        r = sock_server_listen(m->server, m->base, m->listen_fd);
+        r = sock_server_listen(m->server, m->base, m->listen.fd);
         if (r < 0)
                 return log_error_errno(r, "Cannot listen: %m");
-        m->listen_fd = -1; /* the listener owns it now */
+        m->listen.fd = -1; /* the listener owns it now */
 
         if (c->metrics_listen) {
-                r = metrics_new(m->core, m->dispatch, c->metrics_listen, &m->metrics);
+                r = metrics_new(m->service, c->metrics_listen, &m->metrics);
                 if (r < 0)
                         return r;
                 r = metrics_start(m->metrics);
@@ -829,17 +674,11 @@ static int manager_stop(Manager *m) {
         metrics_stop(m->metrics);
         if (m->server)
                 sock_server_stop_accepting(m->server);
-        if (m->listen_fd >= 0) {
-                close(m->listen_fd);
-                m->listen_fd = -1;
+        if (m->listen.fd >= 0) {
+                close(m->listen.fd);
+                m->listen.fd = -1;
         }
-        /* New clients get ENOENT at once instead of waiting on a dead backlog. */
-        if (m->bound_path) {
-                if (unlink(m->bound_path) < 0 && errno != ENOENT)
-                        log_warning_errno(errno, "Cannot remove %s, ignoring: %m", m->bound_path);
-                free(m->bound_path);
-                m->bound_path = NULL;
-        }
+        sock_listen_unlink(&m->listen);
         if (m->server)
                 sock_server_stop(m->server, SHUTDOWN_GRACE_MSEC);
         /* The bus peers' sessions end with the bus thread. */
@@ -857,9 +696,9 @@ static void manager_free(Manager *m) {
         m->metrics = metrics_free(m->metrics);
         m->server = sock_server_free(m->server);
         m->housekeeping = housekeeping_free(m->housekeeping);
-        /* Before dispatch: it stops being dispatch's event sink. */
+        /* Before the service: it stops being the event sink. */
         m->bus = bus_thread_free(m->bus);
-        m->dispatch = dispatch_free(m->dispatch);
+        m->service = service_free(m->service);
         m->cgroup = cgroup_sync_free(m->cgroup);
         /* The main thread may stay registered: core_free() allows the caller. */
         m->core = core_free(m->core);
@@ -867,12 +706,11 @@ static void manager_free(Manager *m) {
                 event_base_free(m->base);
         config_done(&m->config);
         free(m->config_path);
-        free(m->bound_path);
-        free(m->listen_name);
+        sock_listen_done(&m->listen);
 }
 
 static int run(int argc, char *argv[]) {
-        Manager m = { .listen_fd = -1 };
+        Manager m = { .listen = SOCK_LISTEN_INIT };
         _cleanup_free_ char *error = NULL;
         int r, k;
 
@@ -910,8 +748,8 @@ static int run(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         manager_notify_ready(&m);
-        log_notice("Listening on %s%s%s%s with %u workers, state in %s", m.listen_name,
-                   m.socket_activated ? " (socket activation)" : "",
+        log_notice("Listening on %s%s%s%s with %u workers, state in %s", m.listen.name,
+                   m.listen.activated ? " (socket activation)" : "",
                    m.bus_address ? " and " BUS_NAME " on " : "",
                    m.bus_address ? bus_description(m.bus_address) : "", m.config.workers, m.config.state_dir);
 

@@ -12,7 +12,8 @@
  * of them when it is asked.
  *
  * The limits (MemoryMax, MemoryHigh, MemoryLow, MemoryMin) emit
- * PropertiesChanged when a bus call changes them; the counters (current,
+ * PropertiesChanged whenever they are set, over any transport
+ * (signals.c); the counters (current,
  * peak, events, stats) change on every charge and emit nothing, as
  * systemd's MemoryCurrent does not (EmitsChangedSignal=false): read them
  * when you need them, or watch the Event signal. Path never changes.
@@ -27,19 +28,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "authz.h"
-#include "manager.h"
-#include "peer.h"
+#include "bus/error.h"
+#include "bus/group.h"
+#include "bus/manager.h"
+#include "bus/names.h"
+#include "bus/peer.h"
 #include "macro.h"
 
-/* Who asks, when reads are restricted. Return: 1 with *ret_uid, 0 when
- * nobody asks (our own signals) or everyone may read, < 0 with @error. */
-static int reader_uid(BusManager *m, sd_bus *bus, uid_t *ret_uid, sd_bus_error *error) {
+/*
+ * Who asks, when reads are restricted: 1 with the caller's peer; 0 when
+ * reads are open to all, or nobody asks (our own signals, which are sent
+ * only while reads are open); < 0 with @error.
+ */
+static int reader(BusManager *m, sd_bus *bus, Peer **ret, sd_bus_error *error) {
         sd_bus_message *msg;
         BusPeer *p;
         int r;
 
-        if (!m->dispatch || dispatch_read_access(m->dispatch) == READ_ACCESS_ALL)
+        *ret = NULL;
+        if (service_reads_open(m->service))
                 return 0;
         msg = sd_bus_get_current_message(bus);
         if (!msg || !sd_bus_message_get_sender(msg))
@@ -47,40 +54,48 @@ static int reader_uid(BusManager *m, sd_bus *bus, uid_t *ret_uid, sd_bus_error *
         r = bus_peer_get(m, msg, &p, error);
         if (r < 0)
                 return r;
-        *ret_uid = p->uid;
+        *ret = p->peer;
         return 1;
+}
+
+/* ServiceGroupFn of the find callback: the view the getters read. */
+static int view_group(void *userdata, const char *path, const MemGroupInfo *info) {
+        BusGroupView *v = userdata;
+
+        /* The service's look-up bounds it by MEM_PATH_MAX. */
+        snprintf(v->path, sizeof(v->path), "%s", path);
+        v->info = *info;
+        return 0;
 }
 
 static int group_find(sd_bus *bus, const char *object, const char *interface, void *userdata,
                       void **ret_found, sd_bus_error *error) {
         BusManager *m = userdata;
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
         _cleanup_free_ char *path = NULL;
-        uid_t uid = 0;
-        int r, restricted;
+        Peer *peer;
+        Refusal rf;
+        int r;
 
         (void) interface;
         r = sd_bus_path_decode(object, BUS_GROUP_PREFIX, &path);
         if (r <= 0)
                 return r;
-        if (!m->core) {
+        if (!m->service) {
                 /* --bus-introspect: any well-formed name stands for a group. */
                 m->view = (BusGroupView) {};
                 snprintf(m->view.path, sizeof(m->view.path), "%s", path);
                 *ret_found = &m->view;
                 return 1;
         }
-        if (group_path_check(path, m->core->config.max_depth, NULL) < 0 || group_get(m->core, path, &g) < 0)
-                return 0;
-        restricted = reader_uid(m, bus, &uid, error);
-        if (restricted < 0)
-                return restricted;
-        if (restricted && !authz_may_read(dispatch_read_access(m->dispatch), uid, g))
-                return bus_fail(error, -EPERM, "%s: permission denied", g->path);
-
-        group_read(m->core, g, NULL, false, &m->view.info);
-        /* group_path_check() bounds it by MEM_PATH_MAX. */
-        snprintf(m->view.path, sizeof(m->view.path), "%s", g->path);
+        r = reader(m, bus, &peer, error);
+        if (r < 0)
+                return r;
+        refusal_init(&rf);
+        r = service_get_group(m->service, peer, path, NULL, 0, view_group, &m->view, &rf);
+        if (r == -EPERM)
+                return bus_refusal(error, &rf);
+        if (r < 0)
+                return 0; /* no such object */
         *ret_found = &m->view;
         return 1;
 }
@@ -88,64 +103,59 @@ static int group_find(sd_bus *bus, const char *object, const char *interface, vo
 typedef struct Enumerate {
         char **nodes;
         size_t n, cap;
-        ReadAccess access;
-        bool restricted;
-        uid_t uid;
-        int r;
 } Enumerate;
 
-static int enumerate_cb(MemGroup *g, void *userdata) {
+/* ServiceGroupFn of the node enumerator: one object path more. */
+static int enumerate_group(void *userdata, const char *path, const MemGroupInfo *info) {
         Enumerate *e = userdata;
-        char *object;
+        int r;
 
-        if (e->restricted && !authz_may_read(e->access, e->uid, g))
-                return 0; /* its children may be delegated to the reader */
+        (void) info;
         if (e->n + 2 > e->cap) {
                 size_t cap = e->cap ? e->cap * 2 : 64;
                 char **v = realloc(e->nodes, cap * sizeof(*v));
 
                 if (!v)
-                        return e->r = -ENOMEM;
+                        return -ENOMEM;
                 e->nodes = v;
                 e->cap = cap;
         }
-        e->r = bus_group_object_path(g->path, &object);
-        if (e->r < 0)
-                return e->r;
-        e->nodes[e->n++] = object;
-        e->nodes[e->n] = NULL;
+        r = bus_group_object_path(path, &e->nodes[e->n]);
+        if (r < 0)
+                return r;
+        e->nodes[++e->n] = NULL;
         return 0;
 }
 
+/* Every group the reader may read (a group it may not read may have
+ * children delegated to it: they are listed). */
 static int group_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes,
                            sd_bus_error *error) {
         BusManager *m = userdata;
         Enumerate e = {};
-        int r;
+        Peer *peer;
+        Refusal rf;
+        int r = 0;
 
         (void) prefix;
-        if (m->core) {
-                r = reader_uid(m, bus, &e.uid, error);
+        if (m->service) {
+                r = reader(m, bus, &peer, error);
                 if (r < 0)
                         return r;
-                e.restricted = r > 0;
-                e.access = e.restricted ? dispatch_read_access(m->dispatch) : READ_ACCESS_ALL;
-                /* Any bus round trip (reader_uid()) is done: none may run
-                 * inside a read-side section, which would hold up removals. */
-                core_read_lock();
-                group_walk(m->core->root, enumerate_cb, &e);
-                core_read_unlock();
+                refusal_init(&rf);
+                r = service_list_groups(m->service, peer, "/", SERVICE_READ_RECURSIVE | SERVICE_READ_PATHS,
+                                        enumerate_group, &e, &rf);
         }
-        if (e.r >= 0 && !e.nodes) {
+        if (r >= 0 && !e.nodes) {
                 e.nodes = calloc(1, sizeof(char *));
                 if (!e.nodes)
-                        e.r = -ENOMEM;
+                        r = -ENOMEM;
         }
-        if (e.r < 0) {
+        if (r < 0) {
                 for (size_t i = 0; i < e.n; i++)
                         free(e.nodes[i]);
                 free(e.nodes);
-                return e.r;
+                return r;
         }
         *ret_nodes = e.nodes;
         return 0;

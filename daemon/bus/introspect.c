@@ -7,7 +7,7 @@
  * socketpair (a peer-to-peer server connection, no bus daemon), a client
  * connection on the other end calls Introspect, and one thread turns both
  * until the reply is in. What it prints is therefore exactly what busctl
- * introspect shows of a running daemon. No core is created: the group
+ * introspect shows of a running daemon. No service is created: the group
  * objects answer for any well-formed path.
  */
 
@@ -20,9 +20,11 @@
 #include <systemd/sd-id128.h>
 #include <unistd.h>
 
-#include "manager.h"
-#include "log.h"
+#include "bus/introspect.h"
+#include "bus/manager.h"
+#include "bus/names.h"
 #include "macro.h"
+#include "service/log.h"
 
 #define INTROSPECT_TIMEOUT_MSEC 10000
 

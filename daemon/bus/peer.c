@@ -25,10 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "authz.h"
-#include "peer.h"
-#include "log.h"
+#include "bus/error.h"
+#include "bus/manager.h"
+#include "bus/peer.h"
 #include "macro.h"
+#include "service/log.h"
 
 static int peer_compare(const void *a, const void *b) {
         return strcmp(((const BusPeer *) a)->name, ((const BusPeer *) b)->name);
@@ -39,7 +40,7 @@ static void peer_free(BusPeer *p) {
         if (!p)
                 return;
         /* Releases everything the session holds. */
-        p->conn = dispatch_conn_free(p->conn);
+        p->peer = service_peer_free(p->peer);
         p->track = sd_bus_track_unref(p->track);
         free(p->name);
         free(p);
@@ -50,20 +51,18 @@ static int peer_gone(sd_bus_track *track, void *userdata) {
         BusPeer *p = userdata;
 
         (void) track;
-        log_debug("Bus peer %s (pid %d, uid %u) left%s", p->name, (int) p->pid, (unsigned) p->uid,
-                  p->conn ? ": its session ends" : "");
+        log_debug("Bus peer %s (pid %d, uid %u) left%s", p->name, (int) p->peer->creds.pid,
+                  (unsigned) p->peer->creds.uid, p->peer->session ? ": its session ends" : "");
         (void) tdelete(p, &p->manager->peers, peer_compare);
         /* sd-bus holds its own reference to the track while this runs. */
         peer_free(p);
         return 0;
 }
 
-static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusPeer **ret,
-                    sd_bus_error *error) {
+/* The caller's uid and pid, as the bus daemon vouched for them. */
+static int peer_creds(sd_bus_message *msg, const char *sender, PeerCreds *ret, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const uint64_t need = SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID;
-        BusPeer *p;
-        uint64_t augmented;
         int r;
 
         r = sd_bus_query_sender_creds(msg, need, &creds);
@@ -71,26 +70,45 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
                 return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
         /* Filled in from /proc, not vouched for by the bus daemon: racy
          * against pid reuse, so not good enough to authorise with. */
-        augmented = sd_bus_creds_get_augmented_mask(creds);
-        if (augmented & need)
+        if (sd_bus_creds_get_augmented_mask(creds) & need)
                 return bus_fail(error, -EPERM, "cannot identify the caller %s: the bus daemon did not say",
                                 sender);
+        /* The bus daemon vouches for no gid. */
+        *ret = (PeerCreds) { .gid = (gid_t) -1 };
+        r = sd_bus_creds_get_euid(creds, &ret->uid);
+        if (r >= 0)
+                r = sd_bus_creds_get_pid(creds, &ret->pid);
+        if (r < 0)
+                return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
+        return 0;
+}
 
+static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusPeer **ret,
+                    sd_bus_error *error) {
+        PeerCreds creds;
+        Refusal rf;
+        BusPeer *p;
+        int r;
+
+        r = peer_creds(msg, sender, &creds, error);
+        if (r < 0)
+                return r;
         p = calloc(1, sizeof(*p));
         if (!p)
-                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+                return bus_fail(error, -ENOMEM, "out of memory");
         p->manager = m;
-        r = sd_bus_creds_get_euid(creds, &p->uid);
-        if (r >= 0)
-                r = sd_bus_creds_get_pid(creds, &p->pid);
+        /* No delivery: bus peers get events as signals. Its session is
+         * opened by the first operation that needs one. */
+        refusal_init(&rf);
+        r = service_peer_new(m->service, &creds, NULL, NULL, false, &p->peer, &rf);
         if (r < 0) {
                 peer_free(p);
-                return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
+                return bus_refusal(error, &rf);
         }
         p->name = strdup(sender);
         if (!p->name) {
                 peer_free(p);
-                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+                return bus_fail(error, -ENOMEM, "out of memory");
         }
         r = sd_bus_track_new(m->bus, &p->track, peer_gone, p);
         if (r >= 0)
@@ -103,9 +121,9 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
         }
         if (!tsearch(p, &m->peers, peer_compare)) {
                 peer_free(p);
-                return bus_fail(error, -ENOMEM, AUTHZ_MSG_OUT_OF_MEMORY);
+                return bus_fail(error, -ENOMEM, "out of memory");
         }
-        log_debug("Bus peer %s is pid %d, uid %u", sender, (int) p->pid, (unsigned) p->uid);
+        log_debug("Bus peer %s is pid %d, uid %u", sender, (int) creds.pid, (unsigned) creds.uid);
         *ret = p;
         return 0;
 }
@@ -125,26 +143,6 @@ int bus_peer_get(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error
                 return 0;
         }
         return peer_new(m, msg, sender, ret, error);
-}
-
-int bus_peer_session(BusPeer *p, MemSession **ret, sd_bus_error *error) {
-        int r;
-
-        if (!p->conn) {
-                /* No push function: bus peers get events as signals. The
-                 * bus daemon vouches for no gid. */
-                r = dispatch_conn_new(p->manager->dispatch, p->pid, p->uid, (gid_t) -1, NULL, NULL, &p->conn);
-                if (r == -EUSERS)
-                        return bus_fail(error, r, "too many sessions for uid %u", (unsigned) p->uid);
-                if (r < 0)
-                        return bus_fail(error, r, "cannot open a session: %s", strerror(-r));
-        }
-        *ret = dispatch_conn_session(p->conn);
-        return 0;
-}
-
-MemSession *bus_peer_has_session(BusPeer *p) {
-        return p->conn ? dispatch_conn_session(p->conn) : NULL;
 }
 
 static void peer_free_node(void *p) {

@@ -3,26 +3,24 @@
 
 /*
  * Bus peers: what the daemon knows of one connection to the bus (one
- * unique name). Its uid and pid, asked of the bus daemon once, when it
- * first calls a Manager method; and its session, made when it first
- * charges without keep or attaches. The peer is tracked (sd_bus_track):
- * when it leaves the bus, its session ends and everything it holds is
- * uncharged, as when a socket client disconnects. Bus thread only.
+ * unique name): the service's Peer for it, with the uid and pid the bus
+ * daemon vouched for, asked once, when it first calls a method; its
+ * session is opened by the service when an operation first needs it. The
+ * peer is tracked (sd_bus_track): when it leaves the bus, its session
+ * ends and everything it holds is uncharged, as when a socket client
+ * disconnects. Bus thread only.
  */
 
-#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#include "manager.h"
-#include "request.h"
-#include "session.h"
+#include "service/service.h"
+
+typedef struct BusManager BusManager;
 
 typedef struct BusPeer {
         char *name; /* unique name, the key */
-        uid_t uid;  /* as the bus daemon vouched: GetConnectionCredentials */
-        pid_t pid;
+        Peer *peer; /* the service's; its creds are the bus daemon's word */
         sd_bus_track *track;
-        DispatchConn *conn; /* its session; NULL until first needed */
         BusManager *manager;
 } BusPeer;
 
@@ -33,16 +31,6 @@ typedef struct BusPeer {
  * the bus daemon would not say).
  */
 int bus_peer_get(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error);
-
-/**
- * bus_peer_session() - @p's session, made on first use.
- * Return: 0, or -EUSERS (the uid's sessions are used up) / -ENOMEM with
- * @error set.
- */
-int bus_peer_session(BusPeer *p, MemSession **ret, sd_bus_error *error);
-
-/** bus_peer_has_session() - @p's session if it has one, else NULL. */
-MemSession *bus_peer_has_session(BusPeer *p);
 
 /** bus_peers_free() - forget every peer of @m (at shutdown). */
 void bus_peers_free(BusManager *m);

@@ -5,22 +5,12 @@
  * sd-bus objects have no locking, and sd-event is meant to run one
  * instance per thread, so everything that touches the connection happens
  * here: an sd-event loop with the connection attached
- * (sd_bus_attach_event()), an eventfd for the core's events and one for
- * "stop". The thread registers with the core like a socket worker and
- * serves bus calls with the same core calls.
+ * (sd_bus_attach_event()), the eventfd of the signal queue and one for
+ * "stop". The thread registers with the service like a socket worker and
+ * serves bus calls with the same service calls.
  *
- * Events: the core raises them on whatever thread charges (a socket
- * worker, usually) and tells dispatch, which serves its socket
- * subscribers and then this sink. The sink copies the event into a
- * queue under a mutex and, when the queue was empty, writes the eventfd;
- * the bus thread takes the whole queue at once and emits one Event signal
- * per entry. The consumer reads the eventfd before it takes the queue, so
- * an event queued after the take finds the queue empty and writes the
- * eventfd again: no wake-up is lost. The queue holds at most
- * BUS_EVENTS_MAX events, and so may sd-bus's queue of messages not yet
- * written to the bus daemon: when the bus cannot keep up the rest are
- * dropped and counted (and logged), the workers never wait for it, and
- * the memory it costs is bounded.
+ * Signals: the service's events are queued by signals.c from whatever
+ * thread made the change; its eventfd wakes this loop, which emits them.
  *
  * Start-up is a handshake, like housekeeping's: bus_thread_start()
  * returns once the name is acquired, so that READY=1 means the bus is up.
@@ -31,7 +21,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,101 +29,49 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "manager.h"
-#include "thread.h"
-#include "log.h"
+#include "bus/manager.h"
+#include "bus/names.h"
+#include "bus/signals.h"
+#include "bus/thread.h"
 #include "macro.h"
-
-typedef struct BusEvent {
-        struct BusEvent *next;
-        MemEvent ev;
-        uint64_t count;
-        char path[];
-} BusEvent;
+#include "service/log.h"
+#include "thread-start.h"
 
 struct BusThread {
-        MemCore *core;
-        Dispatch *dispatch;
-        DispatchChangedFn changed;
-        void *changed_userdata;
+        Service *service;
+        BusSignals *signals;
         char *address;
         BusLostFn lost;
         void *lost_userdata;
 
         pthread_t thread;
         bool running;
-        pthread_mutex_t lock; /* the start-up handshake */
-        pthread_cond_t cond;
-        bool started;
-        int result;
+        ThreadStart start;
 
         int stop_fd;
         _Atomic bool stopping;
-
-        /* The core's events on their way to the bus thread. */
-        pthread_mutex_t events_lock;
-        BusEvent *events, **events_tail;
-        unsigned nevents;
-        _Atomic uint64_t dropped;
-        int events_fd;
 };
 
-static void bus_event_sink(MemGroup *g, MemEvent ev, uint64_t local, void *userdata) {
-        BusThread *t = userdata;
-        size_t n = strlen(g->path) + 1;
-        BusEvent *e;
-        bool wake;
-
-        e = malloc(sizeof(*e) + n);
-        if (!e) {
-                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-                return;
-        }
-        e->next = NULL;
-        e->ev = ev;
-        e->count = local;
-        memcpy(e->path, g->path, n);
-
-        pthread_mutex_lock(&t->events_lock);
-        if (t->nevents >= BUS_EVENTS_MAX) {
-                pthread_mutex_unlock(&t->events_lock);
-                free(e);
-                /* Relaxed: a statistic, read by the bus thread for a log line. */
-                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-                return;
-        }
-        *t->events_tail = e;
-        t->events_tail = &e->next;
-        wake = t->nevents++ == 0;
-        pthread_mutex_unlock(&t->events_lock);
-        if (wake)
-                (void) eventfd_write(t->events_fd, 1);
-}
-
-int bus_thread_new(MemCore *core, Dispatch *d, DispatchChangedFn changed, void *changed_userdata,
-                   BusThread **ret) {
+int bus_thread_new(Service *svc, BusThread **ret) {
         BusThread *t = calloc(1, sizeof(*t));
+        int r;
 
         if (!t)
                 return -ENOMEM;
-        t->core = core;
-        t->dispatch = d;
-        t->changed = changed;
-        t->changed_userdata = changed_userdata;
-        t->stop_fd = t->events_fd = -1;
-        t->events_tail = &t->events;
-        pthread_mutex_init(&t->lock, NULL);
-        pthread_cond_init(&t->cond, NULL);
-        pthread_mutex_init(&t->events_lock, NULL);
+        t->service = svc;
+        t->stop_fd = -1;
         t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        t->events_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (t->stop_fd < 0 || t->events_fd < 0) {
-                int r = -errno;
-
+        if (t->stop_fd < 0) {
+                r = -errno;
                 bus_thread_free(t);
                 return r;
         }
-        dispatch_set_event_sink(d, bus_event_sink, t);
+        r = bus_signals_new(&t->signals);
+        if (r < 0) {
+                bus_thread_free(t);
+                return r;
+        }
+        events_set_sink(service_events(svc), bus_signals_sink, t->signals);
         *ret = t;
         return 0;
 }
@@ -221,44 +158,9 @@ static int on_drops_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Loop *l = userdata;
-        BusThread *t = l->t;
-        BusEvent *e, *next;
-        eventfd_t ignored;
-        uint64_t dropped;
-        bool broadcast = bus_manager_may_broadcast(&l->m);
 
-        (void) s, (void) revents;
-        /* First the eventfd, then the queue: see the top of the file. */
-        (void) eventfd_read(fd, &ignored);
-        pthread_mutex_lock(&t->events_lock);
-        e = t->events;
-        t->events = NULL;
-        t->events_tail = &t->events;
-        t->nevents = 0;
-        pthread_mutex_unlock(&t->events_lock);
-
-        for (dropped = 0; e; e = next) {
-                uint64_t queued = 0;
-                int r = 0;
-
-                next = e->next;
-                /* A bus daemon that does not read (stopped, overloaded)
-                 * would grow sd-bus's write queue without bound: past
-                 * BUS_EVENTS_MAX unsent messages, events are dropped here
-                 * too. */
-                if (broadcast && sd_bus_get_n_queued_write(l->m.bus, &queued) >= 0 &&
-                    queued >= BUS_EVENTS_MAX)
-                        dropped++;
-                else if (broadcast)
-                        r = sd_bus_emit_signal(l->m.bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "Event",
-                                               "sst", e->path, mem_event_to_string(e->ev), e->count);
-                if (r < 0)
-                        log_debug_errno(r, "Cannot emit Event(%s, %s), ignoring: %m", e->path,
-                                        mem_event_to_string(e->ev));
-                free(e);
-        }
-        dropped += atomic_exchange_explicit(&t->dropped, 0, memory_order_relaxed);
-        drops_note(l, dropped);
+        (void) s, (void) fd, (void) revents;
+        drops_note(l, bus_manager_flush(&l->m));
         return 0;
 }
 
@@ -285,7 +187,7 @@ static int loop_setup(Loop *l) {
         if (r >= 0)
                 r = sd_bus_set_exit_on_disconnect(l->m.bus, 1);
         if (r >= 0)
-                r = sd_event_add_io(l->event, NULL, t->events_fd, EPOLLIN, on_events, l);
+                r = sd_event_add_io(l->event, NULL, bus_signals_fd(t->signals), EPOLLIN, on_events, l);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, t->stop_fd, EPOLLIN, on_stop, l);
         if (r < 0)
@@ -320,30 +222,24 @@ static void *bus_thread_main(void *userdata) {
         Loop l = {
                 .t = t,
                 .m = {
-                        .core = t->core,
-                        .dispatch = t->dispatch,
-                        .changed = t->changed,
-                        .changed_userdata = t->changed_userdata,
+                        .service = t->service,
+                        .signals = t->signals,
                 },
         };
         char words[256];
         int r;
 
-        r = core_thread_register(t->core);
+        r = service_thread_register(t->service);
         if (r < 0)
-                log_error_errno(r, "Cannot register the bus thread with the core: %m");
+                log_error_errno(r, "Cannot register the bus thread with the service: %m");
         else {
                 r = loop_setup(&l);
                 if (r < 0) {
                         loop_done(&l);
-                        core_thread_unregister(t->core);
+                        service_thread_unregister(t->service);
                 }
         }
-        pthread_mutex_lock(&t->lock);
-        t->started = true;
-        t->result = r;
-        pthread_cond_broadcast(&t->cond);
-        pthread_mutex_unlock(&t->lock);
+        thread_started(&t->start, r);
         if (r < 0)
                 return NULL;
 
@@ -359,12 +255,11 @@ static void *bus_thread_main(void *userdata) {
                         t->lost(t->lost_userdata);
         }
         loop_done(&l);
-        core_thread_unregister(t->core);
+        service_thread_unregister(t->service);
         return NULL;
 }
 
 int bus_thread_start(BusThread *t, const char *address, BusLostFn lost, void *lost_userdata) {
-        sigset_t all, old;
         int r;
 
         t->address = strdup(address);
@@ -372,24 +267,9 @@ int bus_thread_start(BusThread *t, const char *address, BusLostFn lost, void *lo
                 return log_error_errno(ENOMEM, "Out of memory");
         t->lost = lost;
         t->lost_userdata = lost_userdata;
-
-        /* Signals are the main loop's business. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        r = -pthread_create(&t->thread, NULL, bus_thread_main, t);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        r = thread_start(&t->thread, &t->start, bus_thread_main, t);
         if (r < 0)
-                return log_error_errno(r, "Cannot start the bus thread: %m");
-
-        pthread_mutex_lock(&t->lock);
-        while (!t->started)
-                pthread_cond_wait(&t->cond, &t->lock);
-        r = t->result;
-        pthread_mutex_unlock(&t->lock);
-        if (r < 0) {
-                pthread_join(t->thread, NULL);
-                return r;
-        }
+                return r; /* the thread logged why, or could not start at all */
         t->running = true;
         return 0;
 }
@@ -404,24 +284,15 @@ void bus_thread_stop(BusThread *t) {
 }
 
 BusThread *bus_thread_free(BusThread *t) {
-        BusEvent *e, *next;
-
         if (!t)
                 return NULL;
         bus_thread_stop(t);
-        if (t->dispatch)
-                dispatch_set_event_sink(t->dispatch, NULL, NULL);
-        for (e = t->events; e; e = next) {
-                next = e->next;
-                free(e);
+        if (t->signals) {
+                events_set_sink(service_events(t->service), NULL, NULL);
+                t->signals = bus_signals_free(t->signals);
         }
         if (t->stop_fd >= 0)
                 close(t->stop_fd);
-        if (t->events_fd >= 0)
-                close(t->events_fd);
-        pthread_mutex_destroy(&t->lock);
-        pthread_cond_destroy(&t->cond);
-        pthread_mutex_destroy(&t->events_lock);
         free(t->address);
         free(t);
         return NULL;

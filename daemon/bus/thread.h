@@ -3,20 +3,13 @@
 
 /*
  * The bus thread: the one thread that owns the sd_bus connection, runs it
- * on its own sd-event loop and serves org.memacct1 (bus-manager.c). The
- * core's events reach it through a bounded queue and an eventfd, so a slow
- * bus (or bus peer) costs the socket workers a mutex and a malloc at most,
- * never a wait.
+ * on its own sd-event loop and serves org.memacct1 (manager.c, group.c).
+ * The service's events reach it through a bounded queue and an eventfd
+ * (signals.c), so a slow bus (or bus peer) costs the threads that make
+ * changes a mutex and a malloc at most, never a wait.
  */
 
-#include <stdint.h>
-
-#include "core.h"
-#include "request.h"
-
-/* Events queued for the bus beyond this are dropped (and counted): the
- * groups' Events properties stay exact, only the signals are lost. */
-#define BUS_EVENTS_MAX 4096
+#include "service/service.h"
 
 typedef struct BusThread BusThread;
 
@@ -24,16 +17,14 @@ typedef struct BusThread BusThread;
 typedef void (*BusLostFn)(void *userdata);
 
 /**
- * bus_thread_new() - the state of a bus thread for @core, not started.
- * Adds itself as @d's event sink, so call it before any other thread uses
- * the core. @changed is called after every persistent change made over
- * the bus (as dispatch's). Return: 0, -ENOMEM, or eventfd()'s errno.
+ * bus_thread_new() - the state of a bus thread for @svc, not started.
+ * Sets itself as the sink of @svc's events, so call it before any other
+ * thread uses the service. Return: 0, -ENOMEM, or eventfd()'s errno.
  */
-int bus_thread_new(MemCore *core, Dispatch *d, DispatchChangedFn changed, void *changed_userdata,
-                   BusThread **ret);
+int bus_thread_new(Service *svc, BusThread **ret);
 
 /**
- * bus_thread_start() - start the thread: it registers with the core,
+ * bus_thread_start() - start the thread: it registers with the service,
  * connects to @address ("system", "user", or a D-Bus address such as
  * "unix:path=/run/x/bus"), registers the objects and acquires the name
  * org.memacct1. Returns once the name is ours, or failed. @lost is called
@@ -49,5 +40,5 @@ int bus_thread_start(BusThread *t, const char *address, BusLostFn lost, void *lo
  */
 void bus_thread_stop(BusThread *t);
 
-/** bus_thread_free() - stop if needed, stop being @d's event sink, free. */
+/** bus_thread_free() - stop if needed, stop being the event sink, free. */
 BusThread *bus_thread_free(BusThread *t);

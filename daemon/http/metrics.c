@@ -3,15 +3,15 @@
  * Prometheus metrics over HTTP
  *
  * One evhttp server on one event base, run by a thread of its own that is
- * registered with the core; nothing crosses threads but the stop request
+ * registered with the service; nothing crosses threads but the stop request
  * (event_base_loopexit(), safe with libevent's pthreads locking on). The
  * listening socket is bound by metrics_new() in the caller's thread, so a
  * bad or busy address fails the daemon's start, not a thread later.
  *
- * A scrape reads the tree the way a recursive list does: the groups are
- * collected with a reference each under core_read_lock()
- * (authz_list_collect()), then read one by one outside it; one forced
- * statistics flush first makes stat items exact as of the scrape
+ * A scrape reads the tree as a recursive list by the daemon itself
+ * (service_list_groups() with the daemon's own peer, which reads
+ * everything); its one exact statistics flush makes stat items exact as
+ * of the scrape
  * (collect-on-scrape, so the numbers do not lag the flush interval). The
  * exposition format wants the samples of one family together, so each
  * group's values go to one buffer per family, joined at the end: memory is
@@ -42,15 +42,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "authz.h"
-#include "log.h"
-#include "socket-util.h"
+#include "http/metrics.h"
 #include "macro.h"
-#include "metrics.h"
+#include "service/log.h"
+#include "socket-util.h"
+#include "thread-start.h"
 
 struct Metrics {
-        MemCore *core;
-        Dispatch *dispatch;
+        Service *service;
         char *name;      /* "127.0.0.1:9464", "[::1]:9464", "unix:/run/..." */
         char *unix_path; /* the socket file we created and remove */
 
@@ -59,10 +58,7 @@ struct Metrics {
 
         pthread_t thread;
         bool running;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool started; /* lock: the thread's core_thread_register() is done */
-        int result;   /* lock: its result */
+        ThreadStart start;
 };
 
 typedef enum MetricsFamily {
@@ -206,67 +202,66 @@ static int add_header(struct evbuffer *out, const char *name, const char *type, 
                                                                                                   : 0;
 }
 
-int metrics_render(MemCore *core, Dispatch *dispatch, struct evbuffer *out) {
-        struct evbuffer *fam[_FAMILY_MAX] = {};
-        _cleanup_free_ char *label = NULL;
-        MemGroup **groups = NULL;
-        size_t n = 0;
+typedef struct Render {
+        struct evbuffer *fam[_FAMILY_MAX];
+        char *label; /* 2 * MEM_PATH_MAX + 1 bytes */
+} Render;
+
+/* ServiceGroupFn of a scrape: one group's samples into their families. */
+static int render_one(void *userdata, const char *path, const MemGroupInfo *info) {
+        Render *x = userdata;
+
+        return render_group(x->fam, escape_label(path, x->label), info);
+}
+
+/* The daemon-wide series after the groups'. */
+static int render_daemon(Service *svc, struct evbuffer *out) {
         int r;
 
-        r = authz_list_collect(core->root, true, &groups, &n);
-        if (r < 0)
-                return r;
-        label = malloc(2 * MEM_PATH_MAX + 1);
-        if (!label) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t f = 0; f < _FAMILY_MAX; f++)
-                if (!(fam[f] = evbuffer_new())) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-
-        /* One exact flush for the whole scrape; each group_read() below
-         * then folds only what a pressure flush would. */
-        core_stats_flush(core, true);
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                MemGroupInfo info;
-
-                group_read(core, groups[i], NULL, false, &info);
-                r = render_group(fam, escape_label(groups[i]->path, label), &info);
-        }
-        if (r < 0)
-                goto finish;
-
-        for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++) {
-                /* A family without samples (no cgroup mirrors) is left out. */
-                if (evbuffer_get_length(fam[f]) == 0)
-                        continue;
-                r = add_header(out, families[f].name, families[f].type, families[f].help);
-                if (r >= 0 && evbuffer_add_buffer(out, fam[f]) < 0)
-                        r = -ENOMEM;
-        }
-        if (r >= 0)
-                r = add_header(out, "memacct_groups", "gauge", "Groups, the root included.");
-        if (r >= 0 && evbuffer_add_printf(out, "memacct_groups %u\n", core_group_count(core)) < 0)
+        r = add_header(out, "memacct_groups", "gauge", "Groups, the root included.");
+        if (r >= 0 && evbuffer_add_printf(out, "memacct_groups %u\n", service_group_count(svc)) < 0)
                 r = -ENOMEM;
         if (r >= 0)
                 r = add_header(out, "memacct_sessions", "gauge", "Sessions open, on every transport.");
-        if (r >= 0 && evbuffer_add_printf(out, "memacct_sessions %u\n", dispatch_session_count(dispatch)) < 0)
+        if (r >= 0 && evbuffer_add_printf(out, "memacct_sessions %u\n", service_session_count(svc)) < 0)
                 r = -ENOMEM;
         if (r >= 0)
                 r = add_header(out, "memacct_build_info", "gauge", "The daemon's version; always 1.");
         if (r >= 0 && evbuffer_add_printf(out, "memacct_build_info{version=\"%s\"} 1\n", MEMACCT_VERSION) < 0)
                 r = -ENOMEM;
+        return r;
+}
 
-finish:
+int metrics_render(Service *svc, struct evbuffer *out) {
+        Render x = {};
+        Refusal rf;
+        int r = 0;
+
+        x.label = malloc(2 * MEM_PATH_MAX + 1);
+        if (!x.label)
+                r = -ENOMEM;
+        for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++)
+                if (!(x.fam[f] = evbuffer_new()))
+                        r = -ENOMEM;
+        /* One exact flush for the whole scrape (the first group's read). */
+        refusal_init(&rf);
+        if (r >= 0)
+                r = service_list_groups(svc, service_daemon_peer(svc), "/",
+                                        SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, render_one, &x, &rf);
+        for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++) {
+                /* A family without samples (no cgroup mirrors) is left out. */
+                if (evbuffer_get_length(x.fam[f]) == 0)
+                        continue;
+                r = add_header(out, families[f].name, families[f].type, families[f].help);
+                if (r >= 0 && evbuffer_add_buffer(out, x.fam[f]) < 0)
+                        r = -ENOMEM;
+        }
+        if (r >= 0)
+                r = render_daemon(svc, out);
         for (size_t f = 0; f < _FAMILY_MAX; f++)
-                if (fam[f])
-                        evbuffer_free(fam[f]);
-        for (size_t i = 0; i < n; i++)
-                group_unref(groups[i]);
-        free(groups);
+                if (x.fam[f])
+                        evbuffer_free(x.fam[f]);
+        free(x.label);
         return r;
 }
 
@@ -308,7 +303,7 @@ static void on_request(struct evhttp_request *req, void *userdata) {
                 evhttp_send_error(req, HTTP_INTERNAL, NULL);
                 return;
         }
-        r = metrics_render(m->core, m->dispatch, buf);
+        r = metrics_render(m->service, buf);
         if (r < 0) {
                 log_warning_errno(r, "Cannot answer a metrics scrape: %m");
                 evbuffer_free(buf);
@@ -398,7 +393,7 @@ static char *bound_name(int fd, const ConfigListen *l) {
         return s;
 }
 
-int metrics_new(MemCore *core, Dispatch *dispatch, const char *address, Metrics **ret) {
+int metrics_new(Service *svc, const char *address, Metrics **ret) {
         _cleanup_free_ Metrics *m = NULL;
         ConfigListen l;
         int fd;
@@ -409,10 +404,7 @@ int metrics_new(MemCore *core, Dispatch *dispatch, const char *address, Metrics 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return log_error_errno(ENOMEM, "Out of memory");
-        m->core = core;
-        m->dispatch = dispatch;
-        pthread_mutex_init(&m->lock, NULL);
-        pthread_cond_init(&m->cond, NULL);
+        m->service = svc;
 
         fd = listen_on(m, address, &l);
         if (fd < 0) {
@@ -457,40 +449,21 @@ static void *metrics_main(void *userdata) {
         Metrics *m = userdata;
         int r;
 
-        r = core_thread_register(m->core);
-        pthread_mutex_lock(&m->lock);
-        m->started = true;
-        m->result = r;
-        pthread_cond_broadcast(&m->cond);
-        pthread_mutex_unlock(&m->lock);
+        r = service_thread_register(m->service);
+        thread_started(&m->start, r);
         if (r < 0)
                 return NULL;
         event_base_dispatch(m->base);
-        core_thread_unregister(m->core);
+        service_thread_unregister(m->service);
         return NULL;
 }
 
 int metrics_start(Metrics *m) {
-        sigset_t all, old;
         int r;
 
-        /* Signals are the main loop's business. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        r = -pthread_create(&m->thread, NULL, metrics_main, m);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        r = thread_start(&m->thread, &m->start, metrics_main, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the metrics thread: %m");
-
-        pthread_mutex_lock(&m->lock);
-        while (!m->started)
-                pthread_cond_wait(&m->cond, &m->lock);
-        r = m->result;
-        pthread_mutex_unlock(&m->lock);
-        if (r < 0) {
-                pthread_join(m->thread, NULL);
-                return log_error_errno(r, "Cannot register the metrics thread with the core: %m");
-        }
         m->running = true;
         return 0;
 }
@@ -516,8 +489,6 @@ Metrics *metrics_free(Metrics *m) {
                 log_warning_errno(errno, "Cannot remove %s, ignoring: %m", m->unix_path);
         free(m->unix_path);
         free(m->name);
-        pthread_mutex_destroy(&m->lock);
-        pthread_cond_destroy(&m->cond);
         free(m);
         return NULL;
 }

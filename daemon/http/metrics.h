@@ -9,9 +9,10 @@
  * socket unless the configuration says otherwise.
  */
 
-#include "config.h"
-#include "core.h"
-#include "request.h"
+#include <event2/buffer.h>
+
+#include "service/config.h"
+#include "service/service.h"
 
 typedef struct Metrics Metrics;
 
@@ -27,12 +28,11 @@ typedef struct Metrics Metrics;
  * metrics_new() - bind and listen on @address (config_listen_parse()
  * syntax) in the calling thread, so that a bad or busy address fails the
  * start. A Unix socket file left by a dead daemon is replaced.
- * @dispatch: for the session count
  *
  * Return: 0; -EINVAL for an address that does not parse; -errno of
  * socket(), bind() or listen(); -ENOMEM. Logged.
  */
-int metrics_new(MemCore *core, Dispatch *dispatch, const char *address, Metrics **ret);
+int metrics_new(Service *svc, const char *address, Metrics **ret);
 
 /**
  * metrics_name() - what the listener is bound to, for messages (the port
@@ -42,7 +42,7 @@ const char *metrics_name(Metrics *m);
 
 /**
  * metrics_start() - start the thread serving the listener; it registers
- * with the core. Return: 0 or a negative errno (logged).
+ * with the service. Return: 0 or a negative errno (logged).
  */
 int metrics_start(Metrics *m);
 
@@ -53,10 +53,9 @@ void metrics_stop(Metrics *m);
 Metrics *metrics_free(Metrics *m);
 
 /**
- * metrics_render() - the whole exposition of @core into @out: every group
- * and the daemon-wide metrics. On a thread registered with @core, outside
- * core_read_lock().
+ * metrics_render() - the whole exposition of @svc into @out: every group
+ * and the daemon-wide metrics. On a thread registered with the service.
  *
  * Return: 0 or -ENOMEM (@out may then hold part of it).
  */
-int metrics_render(MemCore *core, Dispatch *dispatch, struct evbuffer *out);
+int metrics_render(Service *svc, struct evbuffer *out);

@@ -2,52 +2,24 @@
 #pragma once
 
 /*
- * The request rules every transport applies the same way: who may do what
- * to which group (cgroup delegation), how a named group or a stat item is
- * looked up, and the words a refusal or failure is reported in. The socket
- * (dispatch.c) and the bus (bus-manager.c) both call these, so that the
- * same request gets the same answer, to the letter, on either.
+ * Who may do what to which group: the rules, as pure functions of the
+ * caller's uid (and pid) and the group. They follow cgroup delegation:
+ * root may do everything; a uid owning a group (its delegate) may charge
+ * in that subtree, and create, remove and set limits strictly inside it,
+ * never on the delegated group itself, whose budget belongs to whoever
+ * delegated it. Reads are open to all unless the configuration says
+ * otherwise (ReadAccess).
  *
- * Messages go into a caller's buffer of AUTHZ_MESSAGE_MAX bytes; the errno
- * returned beside them is mapped to a wire status or a D-Bus error name by
- * proto/status.c. Nothing here keeps state: any thread, under the caller's
- * references to the groups it passes.
+ * Nothing here keeps state or looks anything up: the service operations
+ * (service-*.c) look the groups up and call these. Any thread, under the
+ * caller's references to the groups it passes.
  */
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <sys/types.h>
 
-#include "core.h"
-#include "session.h"
-
-#define AUTHZ_MESSAGE_MAX 512
-
-/*
- * The words of the other failures both transports report (printf formats,
- * each with its arguments), so that the same failure reads the same on
- * either, to the letter.
- */
-#define AUTHZ_MSG_MAX_BELOW_USAGE "%s: usage is above the new max (use force)"  /* group */
-#define AUTHZ_MSG_REMOVE_BUSY "%s: group has children or attached sessions"     /* path */
-#define AUTHZ_MSG_LIST_TOO_LARGE "%s: too many groups for one reply; list a subtree" /* path */
-/* group, bytes (unsigned long long), stat item, HELD_BY_GROUP or HELD_BY_SESSION */
-#define AUTHZ_MSG_UNCHARGE_RANGE "%s: uncharge of %llu %s bytes is more than %s"
-#define AUTHZ_MSG_HELD_BY_GROUP "the group keeps"
-#define AUTHZ_MSG_HELD_BY_SESSION "the session holds"
-#define AUTHZ_MSG_ATTACH_BUSY "the session holds charges; move it instead"
-#define AUTHZ_MSG_MOVE_DENIED "only root moves other processes"
-#define AUTHZ_MSG_NO_CLIENT "pid %d has no session"              /* pid */
-#define AUTHZ_MSG_CLIENT_DENIED "pid %d: permission denied"      /* pid */
-#define AUTHZ_MSG_OUT_OF_MEMORY "out of memory"
-
-/* The limits a create or set-limits request gives; the has_* ones are set. */
-typedef struct AuthzLimits {
-        bool has_max, has_high, has_low, has_min;
-        uint64_t max, high, low, min;
-} AuthzLimits;
+typedef struct MemGroup MemGroup;
 
 typedef enum ReadAccess {
         READ_ACCESS_ALL,   /* everyone may read every group (the default) */
@@ -56,6 +28,11 @@ typedef enum ReadAccess {
         _READ_ACCESS_MAX,
         _READ_ACCESS_INVALID = -EINVAL,
 } ReadAccess;
+
+/** read_access_to_string() - "all", "owner", "root"; NULL when out of range. */
+const char *read_access_to_string(ReadAccess a);
+/** read_access_from_string() - the reverse; _READ_ACCESS_INVALID for anything else. */
+ReadAccess read_access_from_string(const char *s);
 
 /** authz_may_read() - may @uid read @g (show, list, properties, events)? */
 bool authz_may_read(ReadAccess access, uid_t uid, MemGroup *g);
@@ -66,6 +43,12 @@ bool authz_may_use(uid_t uid, MemGroup *g);
 /** authz_may_modify() - may @uid remove @g or set its limits: strictly below a delegated group. */
 bool authz_may_modify(uid_t uid, MemGroup *g);
 
+/** authz_may_create_in() - may @uid create a child of @parent: @parent is delegated to it. */
+bool authz_may_create_in(uid_t uid, MemGroup *parent);
+
+/** authz_may_give() - may @uid make @owner the owner of a group it creates: only root delegates to others. */
+bool authz_may_give(uid_t uid, uid_t owner);
+
 /** authz_may_reset_peak() - may @uid reset @g's peak: modify rights, or @g delegated to @uid itself. */
 bool authz_may_reset_peak(uid_t uid, MemGroup *g);
 
@@ -75,86 +58,12 @@ bool authz_may_read_client(ReadAccess access, uid_t uid, pid_t self, pid_t pid);
 /** authz_may_move() - may @uid (of pid @self) move the sessions of pid @pid (0: its own)? */
 bool authz_may_move(uid_t uid, pid_t self, pid_t pid);
 
-/** authz_errno_text() - the words for a core error, "no such group" etc. */
-const char *authz_errno_text(int r);
-
 /**
- * authz_path_message() - "PATH: why" for error @r about @path (NULL
- * allowed): the precise violation for a malformed path, else
- * authz_errno_text(). Return: @r.
+ * authz_may_force() - may @uid force a charge past max? Forcing overrides
+ * every max above, including those whoever delegated the subtree set:
+ * only root may.
  */
-int authz_path_message(int r, const char *path, char *msg, size_t size);
+bool authz_may_force(uid_t uid);
 
-/** authz_denied_message() - "PATH: permission denied". Return: -EPERM. */
-int authz_denied_message(const char *path, char *msg, size_t size);
-
-/**
- * authz_refused_message() - the message of a charge or move a max
- * refused: "PATH: limit exceeded (max of REFUSER)". Return: -EDQUOT.
- */
-int authz_refused_message(const char *path, const MemChargeResult *res, char *msg, size_t size);
-
-/**
- * authz_lookup() - @path, looked up with a reference.
- * Return: 0; -EINVAL (empty or malformed), -ENAMETOOLONG, -EMLINK or
- * -ENOENT, with the message in @msg.
- */
-int authz_lookup(MemCore *core, const char *path, MemGroup **ret, char *msg, size_t size);
-
-/**
- * authz_lookup_use() - @path, looked up with a reference, for @uid to
- * charge, attach to or move into (authz_may_use()).
- * Return: 0; an authz_lookup() error or -EPERM, with the message in @msg
- * and no reference taken.
- */
-int authz_lookup_use(MemCore *core, uid_t uid, const char *path, MemGroup **ret, char *msg, size_t size);
-
-/**
- * authz_parse_stat() - a stat item by name; NULL or "" is anon.
- * Return: 0, or -EINVAL with the message in @msg.
- */
-int authz_parse_stat(const char *s, MemStatItem *ret, char *msg, size_t size);
-
-/**
- * authz_check_create() - may @uid create @path, and who will own it.
- * @has_owner, @owner: the owner asked for; without one, the creator
- *                     (root creates root-owned groups)
- *
- * Return: 0 and *@ret_owner; or, with the message in @msg, a path error,
- * -EEXIST ("/"), -ENOENT (no parent), -EPERM.
- */
-int authz_check_create(MemCore *core, uid_t uid, const char *path, bool has_owner, uid_t owner,
-                       uid_t *ret_owner, char *msg, size_t size);
-
-/**
- * authz_apply_limits() - set the limits @l gives on @g: max first, and
- * nothing else when it is refused, so that a refused request changes
- * nothing. @force: lower max below the usage (group_set_max()).
- *
- * Return: 0; the group_set_max() error, with the message in @msg.
- */
-int authz_apply_limits(MemGroup *g, const AuthzLimits *l, bool force, char *msg, size_t size);
-
-/**
- * authz_session_target() - the group a session charge of @uid goes to:
- * the one @s is attached to, or, when it is not attached yet, @path (the
- * session attaches to it). @path NULL or "" means "the attached group".
- * Called on the thread that owns @s.
- *
- * Return: 0 with a reference in *@ret; or, with the message in @msg,
- * -ENOTCONN, -EINVAL (attached elsewhere), a lookup error, -EPERM.
- */
-int authz_session_target(MemCore *core, MemSession *s, uid_t uid, const char *path, MemGroup **ret,
-                         char *msg, size_t size);
-
-/**
- * authz_list_collect() - the groups a list of @top covers, each with a
- * reference: when @recursive, @top and everything below it, else @top's
- * children. Groups the caller may not read are included: each transport
- * filters with authz_may_read() for its peer. Any thread, under the
- * caller's reference to @top; it walks the tree in core_read_lock().
- *
- * Return: 0, with the array in *@ret (group_unref() each, then free() it)
- * and its length in *@ret_n; -ENOMEM, with nothing to free.
- */
-int authz_list_collect(MemGroup *top, bool recursive, MemGroup ***ret, size_t *ret_n);
+/** authz_may_import() - may @uid mirror kernel cgroups (it creates groups anywhere): root only. */
+bool authz_may_import(uid_t uid);

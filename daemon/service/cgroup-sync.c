@@ -33,9 +33,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup-sync.h"
-#include "log.h"
-#include "macro.h"
+#include "core/group.h"
+#include "service/cgroup-sync.h"
+#include "service/log.h"
 
 typedef struct Mirror {
         char *group;
@@ -44,6 +44,7 @@ typedef struct Mirror {
 
 struct CgroupSync {
         MemCore *core;
+        Events *events; /* NULL: nobody is told */
         pthread_mutex_t lock;
         char *mount;  /* the memory hierarchy; NULL: none */
         bool v2;
@@ -172,17 +173,6 @@ static int mirror_path(const char *under, const char *cgroup, char *buf, size_t 
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
-static int message(char *msg, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int message(char *msg, size_t size, int r, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (msg && size)
-                vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
 /* ---- set-up ---- */
 
 /* Where cgroup2 is mounted and whether memory is enabled there. */
@@ -209,8 +199,8 @@ static void describe_cgroup2(CgroupSync *cs, char *buf, size_t size) {
         endmntent(f);
 }
 
-int cgroup_sync_new(MemCore *core, const char *mount_root, const char *prefix, bool auto_create,
-                    CgroupSync **ret) {
+int cgroup_sync_new(MemCore *core, Events *events, const char *mount_root, const char *prefix,
+                    bool auto_create, CgroupSync **ret) {
         CgroupSync *cs = calloc(1, sizeof(*cs));
         char *mp = NULL, v2note[300], probe[PATH_MAX];
         struct stat st;
@@ -218,6 +208,7 @@ int cgroup_sync_new(MemCore *core, const char *mount_root, const char *prefix, b
         if (!cs)
                 return -ENOMEM;
         cs->core = core;
+        cs->events = events;
         pthread_mutex_init(&cs->lock, NULL);
         cs->auto_create = auto_create;
         cs->prefix = strdup(prefix ? prefix : "/");
@@ -427,6 +418,14 @@ static int walk_libcgroup(CgroupSync *cs, const char *rel, PathList *out) {
         return r;
 }
 
+/* Tell the fan-out of a group this mirror created or whose limits it set. */
+static void notify(CgroupSync *cs, EventKind kind, const char *path, unsigned limits) {
+        EventItem ev = { .kind = kind, .path = path, .limits = limits };
+
+        if (cs->events)
+                events_emit(cs->events, &ev);
+}
+
 /* Create the missing groups above @path, plainly. Caller holds cs->lock. */
 static int make_parents(CgroupSync *cs, const char *path) {
         char buf[MEM_PATH_MAX + 1];
@@ -437,6 +436,8 @@ static int make_parents(CgroupSync *cs, const char *path) {
         for (s = strchr(buf + 1, '/'); s; s = strchr(s + 1, '/')) {
                 *s = 0;
                 r = group_create(cs->core, buf, 0);
+                if (r == 0)
+                        notify(cs, EVENT_GROUP_ADDED, buf, 0);
                 *s = '/';
                 if (r < 0 && r != -EEXIST)
                         return r;
@@ -482,6 +483,7 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
                 r = group_create(cs->core, group, 0);
                 if (r < 0)
                         return r;
+                notify(cs, EVENT_GROUP_ADDED, group, 0);
                 r = group_get(cs->core, group, &g);
                 ret = 2;
         }
@@ -493,6 +495,8 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
                  * (force), like a memory.max write. */
                 (void) group_set_limits(g, &l, true);
                 group_set_mirror(g, true);
+                if (l.set)
+                        notify(cs, EVENT_LIMITS_CHANGED, group, l.set);
                 if (ret == 0)
                         ret = 1;
         }
@@ -509,31 +513,31 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
         return ret;
 }
 
-static int check_path(const char *what, const char *path, char *msg, size_t size) {
+static int check_path(const char *what, const char *path, Refusal *rf) {
         MemPathError why = MEM_PATH_OK;
 
         if (group_path_check(path, UINT32_MAX, &why) < 0)
-                return message(msg, size, -EINVAL, "%s %s: %s", what, path, mem_path_error_to_string(why));
+                return refusal_set(rf, -EINVAL, "%s %s: %s", what, path, mem_path_error_to_string(why));
         return 0;
 }
 
 static int import_locked(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
-                         char *msg, size_t size) {
+                         Refusal *rf) {
         CgroupCounts counts = {};
         PathList list = {};
         char skip[PATH_MAX] = "";
         int r;
 
         if (!cs->mount)
-                return message(msg, size, -ENOENT, "cannot import: %s", cs->describe);
+                return refusal_set(rf, -ENOENT, "cannot import: %s", cs->describe);
         if (!from || !*from)
                 from = "/";
         if (!under || !*under)
                 under = cs->prefix;
-        r = check_path("cgroup", from, msg, size);
+        r = check_path("cgroup", from, rf);
         if (r < 0)
                 return r;
-        r = check_path("group", under, msg, size);
+        r = check_path("group", under, rf);
         if (r < 0)
                 return r;
 
@@ -542,17 +546,17 @@ static int import_locked(CgroupSync *cs, const char *from, const char *under, Cg
                 struct stat st;
 
                 if (cgroup_dir(cs, from, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-                        return message(msg, size, -ENOENT, "cgroup %s: no such cgroup in %s", from,
+                        return refusal_set(rf, -ENOENT, "cgroup %s: no such cgroup in %s", from,
                                        cs->mount);
         }
         r = cs->libcgroup ? walk_libcgroup(cs, from, &list) : walk_readdir(cs, from, &list);
         if (r == -ENOENT || (r >= 0 && list.n == 0)) {
                 path_list_done(&list);
-                return message(msg, size, -ENOENT, "cgroup %s: no such cgroup in %s", from, cs->mount);
+                return refusal_set(rf, -ENOENT, "cgroup %s: no such cgroup in %s", from, cs->mount);
         }
         if (r < 0) {
                 path_list_done(&list);
-                return message(msg, size, r, "cgroup %s: cannot walk %s: %s", from, cs->mount,
+                return refusal_set(rf, r, "cgroup %s: cannot walk %s: %s", from, cs->mount,
                                strerror(-r));
         }
         /* Sorted, a parent comes before its children (it is their prefix). */
@@ -593,11 +597,11 @@ static int import_locked(CgroupSync *cs, const char *from, const char *under, Cg
 }
 
 int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
-                       char *msg, size_t size) {
+                       Refusal *rf) {
         int r;
 
         pthread_mutex_lock(&cs->lock);
-        r = import_locked(cs, from, under, ret, msg, size);
+        r = import_locked(cs, from, under, ret, rf);
         pthread_mutex_unlock(&cs->lock);
         return r;
 }
@@ -633,7 +637,7 @@ static int proc_cgroup(pid_t pid, bool v2, char *buf, size_t size) {
 }
 
 int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
-                      char *msg, size_t size) {
+                      Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         char cg[PATH_MAX], group[MEM_PATH_MAX + 1];
         char *lp = NULL;
@@ -642,7 +646,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
         *ret_created = false;
         pthread_mutex_lock(&cs->lock);
         if (!cs->mount) {
-                r = message(msg, size, -ENOENT, "no group given and no kernel cgroup to place the session by (%s)",
+                r = refusal_set(rf, -ENOENT, "no group given and no kernel cgroup to place the session by (%s)",
                             cs->describe);
                 goto out;
         }
@@ -655,7 +659,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
         if (r < 0)
                 r = proc_cgroup(pid, cs->v2, cg, sizeof(cg));
         if (r < 0) {
-                r = message(msg, size, r == -ESRCH ? -ESRCH : -ENOENT,
+                r = refusal_set(rf, r == -ESRCH ? -ESRCH : -ENOENT,
                             "pid %d: cannot read its memory cgroup: %s", (int) pid, strerror(-r));
                 goto out;
         }
@@ -663,7 +667,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
         if (r >= 0)
                 r = group_path_check(group, UINT32_MAX, NULL);
         if (r < 0) {
-                r = message(msg, size, r, "cgroup %s: no group can mirror it (%s)", cg, errno_text(r));
+                r = refusal_set(rf, r, "cgroup %s: no group can mirror it (%s)", cg, errno_text(r));
                 goto out;
         }
         r = group_get(cs->core, group, &g);
@@ -671,7 +675,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
                 r = -ENOENT; /* there, but not a mirror yet: import it below */
         if (r == -ENOENT) {
                 if (!cs->auto_create) {
-                        r = message(msg, size, -ENOENT,
+                        r = refusal_set(rf, -ENOENT,
                                     "%s: no mirror of kernel cgroup %s (import it with memacctctl import-cgroups, "
                                     "or set [cgroup] auto-create = yes)", group, cg);
                         goto out;
@@ -689,7 +693,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
                         if (r >= 0)
                                 r = import_one(cs, sub, anc);
                         if (r < 0) {
-                                r = message(msg, size, r, "cgroup %s: cannot mirror it as %s: %s", sub, anc,
+                                r = refusal_set(rf, r, "cgroup %s: cannot mirror it as %s: %s", sub, anc,
                                             errno_text(r));
                                 goto out;
                         }
@@ -701,7 +705,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
                 }
                 r = 0;
         } else if (r < 0) {
-                r = message(msg, size, r, "%s: %s", group, errno_text(r));
+                r = refusal_set(rf, r, "%s: %s", group, errno_text(r));
                 goto out;
         }
         if ((size_t) snprintf(ret_path, path_size, "%s", group) >= path_size)

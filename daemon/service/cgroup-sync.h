@@ -18,7 +18,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core.h"
+#include "core/model.h"
+#include "service/events.h"
+#include "service/refusal.h"
+
+typedef struct MemCore MemCore;
 
 /* v1 reads "unlimited" as LONG_MAX rounded down to the page size
  * (PAGE_COUNTER_MAX * PAGE_SIZE); anything at or above 2^62 is taken as
@@ -59,7 +63,8 @@ int cgroup_read_usage(const char *dir, bool v2, uint64_t *ret);
 
 /**
  * cgroup_sync_new() - find the memory hierarchy and get ready to mirror it
- * onto @core.
+ * onto @core, telling @events (NULL: nobody) of the groups it creates and
+ * the limits it sets.
  * @mount_root: the memory hierarchy's mount point, for tests on a fake
  *   tree (v2 when it holds cgroup.controllers); NULL: cgroup_init() and
  *   ask libcgroup. Call from the main thread before the others start.
@@ -69,8 +74,8 @@ int cgroup_read_usage(const char *dir, bool v2, uint64_t *ret);
  * cgroup_sync_available() is false and imports fail with -ENOENT.
  * Return: 0 or -ENOMEM.
  */
-int cgroup_sync_new(MemCore *core, const char *mount_root, const char *prefix, bool auto_create,
-                    CgroupSync **ret);
+int cgroup_sync_new(MemCore *core, Events *events, const char *mount_root, const char *prefix,
+                    bool auto_create, CgroupSync **ret);
 CgroupSync *cgroup_sync_free(CgroupSync *cs);
 
 /** cgroup_sync_available() - is there a memory hierarchy to mirror? */
@@ -91,12 +96,12 @@ int cgroup_sync_set_config(CgroupSync *cs, const char *prefix, bool auto_create)
  * @from: NULL or "": "/"; @under: NULL or "": the configured prefix
  *
  * Return: the number of changes (created + updated: persistence must save
- * when > 0) with the counts in @ret; or, with the message in @msg,
+ * when > 0) with the counts in @ret; or, with @rf,
  * -EINVAL (a bad path), -ENOENT (no memory hierarchy, or no cgroup @from),
  * or another negative errno.
  */
 int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
-                       char *msg, size_t size);
+                       Refusal *rf);
 
 /**
  * cgroup_sync_place() - the group a session of process @pid attaches to
@@ -106,12 +111,12 @@ int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, Cgro
  * @ret_path: the group path, @path_size bytes
  * @ret_created: set when the mirror was created (persistence must save)
  *
- * Return: 0; or, with the message in @msg, -ENOENT (no mirror and
+ * Return: 0; or, with @rf, -ENOENT (no mirror and
  * auto-create is off, or no memory hierarchy), -ESRCH (no such process),
  * or an import error.
  */
 int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
-                      char *msg, size_t size);
+                      Refusal *rf);
 
 /**
  * cgroup_sync_sample() - read the kernel's usage of every mirrored cgroup

@@ -32,7 +32,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/group.h"
+#include "service/config.h"
 #include "macro.h"
 #include "parse-size.h"
 
@@ -96,18 +97,6 @@ static const ConfigKey config_keys[] = {
 
 static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
                                                "metrics" };
-
-static const char *const read_access_names[_READ_ACCESS_MAX] = {
-        [READ_ACCESS_ALL] = "all",
-        [READ_ACCESS_OWNER] = "owner",
-        [READ_ACCESS_ROOT] = "root",
-};
-
-const char *config_read_access_to_string(ReadAccess a) {
-        if (a < 0 || a >= _READ_ACCESS_MAX)
-                return NULL;
-        return read_access_names[a];
-}
 
 typedef struct ParseContext {
         Config config;
@@ -405,15 +394,17 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 }
                 *(bool *) field = b;
                 return;
-        case KEY_ACCESS:
-                for (ReadAccess a = 0; a < _READ_ACCESS_MAX; a++)
-                        if (strcmp(value, read_access_names[a]) == 0) {
-                                *(ReadAccess *) field = a;
-                                return;
-                        }
-                fail(ctx, ctx->line, "[%s] %s = %.64s: must be all, owner or root", k->section, k->name,
-                     value);
+        case KEY_ACCESS: {
+                ReadAccess a = read_access_from_string(value);
+
+                if (a < 0) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: must be all, owner or root", k->section,
+                             k->name, value);
+                        return;
+                }
+                *(ReadAccess *) field = a;
                 return;
+        }
         }
 }
 

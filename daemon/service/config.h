@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "request.h"
+#include "service/authz.h"
 
 #define CONFIG_FILE_MAX (1u << 20) /* bytes; a longer file is refused */
 
@@ -130,6 +130,3 @@ int config_parse(const char *text, size_t size, const char *filename, Config *re
  * -ENOMEM), -EFBIG above CONFIG_FILE_MAX.
  */
 int config_load(const char *path, Config *ret, char **ret_error);
-
-/** config_read_access_to_string() - "all", "owner", "root"; NULL when out of range. */
-const char *config_read_access_to_string(ReadAccess a);

@@ -6,7 +6,7 @@
  * - every flush interval, core_stats_flush(core, true), so that readers
  *   who do not ask for exact numbers see statistics at most one interval
  *   old (the kernel's periodic rstat flush, flush_memcg_stats_dwork);
- * - after a persistent change (a DispatchChangedFn from any worker), a
+ * - after a persistent change (the service's commit, from any thread), a
  *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
  *
  * - every sample interval, a sampler another module installed (the
@@ -26,17 +26,18 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "housekeeping.h"
-#include "log.h"
+#include "core/core.h"
 #include "macro.h"
-#include "persist.h"
+#include "service/housekeeping.h"
+#include "service/log.h"
+#include "service/persist.h"
+#include "thread-start.h"
 
 struct Housekeeping {
         MemCore *core;
@@ -54,10 +55,8 @@ struct Housekeeping {
         bool running;
         pthread_t thread;
 
-        /* The thread's core_thread_register() result (start-up handshake),
-         * then that of its last save. */
-        bool started;
-        int result;
+        ThreadStart start;
+        int result; /* lock: the last save's, once the thread has ended */
 
         /* Set before the thread starts, then read by it only. */
         HousekeepingStatusFn status;
@@ -173,14 +172,10 @@ static void *housekeeping_main(void *userdata) {
         int r;
 
         r = core_thread_register(h->core);
-        pthread_mutex_lock(&h->lock);
-        h->started = true;
-        h->result = r;
-        pthread_cond_broadcast(&h->cond);
-        if (r < 0) {
-                pthread_mutex_unlock(&h->lock);
+        thread_started(&h->start, r);
+        if (r < 0)
                 return NULL;
-        }
+        pthread_mutex_lock(&h->lock);
 
         next_flush = now_msec() + atomic_load(&h->flush_interval_msec);
         sample_msec = atomic_load(&h->sample_interval_msec);
@@ -267,26 +262,11 @@ static void *housekeeping_main(void *userdata) {
 }
 
 int housekeeping_start(Housekeeping *h) {
-        sigset_t all, old;
         int r;
 
-        /* Signals are the main loop's business. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        r = -pthread_create(&h->thread, NULL, housekeeping_main, h);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        r = thread_start(&h->thread, &h->start, housekeeping_main, h);
         if (r < 0)
                 return r;
-
-        pthread_mutex_lock(&h->lock);
-        while (!h->started)
-                pthread_cond_wait(&h->cond, &h->lock);
-        r = h->result;
-        pthread_mutex_unlock(&h->lock);
-        if (r < 0) {
-                pthread_join(h->thread, NULL);
-                return r;
-        }
         h->running = true;
         return 0;
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core.h"
+#include "core/core.h"
 
 /* Saves are coalesced: a burst of changes costs one save per this many ms. */
 #define PERSIST_MIN_INTERVAL_MSEC 200
@@ -67,7 +67,7 @@ int housekeeping_start(Housekeeping *h);
 
 /**
  * housekeeping_mark_dirty() - something persistent changed: save soon.
- * A DispatchChangedFn (@userdata is the Housekeeping); any thread, cheap
+ * A ServiceCommitFn (@userdata is the Housekeeping); any thread, cheap
  * when a save is already pending (one relaxed load).
  */
 void housekeeping_mark_dirty(void *userdata);

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "service/log.h"
 #include "macro.h"
 
 #define LOG_LINE_MAX 2048

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "paths.h"
+#include "service/paths.h"
 
 /* The first entry of a colon-separated list ($RUNTIME_DIRECTORY may hold several). */
 static char *first_dir(const char *list) {

@@ -36,11 +36,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "charge.h"
-#include "log.h"
+#include "core/charge.h"
+#include "service/log.h"
 #include "macro.h"
 #include "parse-size.h"
-#include "persist.h"
+#include "service/persist.h"
 
 #define STATE_HEADER "memacctd-state 1\n"
 #define STATE_TMP "state.tmp"

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "core.h"
+#include "core/core.h"
 
 #define PERSIST_STATE "state"
 #define PERSIST_STATE_OLD "state.old"

@@ -5,13 +5,14 @@
  * Input: each readable event reads with recvmsg() (into the worker's
  * scratch buffer, or the connection's own buffer while it holds part of a
  * frame), then decodes EVERY complete frame it has and hands each to
- * dispatch_frame(), which appends one response to the output buffer;
+ * request_serve(), which appends one response to the output buffer;
  * then all responses go out with one writev() (evbuffer_write). On a Unix
  * socket a round trip costs 13-80 µs and each extra message in the same
- * write ~30 ns (PERF.md): answering a pipelined batch with one write is
- * what makes pipelining pay.
+ * write ~30 ns (docs/performance.md): answering a pipelined batch with
+ * one write is what makes pipelining pay.
  *
- * Bounds (ARCHITECTURE §8): a length prefix above the frame limit is
+ * Bounds (every input a client controls is bounded per connection): a
+ * length prefix above the frame limit is
  * refused before anything is buffered; reading pauses while the output
  * holds more than output-buffer bytes or outstanding-requests responses
  * (a client that does not read its replies cannot make us buffer without
@@ -21,7 +22,7 @@
  * its first byte arrived gets a protocol error and the connection ends.
  * Every framing error is answered with a PROTOCOL_ERROR response, written,
  * and then the connection closes; its session's charges are released by
- * dispatch_conn_free() before the socket is closed.
+ * service_peer_free() before the socket is closed.
  *
  * File descriptors (SCM_RIGHTS): at most one pending per connection. On a
  * stream socket the kernel returns the descriptors of one sendmsg() with
@@ -30,7 +31,7 @@
  * descriptors), so the descriptor belongs to the frame holding the last
  * byte of the recvmsg() that delivered it: a client sends a frame and its
  * descriptor with one sendmsg() whose data ends with that frame. The
- * descriptor goes to dispatch_frame() with that frame once it is complete;
+ * descriptor goes to request_serve() with that frame once it is complete;
  * more than one, or a second before the first was used, is a protocol
  * error. Unclaimed descriptors are closed.
  *
@@ -39,10 +40,10 @@
  * (event_active(): the worker's base was created after
  * evthread_use_pthreads(), so it is notifiable; this event has no timeout,
  * so libevent#1530 does not apply). A push can never touch a freed
- * connection: dispatch calls the push function under its subscription
- * lock, and dispatch_conn_free() takes that lock and drops the
- * connection's subscriptions before it returns; only then are the event
- * and the queue freed.
+ * connection: the event fan-out calls the push function under its
+ * subscription lock, and service_peer_free() takes that lock and drops
+ * the connection's subscriptions before it returns; only then are the
+ * event and the queue freed.
  */
 
 #include <errno.h>
@@ -56,11 +57,11 @@
 #include <unistd.h>
 
 #include "frame.h"
-#include "log.h"
 #include "macro.h"
-#include "memacct.pb-c.h"
-#include "conn.h"
-#include "status.h"
+#include "service/log.h"
+#include "sock/conn.h"
+#include "sock/request.h"
+#include "sock/wire.h"
 
 #define USEC_PER_SEC UINT64_C(1000000)
 /* A bounded number of reads per wake-up keeps one busy client from
@@ -82,7 +83,7 @@ struct SockConn {
         pid_t pid;
         uid_t uid;
         gid_t gid;
-        DispatchConn *dc;
+        Peer *peer;
 
         struct event *ev_read, *ev_write, *ev_timer, *ev_push;
         bool reading, writing;
@@ -141,7 +142,7 @@ static void conn_free(SockConn *c) {
         if (c->ev_timer)
                 event_free(c->ev_timer);
         /* Releases the session's charges; no push runs or starts after it. */
-        c->dc = dispatch_conn_free(c->dc);
+        c->peer = service_peer_free(c->peer);
         if (c->ev_push)
                 event_free(c->ev_push);
         if (c->push_q)
@@ -197,7 +198,7 @@ static void conn_set_closing(SockConn *c) {
 /* A framing error: one PROTOCOL_ERROR response, then the connection ends. */
 static void conn_protocol_error(SockConn *c, const char *message) {
         log_info("Connection of pid %d uid %u: %s; closing", (int) c->pid, (unsigned) c->uid, message);
-        dispatch_protocol_error(c->dc, message, c->out);
+        (void) request_status_append(-EPROTO, message, c->out);
         c->queued++;
         conn_set_closing(c);
 }
@@ -244,7 +245,7 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                         fd = c->pending_fd;
                         c->pending_fd = -1;
                 }
-                r = dispatch_frame(c->dc, buf + off + prefix, body, fd, c->out);
+                r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd, c->out);
                 c->queued++;
                 off += prefix + body;
                 if (r < 0) {
@@ -557,7 +558,7 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *userdata) {
         conn_update(c);
 }
 
-/* DispatchPushFn: any thread, under dispatch's subscription lock. */
+/* EventDelivery push: any thread, under the fan-out's subscription lock. */
 static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
         SockConn *c = userdata;
         bool wake = false;
@@ -577,7 +578,7 @@ static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
                 wake = true;
         }
         pthread_mutex_unlock(&c->push_lock);
-        /* Still under dispatch's subscription lock: @c cannot be freed yet. */
+        /* Still under the fan-out's lock: @c cannot be freed yet. */
         if (wake)
                 event_active(c->ev_push, EV_READ, 0);
 }
@@ -603,31 +604,33 @@ static void conn_push_cb(evutil_socket_t fd, short what, void *userdata) {
         conn_update(c);
 }
 
-/* The one answer a refused peer gets: RESOURCE_EXHAUSTED, id 0. */
-static void conn_refuse(int fd, const char *message) {
-        Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
-        uint8_t buf[512];
-        size_t body, n;
+/* The socket's encoding of events: one frame for every subscriber. */
+static const EventDelivery conn_delivery = {
+        .encode = wire_event_frame,
+        .push = conn_push,
+};
 
-        resp.has_id = resp.has_status = true;
-        resp.id = 0;
-        resp.status = (Memacct__V1__Status) status_from_errno(-EUSERS);
-        resp.message = (char *) message;
-        body = memacct__v1__response__get_packed_size(&resp);
-        if (body + FRAME_PREFIX_MAX > sizeof(buf))
-                return;
-        n = frame_prefix_encode((uint32_t) body, buf);
-        memacct__v1__response__pack(&resp, buf + n);
+/* The one answer a refused peer gets: its refusal, id 0. */
+static void conn_refuse(int fd, const Refusal *rf) {
+        struct evbuffer *out = evbuffer_new();
+
         /* A fresh socket has room for a few hundred bytes; if not, the
          * peer sees the close alone. */
-        (void) send(fd, buf, n + body, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (out && request_status_append(rf->error, rf->message, out) >= 0)
+                (void) send(fd, evbuffer_pullup(out, -1), evbuffer_get_length(out), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (out)
+                evbuffer_free(out);
 }
 
 int sock_conn_new(SockConnHost *h, int fd) {
         struct ucred cred;
         socklen_t len = sizeof(cred);
+        PeerCreds creds;
+        Refusal rf;
         SockConn *c;
         int r;
+
+        refusal_init(&rf);
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
                 r = -errno;
@@ -661,13 +664,11 @@ int sock_conn_new(SockConnHost *h, int fd) {
                 return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");
         }
 
-        r = dispatch_conn_new(h->dispatch, cred.pid, cred.uid, cred.gid, conn_push, c, &c->dc);
+        creds = (PeerCreds) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
+        r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
         if (r == -EUSERS) {
-                char msg[128];
-
-                snprintf(msg, sizeof(msg), "too many sessions for uid %u", (unsigned) cred.uid);
-                log_info("Refused a connection of pid %d: %s", (int) cred.pid, msg);
-                conn_refuse(fd, msg);
+                log_info("Refused a connection of pid %d: %s", (int) cred.pid, rf.message);
+                conn_refuse(fd, &rf);
                 conn_free(c);
                 return 0;
         }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "request.h"
+#include "service/service.h"
 
 struct event_base;
 
@@ -33,7 +33,7 @@ typedef struct SockConnHost SockConnHost;
  */
 struct SockConnHost {
         struct event_base *base;
-        Dispatch *dispatch;
+        Service *service;
         SockLimits limits;
 
         /* Reads land here first; a connection allocates its own buffer
@@ -51,9 +51,9 @@ struct SockConnHost {
 
 /**
  * sock_conn_new() - serve the accepted socket @fd on @host: read its peer's
- * credentials (SO_PEERCRED) and open a dispatch session for it. When the
- * peer's uid has too many sessions (-EUSERS from dispatch_conn_new()) the
- * peer gets one RESOURCE_EXHAUSTED response and the socket is closed.
+ * credentials (SO_PEERCRED) and open a service peer with its session.
+ * When the peer's uid has too many sessions (-EUSERS) the peer gets one
+ * RESOURCE_EXHAUSTED response and the socket is closed.
  * Takes @fd in every case. On @host's thread, which is registered with
  * the core.
  *

@@ -8,7 +8,7 @@
  * through its eventfd when the queue was empty (one write per burst).
  * A worker thread owns an event base and every connection on it; a
  * session stays on its worker for life, so nothing of a connection is
- * shared between threads but its push queue (sock-conn.c).
+ * shared between threads but its push queue (conn.c).
  *
  * Commands to a worker (new limits, stop) travel the same way: fields
  * under the worker's mutex and an eventfd wake-up, applied on the
@@ -31,9 +31,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "macro.h"
-#include "server.h"
+#include "service/log.h"
+#include "sock/server.h"
 
 /* The first read of a connection lands here: a pipelined burst of small
  * frames is served from it without any per-connection allocation. */
@@ -64,8 +64,7 @@ typedef struct SockWorker {
 } SockWorker;
 
 struct SockServer {
-        MemCore *core;
-        Dispatch *dispatch;
+        Service *service;
         SockWorker *workers;
         unsigned nworkers;
         unsigned next;
@@ -164,7 +163,7 @@ static void *worker_main(void *userdata) {
         SockWorker *w = userdata;
         int r;
 
-        r = core_thread_register(w->server->core);
+        r = service_thread_register(w->server->service);
         pthread_mutex_lock(&w->server->start_lock);
         w->started = true;
         w->start_result = r;
@@ -177,7 +176,7 @@ static void *worker_main(void *userdata) {
 
         /* Every session ends on the thread that served it. */
         sock_host_close_all(&w->host);
-        core_thread_unregister(w->server->core);
+        service_thread_unregister(w->server->service);
         return NULL;
 }
 
@@ -187,7 +186,7 @@ static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockL
                 .index = index,
                 .efd = -1,
                 .host = {
-                        .dispatch = s->dispatch,
+                        .service = s->service,
                         .limits = *limits,
                         .scratch_size = SCRATCH_SIZE,
                         .conn_gone = worker_conn_gone,
@@ -226,7 +225,7 @@ static void worker_done(SockWorker *w) {
         pthread_mutex_destroy(&w->lock);
 }
 
-int sock_server_new(MemCore *core, Dispatch *d, const SockLimits *limits, unsigned nworkers, SockServer **ret) {
+int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, SockServer **ret) {
         SockServer *s;
         int r;
 
@@ -235,8 +234,7 @@ int sock_server_new(MemCore *core, Dispatch *d, const SockLimits *limits, unsign
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->core = core;
-        s->dispatch = d;
+        s->service = svc;
         pthread_mutex_init(&s->start_lock, NULL);
         pthread_cond_init(&s->start_cond, NULL);
         s->workers = calloc(nworkers, sizeof(SockWorker));
@@ -276,7 +274,7 @@ int sock_server_start(SockServer *s) {
                 r = w->start_result;
                 pthread_mutex_unlock(&s->start_lock);
                 if (r < 0) {
-                        log_error_errno(r, "Worker thread %u cannot register with the core: %m", i);
+                        log_error_errno(r, "Worker thread %u cannot register with the service: %m", i);
                         pthread_join(w->thread, NULL);
                         break;
                 }

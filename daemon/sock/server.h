@@ -4,12 +4,12 @@
 /*
  * The protobuf socket server: an acceptor on the main thread's event base
  * and N worker threads, each with its own event base, serving the
- * connections handed to them round-robin (ARCHITECTURE §5).
+ * connections handed to them round-robin. Each worker is a thread of its
+ * own with an event base; a connection stays on its worker for life.
  */
 
-#include "core.h"
-#include "request.h"
-#include "conn.h"
+#include "service/service.h"
+#include "sock/conn.h"
 
 struct event_base;
 
@@ -19,11 +19,11 @@ typedef struct SockServer SockServer;
  * sock_server_new() - set up @nworkers workers (not started).
  * Return: 0, -EINVAL (no workers), -ENOMEM, or the errno of eventfd().
  */
-int sock_server_new(MemCore *core, Dispatch *d, const SockLimits *limits, unsigned nworkers, SockServer **ret);
+int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, SockServer **ret);
 
 /**
  * sock_server_start() - start the worker threads; each registers with the
- * core before it serves anything. Signals are blocked in them.
+ * service (service_thread_register()) before it serves anything. Signals are blocked in them.
  * Return: 0 or a negative errno (logged; workers already started are stopped).
  */
 int sock_server_start(SockServer *s);

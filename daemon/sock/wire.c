@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The protobuf side of the socket transport: a bounded decoding arena,
- * framed encoding of responses, and a group's GroupInfo. dispatch.c
- * decides; this file only turns its answers into bytes.
+ * Protobuf encoding for the socket transport (wire.h).
  */
 
 #include <errno.h>
@@ -11,7 +9,7 @@
 #include <string.h>
 
 #include "frame.h"
-#include "wire.h"
+#include "sock/wire.h"
 
 /* A frame may expand to this many times its size when decoded. */
 #define ARENA_FACTOR 8
@@ -110,6 +108,35 @@ uint8_t *wire_frame_new(const Memacct__V1__Response *resp, size_t *ret_len) {
         return frame;
 }
 
+int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
+        Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
+        Memacct__V1__Event e = MEMACCT__V1__EVENT__INIT;
+        Memacct__V1__Moved mv = MEMACCT__V1__MOVED__INIT;
+
+        resp.has_id = resp.has_status = true;
+        resp.id = 0;
+        resp.status = MEMACCT__V1__STATUS__OK;
+        switch (ev->kind) {
+        case EVENT_MEMORY:
+                e.path = (char *) ev->path;
+                e.name = (char *) mem_event_to_string(ev->event);
+                e.has_count = true;
+                e.count = ev->count;
+                resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
+                resp.event = &e;
+                break;
+        case EVENT_MOVED:
+                mv.path = (char *) ev->path;
+                resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVED;
+                resp.moved = &mv;
+                break;
+        default:
+                return -EINVAL;
+        }
+        *ret = wire_frame_new(&resp, ret_len);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static Memacct__V1__Counter *counters_new(size_t n) {
         Memacct__V1__Counter *v = calloc(n, sizeof(*v));
 
@@ -118,7 +145,7 @@ static Memacct__V1__Counter *counters_new(size_t n) {
         return v;
 }
 
-int wire_group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroupInfo *info) {
+int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const MemGroupInfo *info) {
         Memacct__V1__Counter *cs = counters_new(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX);
         Memacct__V1__Counter **ptrs = calloc(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX, sizeof(*ptrs));
         size_t k = 0;
@@ -129,7 +156,7 @@ int wire_group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroup
                 free(ptrs);
                 return -ENOMEM;
         }
-        gi->path = g->path;
+        gi->path = (char *) path;
 #define SET(f) (gi->has_##f = true, gi->f = info->f)
         SET(current); SET(peak); SET(max); SET(high); SET(low); SET(min);
         SET(effective_min); SET(effective_low); SET(failcnt);

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Protobuf encoding and decoding helpers of the socket transport. */
+/*
+ * The protobuf side of the socket transport: a bounded decoding arena,
+ * framed encoding of responses and events, and a group's GroupInfo. The
+ * request handler (request.c) decides what to say; this file only turns
+ * it into bytes.
+ */
 
 #include <event2/buffer.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "group.h"
+#include "core/model.h"
 #include "memacct.pb-c.h"
+#include "service/events.h"
 
 /**
  * wire_arena_reset() - empty the calling thread's decoding arena, sized for
@@ -34,9 +40,16 @@ int wire_response_append(const Memacct__V1__Response *resp, struct evbuffer *out
 uint8_t *wire_frame_new(const Memacct__V1__Response *resp, size_t *ret_len);
 
 /**
- * wire_group_info_fill() - @gi for @g from @info. It points into @g (its
- * path) and into arrays it allocates: free with wire_group_info_free(),
- * and keep a reference on @g until @gi is encoded. Return: 0 or -ENOMEM.
+ * wire_event_frame() - @ev as one Response frame (id 0) in a new buffer:
+ * an Event, or a Moved for EVENT_MOVED. The socket's EventDelivery
+ * encoder. Return: 0, -EINVAL (a kind the socket does not carry), -ENOMEM.
  */
-int wire_group_info_fill(Memacct__V1__GroupInfo *gi, MemGroup *g, const MemGroupInfo *info);
+int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len);
+
+/**
+ * wire_group_info_fill() - @gi for the group @path from @info. It points
+ * at @path and into arrays it allocates: free with wire_group_info_free(),
+ * and keep @path until @gi is encoded. Return: 0 or -ENOMEM.
+ */
+int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const MemGroupInfo *info);
 void wire_group_info_free(Memacct__V1__GroupInfo *gi);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The socket's request path on arbitrary bytes: the input is a stream of
- * varint-framed bodies fed to dispatch_frame() on one connection, as the
+ * varint-framed bodies fed to request_serve() for one peer, as the
  * connection layer would (the first byte picks root or an unprivileged
  * uid). Whatever the bytes: no crash, no leak, every frame gets exactly
  * one framed response, and once the session ends the tree holds exactly
@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "request.h"
+#include "core/core.h"
+#include "core/group.h"
 #include "frame.h"
+#include "service/service.h"
+#include "sock/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,10 +46,12 @@ static size_t count_frames(struct evbuffer *out) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
-        DispatchLimits limits = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
+        ServiceSettings settings = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
+        PeerCreds creds = { .pid = 4242, .uid = data[0] & 1 ? 1000 : 0, .gid = 1000 };
         struct evbuffer *out;
-        DispatchConn *conn;
-        Dispatch *d;
+        Service *svc;
+        Peer *peer;
+        Refusal rf;
         MemCore *core;
         MemGroupInfo root;
         uint64_t kept = 0;
@@ -59,31 +63,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         cfg.max_depth = 8;
         if (core_new(&cfg, &core) < 0 || core_thread_register(core) < 0)
                 abort();
-        if (dispatch_new(core, &limits, NULL, NULL, &d) < 0)
+        if (service_new(core, &settings, &svc) < 0)
                 abort();
-        if (dispatch_conn_new(d, 4242, data[0] & 1 ? 1000 : 0, 1000, NULL, NULL, &conn) < 0)
+        if (service_peer_new(svc, &creds, NULL, NULL, true, &peer, &rf) < 0)
                 abort();
         out = evbuffer_new();
 
         for (size_t off = 1; off < size;) {
                 size_t body, prefix;
-                int r = frame_prefix_decode(data + off, size - off, limits.max_frame, &body,
+                int r = frame_prefix_decode(data + off, size - off, settings.max_frame, &body,
                                             &prefix);
 
                 if (r == -EAGAIN || (r == 0 && body > size - off - prefix))
                         break; /* a half frame: the connection would wait */
                 frames++;
                 if (r < 0) {
-                        dispatch_protocol_error(conn, "bad frame", out);
+                        (void) request_status_append(-EPROTO, "bad frame", out);
                         break;
                 }
-                if (dispatch_frame(conn, data + off + prefix, body, -1, out) < 0)
+                if (request_serve(svc, peer, data + off + prefix, body, -1, out) < 0)
                         break;
                 off += prefix + body;
         }
         if (count_frames(out) != frames)
                 abort();
-        dispatch_conn_free(conn);
+        service_peer_free(peer);
 
         core_read_lock();
         group_walk(core->root, sum_kept, &kept);
@@ -93,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
 
         evbuffer_free(out);
-        dispatch_free(d);
+        service_free(svc);
         core_thread_unregister(core);
         core_free(core);
         return 0;

@@ -129,7 +129,7 @@ check_eq "all gone" "$(current /deleg)" 0
 
 # Root gives nobody /top/budget with 512K under /top's 1M. Whatever nobody
 # does with MEMACCT_FORCE, neither max may be passed: they are root's
-# (dispatch.c: "never on the delegated group itself, whose budget belongs
+# (service/authz.h: "never on the delegated group itself, whose budget belongs
 # to whoever delegated it").
 ctl create /top max=1M
 "$MEMACCT_TEST_HELPER" "$SOCK" create-owned /top/budget $NOBODY $((512 * K))

@@ -18,8 +18,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cgroup-sync.h"
-#include "core.h"
+#include "core/core.h"
+#include "core/group.h"
+#include "service/cgroup-sync.h"
 
 /* The kernel's v1 "unlimited": LONG_MAX rounded down to a 4 KiB page. */
 #define V1_UNLIMITED (UINT64_C(9223372036854775807) & ~UINT64_C(4095))
@@ -145,7 +146,7 @@ static void test_import_is_idempotent_and_counts(void **state) {
         CgroupSync *cs = NULL;
         CgroupCounts n;
         MemGroupInfo info;
-        char msg[512];
+        Refusal rf;
 
         (void) state;
         v1_group("", V1_UNLIMITED, V1_UNLIMITED);
@@ -158,11 +159,11 @@ static void test_import_is_idempotent_and_counts(void **state) {
 
         assert_int_equal(core_new(&cc, &core), 0);
         assert_int_equal(core_thread_register(core), 0);
-        assert_int_equal(cgroup_sync_new(core, root, "/k", false, &cs), 0);
+        assert_int_equal(cgroup_sync_new(core, NULL, root, "/k", false, &cs), 0);
         assert_true(cgroup_sync_available(cs));
 
         /* Three valid cgroups; "bad name" is not a group name and is skipped. */
-        assert_int_equal(cgroup_sync_import(cs, NULL, NULL, &n, msg, sizeof(msg)), 3);
+        assert_int_equal(cgroup_sync_import(cs, NULL, NULL, &n, &rf), 3);
         assert_int_equal(n.created, 3);
         assert_int_equal(n.updated, 0);
         assert_int_equal(n.unchanged, 0);
@@ -177,7 +178,7 @@ static void test_import_is_idempotent_and_counts(void **state) {
         show(core, "/k", &info);
         assert_true(info.max == UINT64_MAX);
 
-        assert_int_equal(cgroup_sync_import(cs, "/", "/k", &n, msg, sizeof(msg)), 0);
+        assert_int_equal(cgroup_sync_import(cs, "/", "/k", &n, &rf), 0);
         assert_int_equal(n.created, 0);
         assert_int_equal(n.updated, 0);
         assert_int_equal(n.unchanged, 3);
@@ -185,7 +186,7 @@ static void test_import_is_idempotent_and_counts(void **state) {
         /* The kernel's limit changed: one update; usage is sampled. */
         v1_group("/a/b", 128 << 20, V1_UNLIMITED);
         put("/a/b", "memory.usage_in_bytes", "65536");
-        assert_int_equal(cgroup_sync_import(cs, "/a", NULL, &n, msg, sizeof(msg)), 1);
+        assert_int_equal(cgroup_sync_import(cs, "/a", NULL, &n, &rf), 1);
         assert_int_equal(n.created, 0);
         assert_int_equal(n.updated, 1);
         assert_int_equal(n.unchanged, 1);
@@ -202,9 +203,9 @@ static void test_import_is_idempotent_and_counts(void **state) {
         assert_false(info.mirror);
         assert_true(info.kernel_current == 0);
 
-        assert_int_equal(cgroup_sync_import(cs, "/nope", NULL, &n, msg, sizeof(msg)), -ENOENT);
-        assert_non_null(strstr(msg, "/nope"));
-        assert_int_equal(cgroup_sync_import(cs, "relative", NULL, &n, msg, sizeof(msg)), -EINVAL);
+        assert_int_equal(cgroup_sync_import(cs, "/nope", NULL, &n, &rf), -ENOENT);
+        assert_non_null(strstr(rf.message, "/nope"));
+        assert_int_equal(cgroup_sync_import(cs, "relative", NULL, &n, &rf), -EINVAL);
 
         cs = cgroup_sync_free(cs);
         core_thread_unregister(core);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "service/config.h"
 
 static int parse(const char *text, Config *ret, char **ret_error) {
         return config_parse(text, strlen(text), "t.conf", ret, ret_error);
@@ -184,7 +184,7 @@ static void test_booleans_and_access_values(void **state) {
                 snprintf(text, sizeof(text), "[access]\nread = %s\n", access[a]);
                 assert_int_equal(parse(text, &c, NULL), 0);
                 assert_int_equal(c.read_access, a);
-                assert_string_equal(config_read_access_to_string(a), access[a]);
+                assert_string_equal(read_access_to_string(a), access[a]);
                 config_done(&c);
         }
 }

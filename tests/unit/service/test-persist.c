@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "charge.h"
-#include "core.h"
+#include "core/charge.h"
+#include "core/core.h"
 /* Built from the unit_tests table, which has the core on the include path, not daemon/. */
-#include "persist.h"
-#include "session.h"
+#include "service/persist.h"
+#include "core/session.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024)

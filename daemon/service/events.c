@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Event fan-out
+ *
+ * Subscriptions are one list under one mutex: the core raises an event
+ * on the charging thread, which walks the list, encodes the event once
+ * per delivery (all socket subscribers share one frame) and pushes it to
+ * every subscriber of the group or an ancestor. The lock is what keeps a
+ * subscriber alive while it is pushed to: events_unsubscribe_all() takes
+ * it. The sink is called after the subscribers, outside the lock; it has
+ * its own.
+ *
+ * The core calls its hooks inside no core lock, possibly inside
+ * core_read_lock() (events) or with its move locks held (moves): nothing
+ * here waits for a grace period or calls back into the core, and pushes
+ * only queue.
+ */
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/list.h>
+
+#include "core/core.h"
+#include "core/session.h"
+#include "service/events.h"
+
+typedef struct Subscription {
+        EventSubscriber *sub;
+        struct cds_list_head link; /* Events.subscriptions */
+        char path[];
+} Subscription;
+
+struct Events {
+        MemCore *core;
+        pthread_mutex_t lock;
+        struct cds_list_head subscriptions;
+        /* Set while no other thread raises events: read without the lock. */
+        EventsSinkFn sink;
+        void *sink_userdata;
+};
+
+bool events_path_within(const char *path, const char *top) {
+        size_t n = strlen(top);
+
+        if (strcmp(top, "/") == 0)
+                return true;
+        return strncmp(path, top, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/* One encoding per delivery and event: the subscribers of one transport share it. */
+typedef struct Encoded {
+        const EventDelivery *delivery;
+        uint8_t *buf;
+        size_t len;
+        bool failed;
+} Encoded;
+
+static void deliver(EventSubscriber *sub, const EventItem *ev, Encoded *enc) {
+        if (enc->delivery != sub->delivery) {
+                free(enc->buf);
+                *enc = (Encoded) { .delivery = sub->delivery };
+                enc->failed = sub->delivery->encode(ev, &enc->buf, &enc->len) < 0;
+        }
+        /* Out of memory: this event is lost for these subscribers; the
+         * counters it reports stay exact in the group. */
+        if (!enc->failed)
+                sub->delivery->push(sub->userdata, enc->buf, enc->len);
+}
+
+static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *userdata) {
+        Events *e = userdata;
+        EventItem ev = { .kind = EVENT_MEMORY, .path = g->path, .event = event, .count = local };
+        Encoded enc = {};
+        Subscription *s;
+
+        pthread_mutex_lock(&e->lock);
+        cds_list_for_each_entry(s, &e->subscriptions, link)
+                if (events_path_within(g->path, s->path))
+                        deliver(s->sub, &ev, &enc);
+        pthread_mutex_unlock(&e->lock);
+        free(enc.buf);
+        if (e->sink)
+                e->sink(&ev, e->sink_userdata);
+}
+
+/*
+ * A moved session (by a Move with a pid, or its own) is told where it is
+ * now, so that a client that replays after a reconnect replays there.
+ * The core holds its move locks: only encode and queue. The subscriber
+ * is alive: its session is, and the registry frees the session (waiting
+ * for the move) before the subscriber.
+ */
+static void core_move_hook(MemSession *s, MemGroup *dst, void *userdata) {
+        EventSubscriber *sub = s->userdata;
+        EventItem ev = { .kind = EVENT_MOVED, .path = dst->path };
+        Encoded enc = {};
+
+        (void) userdata;
+        if (!sub || !sub->delivery)
+                return;
+        deliver(sub, &ev, &enc); /* a hint: the move itself stands if it is lost */
+        free(enc.buf);
+}
+
+int events_new(MemCore *core, Events **ret) {
+        Events *e = calloc(1, sizeof(*e));
+
+        if (!e)
+                return -ENOMEM;
+        e->core = core;
+        pthread_mutex_init(&e->lock, NULL);
+        CDS_INIT_LIST_HEAD(&e->subscriptions);
+        core_set_event_hook(core, core_event_hook, e);
+        core_set_move_hook(core, core_move_hook, e);
+        *ret = e;
+        return 0;
+}
+
+Events *events_free(Events *e) {
+        Subscription *s, *tmp;
+
+        if (!e)
+                return NULL;
+        core_set_event_hook(e->core, NULL, NULL);
+        core_set_move_hook(e->core, NULL, NULL);
+        cds_list_for_each_entry_safe(s, tmp, &e->subscriptions, link)
+                free(s);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return NULL;
+}
+
+void events_set_sink(Events *e, EventsSinkFn sink, void *userdata) {
+        e->sink = sink;
+        e->sink_userdata = userdata;
+}
+
+int events_subscribe(Events *e, EventSubscriber *sub, const char *path) {
+        size_t n = strlen(path) + 1;
+        Subscription *s = malloc(sizeof(*s) + n);
+
+        if (!s)
+                return -ENOMEM;
+        s->sub = sub;
+        memcpy(s->path, path, n);
+        pthread_mutex_lock(&e->lock);
+        cds_list_add_tail(&s->link, &e->subscriptions);
+        pthread_mutex_unlock(&e->lock);
+        sub->nsubs++;
+        return 0;
+}
+
+void events_unsubscribe_all(Events *e, EventSubscriber *sub) {
+        Subscription *s, *tmp;
+
+        if (sub->nsubs == 0)
+                return;
+        pthread_mutex_lock(&e->lock);
+        cds_list_for_each_entry_safe(s, tmp, &e->subscriptions, link)
+                if (s->sub == sub) {
+                        cds_list_del(&s->link);
+                        free(s);
+                }
+        pthread_mutex_unlock(&e->lock);
+        sub->nsubs = 0;
+}
+
+void events_emit(Events *e, const EventItem *ev) {
+        if (e->sink)
+                e->sink(ev, e->sink_userdata);
+}

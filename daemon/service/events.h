@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Event fan-out: everything that happened that someone outside may want
+ * to hear of, whichever transport (or the core itself) made it happen,
+ * goes through here once.
+ *
+ * - Memory events (memory.events counters going up, raised by the core
+ *   on whatever thread charged) reach every subscription of the group or
+ *   an ancestor, and the sink.
+ * - A session that was moved is told where it is now (only that session).
+ * - Group changes the service layer made (added, removed, limits set)
+ *   reach the sink.
+ *
+ * Subscribers are the peers of a transport that can deliver events (the
+ * socket); the sink is the transport that broadcasts them (the bus, as
+ * signals). Both are called on the thread that raised the event and must
+ * not block: they queue and wake their own thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+
+typedef struct Events Events;
+typedef struct MemCore MemCore;
+
+typedef enum EventKind {
+        EVENT_MEMORY,         /* @event of @path went up; its local count is now @count */
+        EVENT_MOVED,          /* the receiving session is attached to @path now */
+        EVENT_GROUP_ADDED,    /* @path was created */
+        EVENT_GROUP_REMOVED,  /* @path was removed */
+        EVENT_LIMITS_CHANGED, /* the limits @limits names (MemLimitMask) of @path were set */
+} EventKind;
+
+/* One thing that happened, as the fan-out carries it. */
+typedef struct EventItem {
+        EventKind kind;
+        const char *path;
+        MemEvent event;
+        uint64_t count;
+        unsigned limits;
+} EventItem;
+
+/* How a subscriber's transport receives what is sent to it. */
+typedef struct EventDelivery {
+        /*
+         * @ev in this transport's encoding, in a new buffer (free()d by
+         * the fan-out). Called once per event for all the subscribers
+         * that share this delivery. Return: 0 or -ENOMEM (the event is
+         * then not delivered).
+         */
+        int (*encode)(const EventItem *ev, uint8_t **ret, size_t *ret_len);
+        /*
+         * Queue @len bytes for the subscriber @userdata and wake its
+         * thread. Any thread, under the fan-out's lock: it must not wait
+         * or call back into the service.
+         */
+        void (*push)(void *userdata, const uint8_t *buf, size_t len);
+} EventDelivery;
+
+/* A receiver of events: one per peer (registry.c embeds it). */
+typedef struct EventSubscriber {
+        const EventDelivery *delivery; /* NULL: this peer cannot receive events */
+        void *userdata;
+        unsigned nsubs; /* its subscriptions; its own thread only */
+} EventSubscriber;
+
+/* The broadcasting transport: any thread, must not block. */
+typedef void (*EventsSinkFn)(const EventItem *ev, void *userdata);
+
+/**
+ * events_new() - the fan-out for @core; installs the core's event and
+ * move hooks, so call it before any other thread uses the core.
+ * Return: 0 or -ENOMEM.
+ */
+int events_new(MemCore *core, Events **ret);
+
+/** events_free() - uninstall the hooks and free; every subscription must be gone. */
+Events *events_free(Events *e);
+
+/**
+ * events_set_sink() - the one broadcasting transport (NULL: none). Set or
+ * clear it while no other thread raises events.
+ */
+void events_set_sink(Events *e, EventsSinkFn sink, void *userdata);
+
+/**
+ * events_subscribe() - deliver @sub the memory events of @path and below,
+ * from now until events_unsubscribe_all(). @path is a group's canonical
+ * path. On @sub's own thread. Return: 0, -ENOMEM.
+ */
+int events_subscribe(Events *e, EventSubscriber *sub, const char *path);
+
+/**
+ * events_unsubscribe_all() - drop @sub's subscriptions. Once it returns
+ * no push to @sub runs or starts (the fan-out pushes under the same
+ * lock). On @sub's own thread.
+ */
+void events_unsubscribe_all(Events *e, EventSubscriber *sub);
+
+/** events_emit() - tell the sink of a change the service layer made. Any thread. */
+void events_emit(Events *e, const EventItem *ev);
+
+/**
+ * events_path_within() - is @path @top or below it? Both canonical.
+ * (Also what decides which subscriptions an event reaches.)
+ */
+bool events_path_within(const char *path, const char *top);

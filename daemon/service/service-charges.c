@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The operations on sessions and charges: hello, charge, uncharge,
+ * attach, move, client counters, subscriptions and the stock page.
+ *
+ * Policy that is decided here and nowhere else:
+ * - every charge refused by a max first drains the stock of the sessions
+ *   under the refusing group and tries once more (MEM_CHARGE_DRAIN, the
+ *   kernel's drain_all_stock() before it gives up), whichever transport
+ *   asked;
+ * - only root forces a charge past max;
+ * - a stock refill belongs to a session, so it is never kept;
+ * - a session charge of a peer that is not attached attaches it to the
+ *   group it names; a bus peer's session is opened on its first use.
+ */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "core/charge.h"
+#include "core/session.h"
+#include "service/cgroup-sync.h"
+#include "service/service-internal.h"
+
+int service_hello(Service *svc, Peer *p, const uint32_t *version, ServiceHello *ret, Refusal *rf) {
+        ServiceSettings s = service_settings(svc);
+
+        if (version && *version < 1)
+                return refusal_set(rf, -EINVAL, "protocol version %u is not supported", *version);
+        *ret = (ServiceHello) {
+                .version = SERVICE_PROTOCOL_VERSION,
+                .max_frame = s.max_frame,
+                .charge_batch = s.charge_batch,
+                .pid = p->creds.pid,
+                .uid = p->creds.uid,
+        };
+        return 0;
+}
+
+static int parse_stat(const char *s, MemStatItem *ret, Refusal *rf) {
+        MemStatItem item;
+
+        if (!s || !*s) {
+                *ret = MEM_STAT_ANON;
+                return 0;
+        }
+        item = mem_stat_item_from_string(s);
+        if (item < 0)
+                return refusal_set(rf, -EINVAL, "unknown stat item '%s'", s);
+        *ret = item;
+        return 0;
+}
+
+/* @p's session, opened now if it has none. */
+static int open_session(Peer *p, Refusal *rf) {
+        int r = peer_open_session(p);
+
+        if (r == -EUSERS)
+                return refusal_set(rf, r, "too many sessions for uid %u", (unsigned) p->creds.uid);
+        if (r < 0)
+                return refusal_set(rf, r, "cannot open a session: %s", refusal_errno_text(r));
+        return 0;
+}
+
+/*
+ * The group @p's session is attached to, with a reference, or NULL. The
+ * session's reference keeps it alive only until a move from another
+ * thread replaces it; groups are freed after a grace period, so under
+ * the read lock it can be looked at, and kept if it is not going away.
+ */
+static MemGroup *attached_group(MemSession *s) {
+        MemGroup *g;
+
+        core_read_lock();
+        g = atomic_load(&s->group);
+        if (g && !group_tryget(g))
+                g = NULL;
+        core_read_unlock();
+        return g;
+}
+
+/*
+ * The group a session charge of @p goes to: the one its session is
+ * attached to, or, when it is not attached yet, @path (the session
+ * attaches to it). @path NULL or "" means "the attached group".
+ */
+static int session_target(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *attached = NULL;
+        MemGroup *g;
+        int r;
+
+        r = open_session(p, rf);
+        if (r < 0)
+                return r;
+        attached = attached_group(p->session);
+        if (!path || !*path) {
+                if (!attached)
+                        return refusal_set(rf, -ENOTCONN, "session not attached to a group");
+                *ret = TAKE_PTR(attached);
+                return 0;
+        }
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (attached && attached != g) {
+                r = refusal_set(rf, -EINVAL, "%s: the session is attached to %s; move it first", path,
+                                attached->path);
+                group_unref(g);
+                return r;
+        }
+        if (!attached) {
+                if (!authz_may_use(p->creds.uid, g)) {
+                        group_unref(g);
+                        return refusal_denied(rf, path);
+                }
+                r = session_attach(p->session, g);
+                if (r < 0) {
+                        group_unref(g);
+                        return refusal_path(rf, r, path);
+                }
+        }
+        *ret = g;
+        return 0;
+}
+
+/* The checks a charge and an uncharge share; a charge's target, with a reference. */
+static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, MemStatItem *ret_item,
+                        MemGroup **ret, Refusal *rf) {
+        int r;
+
+        r = parse_stat(c->stat, ret_item, rf);
+        if (r < 0)
+                return r;
+        if (!c->has_bytes)
+                return refusal_set(rf, -EINVAL, "bytes is required");
+        if (c->keep && c->stock)
+                return refusal_set(rf, -EINVAL, "a stock refill belongs to the session, not the group");
+        if (c->keep)
+                return service_lookup_use(svc, p, c->path, ret, rf);
+        return session_target(svc, p, c->path, ret, rf);
+}
+
+int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        unsigned flags = MEM_CHARGE_DRAIN;
+        MemChargeResult res = {};
+        MemStatItem item;
+        int r;
+
+        if (c->force) {
+                if (!authz_may_force(p->creds.uid))
+                        return refusal_set(rf, -EPERM, "only root forces a charge past max");
+                flags |= MEM_CHARGE_FORCE;
+        }
+        r = charge_begin(svc, p, c, &item, &g, rf);
+        if (r < 0)
+                return r;
+        if (c->keep) {
+                r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
+                if (r == 0)
+                        service_committed(svc);
+        } else if (c->stock)
+                r = session_charge_stock(p->session, c->bytes, item, &res);
+        else
+                r = session_charge(p->session, c->bytes, item, flags, &res);
+
+        if (r == -EDQUOT)
+                r = refusal_limit(rf, g->path, res.refused ? res.refused->path : NULL);
+        else if (r == -ENXIO)
+                r = refusal_set(rf, -EINVAL, "a stock refill needs StockSetup first");
+        else if (r < 0)
+                r = refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
+        else
+                *ret = (ServiceChargeResult) {
+                        .over_high = res.over_high,
+                        .throttle_usec = res.throttle_usec,
+                        .over_max = res.over_max,
+                        .margin = group_margin(g),
+                };
+        charge_result_done(&res);
+        return r;
+}
+
+int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        ServiceCharge u = *c;
+        MemStatItem item;
+        int r;
+
+        u.force = u.stock = false;
+        r = charge_begin(svc, p, &u, &item, &g, rf);
+        if (r < 0)
+                return r;
+        if (u.keep) {
+                r = group_uncharge_kept(svc->core, g, u.bytes, item);
+                if (r == 0)
+                        service_committed(svc);
+        } else
+                r = session_uncharge(p->session, u.bytes, item);
+        if (r == -ERANGE)
+                return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
+                                   (unsigned long long) u.bytes, mem_stat_item_to_string(item),
+                                   u.keep ? "the group keeps" : "the session holds");
+        if (r < 0)
+                return refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
+        return 0;
+}
+
+/* The group an Attach of @path means: @path, or for "" and "auto" the mirror of the peer's cgroup. */
+static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_t size, const char **ret,
+                       Refusal *rf) {
+        bool created = false;
+        int r;
+
+        if (path && *path && strcmp(path, "auto") != 0) {
+                *ret = path;
+                return 0;
+        }
+        if (!svc->cgroup)
+                return refusal_set(rf, -ENOENT,
+                                   "no group given, and no kernel cgroup mirror to place the session by");
+        r = cgroup_sync_place(svc->cgroup, p->creds.pid, buf, size, &created, rf);
+        if (created)
+                service_committed(svc);
+        if (r < 0)
+                return r;
+        *ret = buf;
+        return 0;
+}
+
+int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char buf[MEM_PATH_MAX + 1];
+        int r;
+
+        r = attach_path(svc, p, path, buf, sizeof(buf), &path, rf);
+        if (r < 0)
+                return r;
+        r = service_lookup_use(svc, p, path, &g, rf);
+        if (r < 0)
+                return r;
+        r = open_session(p, rf);
+        if (r < 0)
+                return r;
+        r = session_attach(p->session, g);
+        if (r == -EBUSY)
+                return refusal_set(rf, r, "the session holds charges; move it instead");
+        if (r < 0)
+                return refusal_path(rf, r, path);
+        return 0;
+}
+
+int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        MemChargeResult res = {};
+        int r;
+
+        r = service_lookup_use(svc, p, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (!authz_may_move(p->creds.uid, p->creds.pid, pid))
+                return refusal_set(rf, -EPERM, "only root moves other processes");
+        if (pid == 0) {
+                /* Its own session; one that was never opened (a bus peer
+                 * that never charged) is not attached either. */
+                r = p->session ? session_move(p->session, g, &res) : -ENOTCONN;
+                if (r == 0)
+                        r = 1;
+        } else
+                r = client_move(svc->core, pid, g, &res);
+        if (r == -EDQUOT)
+                r = refusal_limit(rf, g->path, res.refused ? res.refused->path : NULL);
+        else if (r == -ESRCH)
+                r = refusal_set(rf, r, "pid %d has no session", (int) pid);
+        else if (r < 0)
+                r = refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
+        charge_result_done(&res);
+        return r;
+}
+
+int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_pid,
+                       uint64_t ret[_MEM_RSS_MAX], Refusal *rf) {
+        int64_t rss[_MEM_RSS_MAX];
+        int r;
+
+        if (pid == 0)
+                pid = p->creds.pid;
+        if (!authz_may_read_client(service_read_access(svc), p->creds.uid, p->creds.pid, pid))
+                return refusal_set(rf, -EPERM, "pid %d: permission denied", (int) pid);
+        r = client_read_rss(svc->core, pid, exact, rss);
+        if (r < 0)
+                return refusal_set(rf, r, "pid %d has no session", (int) pid);
+        for (MemRss i = 0; i < _MEM_RSS_MAX; i++)
+                ret[i] = (uint64_t) rss[i];
+        *ret_pid = pid;
+        return 0;
+}
+
+int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = service_lookup(svc, path && *path ? path : "/", &g, rf);
+        if (r < 0)
+                return r;
+        if (!authz_may_read(service_read_access(svc), p->creds.uid, g))
+                return refusal_denied(rf, g->path);
+        if (!p->subscriber.delivery)
+                return refusal_set(rf, -EINVAL, "this transport cannot deliver events");
+        if (p->subscriber.nsubs >= SERVICE_SUBSCRIPTIONS_MAX)
+                return refusal_set(rf, -ENOSPC, "too many subscriptions on one connection");
+        r = events_subscribe(svc->events, &p->subscriber, g->path);
+        if (r < 0)
+                return refusal_set(rf, r, "out of memory");
+        return 0;
+}
+
+int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf) {
+        const int need = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+        struct stat st;
+        void *page;
+        int seals, r;
+
+        (void) svc;
+        if (fd < 0)
+                return refusal_set(rf, -EINVAL, "StockSetup needs a memfd sent with the frame (SCM_RIGHTS)");
+        if (p->stock_page)
+                return refusal_set(rf, -EBUSY, "the session has a stock page already");
+        r = open_session(p, rf);
+        if (r < 0)
+                return r;
+        /* A client that could shrink the file would make our next access
+         * to the mapping a SIGBUS: only a sealed page is mapped. */
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || (seals & need) != need)
+                return refusal_set(rf, -EINVAL, "the stock memfd must be sealed against shrink, grow and seal");
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != SERVICE_STOCK_PAGE_SIZE)
+                return refusal_set(rf, -EINVAL, "the stock memfd must be exactly %d bytes",
+                                   SERVICE_STOCK_PAGE_SIZE);
+        page = mmap(NULL, SERVICE_STOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (page == MAP_FAILED)
+                return refusal_set(rf, -errno, "cannot map the stock page: %m");
+        r = session_set_stock(p->session, page);
+        if (r < 0) {
+                munmap(page, SERVICE_STOCK_PAGE_SIZE);
+                return refusal_set(rf, r, "the session has a stock page already");
+        }
+        p->stock_page = page;
+        p->stock_page_size = SERVICE_STOCK_PAGE_SIZE;
+        return 0;
+}

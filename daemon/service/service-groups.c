@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The operations on groups: create, remove, set limits, read, list,
+ * reset the peak, import kernel cgroups.
+ *
+ * Each one looks the group up, asks authz.c whether the caller may, makes
+ * one core call, and on success has the change saved (when it is one
+ * that persists) and tells the fan-out, so that the bus signals a change
+ * whichever transport made it. A refused operation changes nothing.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/group.h"
+#include "service/cgroup-sync.h"
+#include "service/log.h"
+#include "service/service-internal.h"
+
+/* May @p (NULL: a caller that did not identify itself) read @g? */
+static bool may_read(Service *svc, Peer *p, MemGroup *g) {
+        ReadAccess access = service_read_access(svc);
+
+        if (!p)
+                return access == READ_ACCESS_ALL;
+        return authz_may_read(access, p->creds.uid, g);
+}
+
+/* The parent of a valid path other than "/", with a reference; NULL if none. */
+static MemGroup *parent_of(MemCore *core, const char *path) {
+        char buf[MEM_PATH_MAX + 1];
+        const char *slash = strrchr(path, '/');
+        MemGroup *parent = NULL;
+
+        if (!slash || (size_t) (slash - path) > MEM_PATH_MAX)
+                return NULL;
+        if (slash == path)
+                strcpy(buf, "/");
+        else {
+                memcpy(buf, path, (size_t) (slash - path));
+                buf[slash - path] = 0;
+        }
+        (void) group_get(core, buf, &parent);
+        return parent;
+}
+
+int service_create_group(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool has_owner,
+                         uid_t owner, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *parent = NULL;
+        uid_t uid = p->creds.uid;
+        int r;
+
+        if (!path)
+                return refusal_set(rf, -EINVAL, "a group path is required");
+        r = group_path_check(path, svc->core->config.max_depth, NULL);
+        if (r < 0)
+                return refusal_path(rf, r, path);
+        if (r == 0)
+                return refusal_set(rf, -EEXIST, "/: the root always exists");
+        parent = parent_of(svc->core, path);
+        if (!parent)
+                return refusal_set(rf, -ENOENT, "%s: parent group does not exist", path);
+        if (!authz_may_create_in(uid, parent))
+                return refusal_set(rf, -EPERM, "%s: not delegated to uid %u", path, (unsigned) uid);
+        if (has_owner && !authz_may_give(uid, owner))
+                return refusal_set(rf, -EPERM, "only root delegates to another uid");
+
+        r = group_create_limited(svc->core, path, has_owner ? owner : uid, limits);
+        if (r < 0)
+                return refusal_path(rf, r, path);
+        service_committed(svc);
+        /* The group first, then its limits: a watcher of limit changes
+         * alone sees them too. */
+        service_emit(svc, EVENT_GROUP_ADDED, path, 0);
+        if (limits && limits->set)
+                service_emit(svc, EVENT_LIMITS_CHANGED, path, limits->set);
+        return 0;
+}
+
+int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        /* g->path is @path to the letter: look-ups take canonical paths only. */
+        if (!authz_may_modify(p->creds.uid, g))
+                return refusal_denied(rf, g->path);
+        r = group_remove(svc->core, g->path);
+        if (r == -EBUSY)
+                return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
+        if (r < 0)
+                return refusal_path(rf, r, g->path);
+        service_committed(svc);
+        service_emit(svc, EVENT_GROUP_REMOVED, g->path, 0);
+        return 0;
+}
+
+int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
+                       Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        static const MemLimits none = {};
+        int r;
+
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (!authz_may_modify(p->creds.uid, g))
+                return refusal_denied(rf, g->path);
+        if (!limits)
+                limits = &none;
+        r = group_set_limits(g, limits, force);
+        if (r < 0)
+                return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
+        service_committed(svc);
+        if (limits->set)
+                service_emit(svc, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        return 0;
+}
+
+/* A ServiceGroupFn's error as a refusal: the reply would be too large, or no memory. */
+static int read_failed(Refusal *rf, int r, const char *path) {
+        if (r == -ENOSPC)
+                return refusal_set(rf, r, "%s: too many groups for one reply; list a subtree", path);
+        return refusal_set(rf, r, "out of memory");
+}
+
+int service_get_group(Service *svc, Peer *p, const char *path, const char *reclaim_root, unsigned flags,
+                      ServiceGroupFn fn, void *userdata, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL, *rr = NULL;
+        MemGroupInfo info;
+        int r;
+
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (!may_read(svc, p, g))
+                return refusal_denied(rf, g->path);
+        if (reclaim_root && *reclaim_root) {
+                r = service_lookup(svc, reclaim_root, &rr, rf);
+                if (r < 0)
+                        return r;
+                if (!group_is_descendant(g, rr))
+                        return refusal_set(rf, -EINVAL, "%s is not below the reclaim root %s", g->path,
+                                           rr->path);
+        }
+        if (!(flags & SERVICE_READ_PATHS))
+                group_read(svc->core, g, rr, flags & SERVICE_READ_EXACT, &info);
+        r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
+        return r < 0 ? read_failed(rf, r, g->path) : 0;
+}
+
+typedef struct Collect {
+        MemGroup **v;
+        size_t n, cap;
+        MemGroup *top;
+        bool recursive;
+        int r;
+} Collect;
+
+static int collect_cb(MemGroup *g, void *userdata) {
+        Collect *col = userdata;
+
+        if (g == col->top && !col->recursive)
+                return 0; /* the children only: visit them, not the top */
+        if (col->n == col->cap) {
+                size_t cap = col->cap ? col->cap * 2 : 16;
+                MemGroup **v = realloc(col->v, cap * sizeof(*v));
+
+                if (!v)
+                        return col->r = -ENOMEM;
+                col->v = v;
+                col->cap = cap;
+        }
+        /* Found under RCU: it may be going away; then leave it out. */
+        if (!group_tryget(g))
+                return 1;
+        col->v[col->n++] = g;
+        /* Not recursive: the top's children, but not theirs. */
+        return (!col->recursive && g != col->top) ? 1 : 0;
+}
+
+/*
+ * The groups a list of @top covers, each with a reference, parents
+ * first. The walk is one read-side section; the groups are read and
+ * handed on outside it, so a slow consumer holds up no grace period.
+ */
+static int collect(MemGroup *top, bool recursive, Collect *ret) {
+        *ret = (Collect) { .top = top, .recursive = recursive };
+        core_read_lock();
+        group_walk(top, collect_cb, ret);
+        core_read_unlock();
+        return ret->r;
+}
+
+int service_list_groups(Service *svc, Peer *p, const char *path, unsigned flags, ServiceGroupFn fn,
+                        void *userdata, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *top = NULL;
+        bool exact = flags & SERVICE_READ_EXACT;
+        Collect col;
+        int r;
+
+        if (!path || !*path)
+                path = "/";
+        r = service_lookup(svc, path, &top, rf);
+        if (r < 0)
+                return r;
+        r = collect(top, flags & SERVICE_READ_RECURSIVE, &col);
+        if (r < 0)
+                r = refusal_set(rf, r, "out of memory");
+        for (size_t i = 0; i < col.n && r >= 0; i++) {
+                MemGroup *g = col.v[i];
+                MemGroupInfo info;
+
+                if (!may_read(svc, p, g))
+                        continue;
+                if (!(flags & SERVICE_READ_PATHS)) {
+                        /* One flush covers the whole list. */
+                        group_read(svc->core, g, NULL, exact, &info);
+                        exact = false;
+                }
+                r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
+                if (r < 0)
+                        r = read_failed(rf, r, path);
+        }
+        for (size_t i = 0; i < col.n; i++)
+                group_unref(col.v[i]);
+        free(col.v);
+        return r;
+}
+
+int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (!authz_may_reset_peak(p->creds.uid, g))
+                return refusal_denied(rf, g->path);
+        group_reset_peak(g);
+        return 0;
+}
+
+int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *under,
+                           ServiceImportCounts *ret, Refusal *rf) {
+        CgroupCounts counts = {};
+        int r;
+
+        if (!authz_may_import(p->creds.uid))
+                return refusal_set(rf, -EPERM, "only root imports cgroups");
+        if (!svc->cgroup)
+                return refusal_set(rf, -ENOENT, "no kernel cgroup mirror in this daemon");
+        r = cgroup_sync_import(svc->cgroup, from, under, &counts, rf);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                service_committed(svc);
+        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",
+                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged);
+        *ret = (ServiceImportCounts) {
+                .created = counts.created,
+                .updated = counts.updated,
+                .unchanged = counts.unchanged,
+        };
+        return 0;
+}

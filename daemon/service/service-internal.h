@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the service's operation files (service-groups.c,
+ * service-charges.c) share: the object and the look-ups every operation
+ * starts with.
+ */
+
+#include <stdatomic.h>
+
+#include "core/core.h"
+#include "core/group.h"
+#include "service/service.h"
+
+/* The settings, read on every request by every transport thread: one
+ * relaxed load each, no lock. A reload changes them one at a time; each
+ * is independent of the others. */
+typedef struct LiveSettings {
+        _Atomic uint32_t max_frame;
+        _Atomic uint64_t charge_batch;
+        _Atomic int read_access;
+} LiveSettings;
+
+struct Service {
+        MemCore *core;
+        Events *events;
+        Registry *registry;
+        LiveSettings settings;
+        ServiceCommitFn commit;
+        void *commit_userdata;
+        CgroupSync *cgroup;
+        Peer daemon_peer;
+};
+
+/** service_read_access() - who may read, now. */
+ReadAccess service_read_access(Service *svc);
+
+/**
+ * service_committed() - a durable change was made: have it saved before
+ * the caller's OK goes out.
+ */
+void service_committed(Service *svc);
+
+/** service_emit() - tell the fan-out of a change to @path. */
+void service_emit(Service *svc, EventKind kind, const char *path, unsigned limits);
+
+/**
+ * service_lookup() - @path, with a reference.
+ * Return: 0; -EINVAL (empty or malformed), -ENAMETOOLONG, -EMLINK or
+ * -ENOENT, with @rf.
+ */
+int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf);
+
+/**
+ * service_lookup_use() - @path, with a reference, for @p to charge,
+ * attach to or move into. Return: 0; a service_lookup() error or -EPERM,
+ * with @rf and no reference taken.
+ */
+int service_lookup_use(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf);

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The service object: its settings, its peers, and what every operation
+ * shares (look-ups, persistence, change notices). The operations
+ * themselves are in service-groups.c and service-charges.c.
+ *
+ * Persistence: an operation that changed what is saved (groups, limits,
+ * owners, kept charges) calls service_committed() before it returns OK,
+ * and the daemon's saver takes it from there.
+ */
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "service/service-internal.h"
+
+static void settings_store(Service *svc, const ServiceSettings *s) {
+        atomic_store_explicit(&svc->settings.max_frame, s->max_frame, memory_order_relaxed);
+        atomic_store_explicit(&svc->settings.charge_batch, s->charge_batch, memory_order_relaxed);
+        atomic_store_explicit(&svc->settings.read_access, (int) s->read_access, memory_order_relaxed);
+        registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
+}
+
+int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
+        Service *svc = calloc(1, sizeof(*svc));
+        int r;
+
+        if (!svc)
+                return -ENOMEM;
+        svc->core = core;
+        r = events_new(core, &svc->events);
+        if (r >= 0)
+                r = registry_new(core, svc->events, &svc->registry);
+        if (r < 0) {
+                service_free(svc);
+                return r;
+        }
+        settings_store(svc, settings);
+        /* Root of its own tree whatever uid it runs as; it never opens a
+         * session or subscribes. */
+        svc->daemon_peer = (Peer) {
+                .registry = svc->registry,
+                .creds = { .pid = getpid(), .uid = 0, .gid = 0 },
+        };
+        *ret = svc;
+        return 0;
+}
+
+Service *service_free(Service *svc) {
+        if (!svc)
+                return NULL;
+        svc->registry = registry_free(svc->registry);
+        svc->events = events_free(svc->events);
+        free(svc);
+        return NULL;
+}
+
+void service_set_settings(Service *svc, const ServiceSettings *settings) {
+        settings_store(svc, settings);
+}
+
+ServiceSettings service_settings(Service *svc) {
+        return (ServiceSettings) {
+                .max_frame = atomic_load_explicit(&svc->settings.max_frame, memory_order_relaxed),
+                .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
+                .read_access = service_read_access(svc),
+        };
+}
+
+ReadAccess service_read_access(Service *svc) {
+        return (ReadAccess) atomic_load_explicit(&svc->settings.read_access, memory_order_relaxed);
+}
+
+bool service_reads_open(Service *svc) {
+        return service_read_access(svc) == READ_ACCESS_ALL;
+}
+
+void service_set_commit(Service *svc, ServiceCommitFn commit, void *userdata) {
+        svc->commit = commit;
+        svc->commit_userdata = userdata;
+}
+
+void service_set_cgroup(Service *svc, CgroupSync *cgroup) {
+        svc->cgroup = cgroup;
+}
+
+Events *service_events(Service *svc) {
+        return svc->events;
+}
+
+int service_thread_register(Service *svc) {
+        return core_thread_register(svc->core);
+}
+
+void service_thread_unregister(Service *svc) {
+        core_thread_unregister(svc->core);
+}
+
+unsigned service_session_count(Service *svc) {
+        return registry_session_count(svc->registry);
+}
+
+unsigned service_group_count(Service *svc) {
+        return core_group_count(svc->core);
+}
+
+void service_committed(Service *svc) {
+        if (svc->commit)
+                svc->commit(svc->commit_userdata);
+}
+
+void service_emit(Service *svc, EventKind kind, const char *path, unsigned limits) {
+        EventItem ev = { .kind = kind, .path = path, .limits = limits };
+
+        events_emit(svc->events, &ev);
+}
+
+int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
+                     bool open_session, Peer **ret, Refusal *rf) {
+        Peer *p;
+        int r;
+
+        r = registry_peer_new(svc->registry, creds, delivery, userdata, &p);
+        if (r < 0)
+                return refusal_set(rf, r, "out of memory");
+        if (open_session) {
+                r = peer_open_session(p);
+                if (r < 0) {
+                        registry_peer_free(p);
+                        if (r == -EUSERS)
+                                return refusal_set(rf, r, "too many sessions for uid %u", (unsigned) creds->uid);
+                        return refusal_set(rf, r, "cannot open a session: %s", refusal_errno_text(r));
+                }
+        }
+        *ret = p;
+        return 0;
+}
+
+Peer *service_peer_free(Peer *p) {
+        return registry_peer_free(p);
+}
+
+Peer *service_daemon_peer(Service *svc) {
+        return &svc->daemon_peer;
+}
+
+int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf) {
+        int r;
+
+        if (!path || !*path)
+                return refusal_set(rf, -EINVAL, "a group path is required");
+        r = group_path_check(path, svc->core->config.max_depth, NULL);
+        if (r >= 0)
+                r = group_get(svc->core, path, ret);
+        return r < 0 ? refusal_path(rf, r, path) : 0;
+}
+
+int service_lookup_use(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf) {
+        MemGroup *g;
+        int r;
+
+        r = service_lookup(svc, path, &g, rf);
+        if (r < 0)
+                return r;
+        if (!authz_may_use(p->creds.uid, g)) {
+                r = refusal_denied(rf, g->path);
+                group_unref(g);
+                return r;
+        }
+        *ret = g;
+        return 0;
+}

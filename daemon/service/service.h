@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The service layer: one function per operation a client can ask for,
+ * whichever transport it came over. Each takes the caller (a Peer: its
+ * uid, pid and session, as the kernel or the bus daemon vouched for them)
+ * and plain C arguments, and returns 0 (or a count) or a negative errno
+ * with a Refusal saying why. Every decision is made here, once:
+ * authorisation, the words of each refusal, drain-and-retry before a
+ * refusal, who may force, persistence of what must survive a restart,
+ * and telling the event fan-out of every change.
+ *
+ * Transports (daemon/sock, daemon/bus, daemon/http) decode a request,
+ * make one call here, and encode the answer; they include this header
+ * and the service headers it names, never a core header but model.h.
+ *
+ * Threads: every operation runs on the caller's transport thread, which
+ * is registered with the core; the operations of one peer are serialised
+ * by that thread. Nothing here blocks on another client.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/model.h"
+#include "service/authz.h"
+#include "service/events.h"
+#include "service/refusal.h"
+#include "service/registry.h"
+
+typedef struct CgroupSync CgroupSync;
+typedef struct MemCore MemCore;
+typedef struct Service Service;
+
+/* The protocol version this daemon speaks (Hello). */
+#define SERVICE_PROTOCOL_VERSION 1
+/* Subscriptions one peer may hold: a bound, like every other input. */
+#define SERVICE_SUBSCRIPTIONS_MAX 64
+/* The largest list reply a transport builds; past it, list a subtree. */
+#define SERVICE_LIST_REPLY_MAX (16u << 20)
+/* A stock page is one page of _MEM_STAT_MAX counters, shared with the client. */
+#define SERVICE_STOCK_PAGE_SIZE 4096
+
+/* What may change at run time (SIGHUP); read on every request. */
+typedef struct ServiceSettings {
+        uint32_t max_frame;            /* bytes in one socket frame body */
+        uint64_t charge_batch;         /* the largest stock refill clients should ask for */
+        unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
+        ReadAccess read_access;
+} ServiceSettings;
+
+/* Told after every change that must survive a restart, before its OK. */
+typedef void (*ServiceCommitFn)(void *userdata);
+
+/**
+ * service_new() - the service for @core, with its registry and event
+ * fan-out (which installs the core's hooks: before other threads use the
+ * core). Return: 0 or -ENOMEM.
+ */
+int service_new(MemCore *core, const ServiceSettings *settings, Service **ret);
+
+/** service_free() - free the service; every peer must be gone. */
+Service *service_free(Service *svc);
+
+/** service_set_settings() - SIGHUP: new settings for requests from now on; any thread. */
+void service_set_settings(Service *svc, const ServiceSettings *settings);
+
+/** service_settings() - the settings in force; any thread. */
+ServiceSettings service_settings(Service *svc);
+
+/** service_reads_open() - may anyone read every group (read access "all")? Any thread. */
+bool service_reads_open(Service *svc);
+
+/** service_set_commit() - who saves durable changes; before other threads use @svc. */
+void service_set_commit(Service *svc, ServiceCommitFn commit, void *userdata);
+
+/** service_set_cgroup() - the kernel cgroup mirror (NULL: none); before other threads use @svc. */
+void service_set_cgroup(Service *svc, CgroupSync *cgroup);
+
+/** service_events() - the event fan-out, for the transport that sets itself as its sink. */
+Events *service_events(Service *svc);
+
+/**
+ * service_thread_register() - let the calling thread serve requests (the
+ * core's per-thread state: RCU reader, statistics slots). Every
+ * transport thread calls it before its first request, and
+ * service_thread_unregister() when it ends. Return: 0, -ENOSPC, -ENOMEM.
+ */
+int service_thread_register(Service *svc);
+void service_thread_unregister(Service *svc);
+
+/** service_session_count() - sessions open now, on every transport; any thread. */
+unsigned service_session_count(Service *svc);
+
+/** service_group_count() - groups now, the root included; any thread. */
+unsigned service_group_count(Service *svc);
+
+/**
+ * service_peer_new() - a peer for a client the kernel or bus daemon
+ * identified, on the transport thread that will serve it.
+ * @delivery: how events reach it (NULL: it receives none)
+ * @open_session: open its session now (the socket: one per connection),
+ *                rather than when an operation first needs it (the bus)
+ * Return: 0; -EUSERS (too many sessions for the uid) or -ENOMEM, with @rf.
+ */
+int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
+                     bool open_session, Peer **ret, Refusal *rf);
+
+/** service_peer_free() - the client is gone: registry_peer_free(). Return: NULL. */
+Peer *service_peer_free(Peer *p);
+
+/**
+ * service_daemon_peer() - the daemon itself as a caller: uid 0, its own
+ * pid, no session. For the work the daemon does on its own behalf (the
+ * metrics listener reads everything; the import at start). Main thread
+ * or any thread registered with the core, for reads.
+ */
+Peer *service_daemon_peer(Service *svc);
+
+/* ---- operations (service-groups.c, service-charges.c) ---- */
+
+typedef struct ServiceHello {
+        uint32_t version, max_frame;
+        uint64_t charge_batch;
+        pid_t pid;
+        uid_t uid;
+} ServiceHello;
+
+/**
+ * service_hello() - what the daemon tells a client that says Hello with
+ * protocol *@version (NULL: none given). Return: 0; -EINVAL (unsupported).
+ */
+int service_hello(Service *svc, Peer *p, const uint32_t *version, ServiceHello *ret, Refusal *rf);
+
+/**
+ * service_create_group() - create @path with @limits (NULL: none), owned
+ * by @owner when @has_owner (only root gives groups to other uids), else
+ * by the caller. One step: nothing exists if it is refused.
+ * Return: 0; -EINVAL, -ENAMETOOLONG, -EMLINK (path), -EEXIST, -ENOENT (no
+ * parent), -EPERM, -ENOSPC, -ENOMEM.
+ */
+int service_create_group(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool has_owner,
+                         uid_t owner, Refusal *rf);
+
+/**
+ * service_remove_group() - remove @path and the kept charges it holds.
+ * Return: 0; a path error, -ENOENT, -EPERM, -EBUSY (children or sessions).
+ */
+int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf);
+
+/**
+ * service_set_limits() - set the limits @limits names on @path, all or
+ * none; @force takes a max below usage. Return: 0; a path error,
+ * -ENOENT, -EPERM, -EBUSY (max below usage without @force).
+ */
+int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
+                       Refusal *rf);
+
+/*
+ * Called for each group a read covers, with the group held: @info is
+ * NULL when the caller asked for paths only. Return: 0 to go on, or a
+ * negative errno to stop (-ENOSPC: the reply would be too large).
+ */
+typedef int (*ServiceGroupFn)(void *userdata, const char *path, const MemGroupInfo *info);
+
+/* Flags of the reads */
+#define SERVICE_READ_EXACT (1u << 0)     /* flush the statistics first */
+#define SERVICE_READ_RECURSIVE (1u << 1) /* a list covers the whole subtree, not the children */
+#define SERVICE_READ_PATHS (1u << 2)     /* paths only, no info: @fn gets NULL */
+
+/**
+ * service_get_group() - read @path (effective protection relative to
+ * @reclaim_root, NULL or "" for the root) and call @fn once.
+ * @p: NULL for a caller that has not identified itself: allowed while
+ *     reads are open to all
+ * Return: 0; a path error, -ENOENT, -EPERM, -EINVAL (not below the
+ * reclaim root), or @fn's error.
+ */
+int service_get_group(Service *svc, Peer *p, const char *path, const char *reclaim_root, unsigned flags,
+                      ServiceGroupFn fn, void *userdata, Refusal *rf);
+
+/**
+ * service_list_groups() - call @fn for each group below @path (NULL or ""
+ * for "/") that the caller may read: its children, or with
+ * SERVICE_READ_RECURSIVE @path and its whole subtree, parents first.
+ * @p: NULL as for service_get_group()
+ * Return: 0; a path error, -ENOENT, -ENOSPC (@fn said too large), -ENOMEM.
+ */
+int service_list_groups(Service *svc, Peer *p, const char *path, unsigned flags, ServiceGroupFn fn,
+                        void *userdata, Refusal *rf);
+
+/** service_reset_peak() - restart @path's peak from its usage. Return: 0; a lookup error, -EPERM. */
+int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf);
+
+/**
+ * service_import_cgroups() - mirror the kernel cgroup @from (NULL or "":
+ * "/") and everything below it as groups under @under (NULL or "": the
+ * configured prefix). Root only. Return: 0 with the counts; -EPERM,
+ * -ENOENT (no mirror, or no such cgroup), -EINVAL, another import error.
+ */
+typedef struct ServiceImportCounts {
+        unsigned created, updated, unchanged;
+} ServiceImportCounts;
+int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *under,
+                           ServiceImportCounts *ret, Refusal *rf);
+
+/* A charge or uncharge as a client asks for it. */
+typedef struct ServiceCharge {
+        const char *path; /* NULL or "": the session's group (session charges) */
+        uint64_t bytes;
+        bool has_bytes;   /* false: the client sent none (an error) */
+        const char *stat; /* NULL or "": anon */
+        bool keep;        /* the charge belongs to the group, not the session */
+        bool force;       /* past max (root only) */
+        bool stock;       /* a stock refill (session charges; refused silently, no oom) */
+} ServiceCharge;
+
+typedef struct ServiceChargeResult {
+        uint64_t over_high;     /* bytes the worst ancestor is above its high */
+        uint64_t throttle_usec; /* suggested back-off, 0 when none */
+        bool over_max;          /* a forced charge left a group above its max */
+        uint64_t margin;        /* what the tightest max above still admits (a hint) */
+} ServiceChargeResult;
+
+/**
+ * service_charge() - charge @c: kept on the group, or on the caller's
+ * session (which attaches to @c->path when it is not attached yet). A
+ * refusal by a max first drains the stock under the refusing group and
+ * tries once more. Return: 0 with @ret; -EDQUOT (@rf names the refusing
+ * group); -EINVAL, -EPERM, -ENOTCONN, -ENOENT, -EOVERFLOW, -EUSERS.
+ */
+int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf);
+
+/**
+ * service_uncharge() - release @c (force and stock do not apply).
+ * Return: 0; -ERANGE (more than is held: nothing released); as charge.
+ */
+int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf);
+
+/**
+ * service_attach() - attach the caller's session to @path; "" and "auto"
+ * mean the mirror of its kernel memory cgroup. Return: 0; a lookup error,
+ * -EPERM, -EBUSY (it holds charges), -ESRCH, -EUSERS.
+ */
+int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf);
+
+/**
+ * service_move() - move the caller's own session (@pid 0), or every
+ * session of process @pid (root only, or the caller's own pid), with
+ * everything they hold, to @path. Return: the sessions moved; a lookup
+ * error, -EPERM, -EDQUOT, -ESRCH, -ENOTCONN.
+ */
+int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf);
+
+/**
+ * service_get_client() - the RSS counters of process @pid (0: the
+ * caller's, whose pid is then in *@ret_pid), exact when @exact.
+ * Return: 0; -EPERM, -ESRCH.
+ */
+int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_pid,
+                       uint64_t ret[_MEM_RSS_MAX], Refusal *rf);
+
+/**
+ * service_subscribe() - deliver the caller the memory events of @path
+ * (NULL or "": "/") and below. Return: 0; a lookup error, -EPERM,
+ * -EINVAL (its transport cannot deliver events), -ENOSPC, -ENOMEM.
+ */
+int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf);
+
+/**
+ * service_stock_setup() - share the memfd @fd (-1: none was sent) as the
+ * caller's stock page: sealed against shrink, grow and seal, exactly
+ * SERVICE_STOCK_PAGE_SIZE bytes. @fd stays the caller's. Return: 0;
+ * -EINVAL, -EBUSY (it has one), -errno of mmap().
+ */
+int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf);

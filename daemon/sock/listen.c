@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The listening socket (listen.h). Binding refuses to replace a socket a
+ * daemon still listens on (unix_socket_is_live()), and anything that is
+ * not a socket; a stale socket file is removed and bound again.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "service/log.h"
+#include "socket-util.h"
+#include "sock/listen.h"
+
+static int mkdir_parents(const char *path) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        return 0;
+}
+
+static int socket_bind(SockListen *l, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n = strlen(path);
+        socklen_t len;
+        struct stat st;
+        int fd, r;
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return log_error_errno(ENAMETOOLONG, "Socket path %s is empty or too long (at most %zu bytes)",
+                                       path, sizeof(sa.sun_path) - 1);
+        memcpy(sa.sun_path, path, n);
+        len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+
+        r = mkdir_parents(path);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the directory of %s: %m", path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot create a socket: %m");
+
+        if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
+                if (errno != EADDRINUSE) {
+                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
+                        goto fail;
+                }
+                /* Only a file no daemon listens on may be replaced. */
+                r = unix_socket_is_live((const struct sockaddr *) &sa, len);
+                if (r > 0) {
+                        r = log_error_errno(EADDRINUSE,
+                                            "Another daemon is listening on %s; refusing to start "
+                                            "(stop it, or use --socket)", path);
+                        goto fail;
+                }
+                if (r < 0) {
+                        log_error_errno(r, "Cannot tell whether a daemon listens on %s (%m); refusing to start",
+                                        path);
+                        goto fail;
+                }
+                if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
+                        goto fail;
+                }
+                if (unlink(path) < 0 && errno != ENOENT) {
+                        r = log_error_errno(errno, "Cannot remove the stale socket %s: %m", path);
+                        goto fail;
+                }
+                log_notice("Removed the stale socket %s", path);
+                if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
+                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
+                        goto fail;
+                }
+        }
+        l->bound_path = strdup(path);
+        if (!l->bound_path) {
+                (void) unlink(path);
+                r = log_error_errno(ENOMEM, "Out of memory");
+                goto fail;
+        }
+        /* Whoever may connect is decided per request from SO_PEERCRED
+         * (reads are open to all by default), so the socket is too. */
+        if (chmod(path, 0666) < 0) {
+                r = log_error_errno(errno, "Cannot make %s accessible: %m", path);
+                goto fail;
+        }
+        if (listen(fd, SOMAXCONN) < 0) {
+                r = log_error_errno(errno, "Cannot listen on %s: %m", path);
+                goto fail;
+        }
+        l->fd = fd;
+        return 0;
+fail:
+        close(fd);
+        return r;
+}
+
+/* The path of a listening Unix socket ("@name" when abstract). */
+static char *socket_name(int fd) {
+        struct sockaddr_un sa = {};
+        socklen_t len = sizeof(sa);
+        size_t n;
+        char *p;
+
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || len <= offsetof(struct sockaddr_un, sun_path))
+                return strdup("(unnamed socket)");
+        n = len - offsetof(struct sockaddr_un, sun_path);
+        if (sa.sun_path[0] != 0)
+                return strndup(sa.sun_path, n);
+        if (asprintf(&p, "@%.*s", (int) (n - 1), sa.sun_path + 1) < 0)
+                return NULL;
+        return p;
+}
+
+int sock_listen_open(const char *path, const char *asked, SockListen *ret) {
+        SockListen l = SOCK_LISTEN_INIT;
+        int n, r;
+
+        n = sd_listen_fds(0);
+        if (n < 0)
+                return log_error_errno(n, "Cannot read the sockets passed by systemd: %m");
+        if (n > 1)
+                return log_error_errno(EINVAL, "systemd passed %d sockets, expected one", n);
+        if (n == 1) {
+                r = sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot check the socket passed by systemd: %m");
+                if (r == 0)
+                        return log_error_errno(EINVAL, "The socket passed by systemd is not a listening Unix stream socket");
+                l.fd = SD_LISTEN_FDS_START;
+                l.activated = true;
+                l.name = socket_name(l.fd);
+                if (!l.name)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                if (asked)
+                        log_notice("Using the socket passed by systemd (%s), not --socket %s", l.name, asked);
+                *ret = l;
+                return 0;
+        }
+        r = socket_bind(&l, path);
+        if (r < 0)
+                return r;
+        l.name = strdup(path);
+        if (!l.name) {
+                sock_listen_unlink(&l);
+                sock_listen_done(&l);
+                return log_error_errno(ENOMEM, "Out of memory");
+        }
+        *ret = l;
+        return 0;
+}
+
+void sock_listen_unlink(SockListen *l) {
+        if (!l->bound_path)
+                return;
+        if (unlink(l->bound_path) < 0 && errno != ENOENT)
+                log_warning_errno(errno, "Cannot remove %s, ignoring: %m", l->bound_path);
+        free(l->bound_path);
+        l->bound_path = NULL;
+}
+
+void sock_listen_done(SockListen *l) {
+        if (l->fd >= 0)
+                close(l->fd);
+        l->fd = -1;
+        free(l->bound_path);
+        free(l->name);
+        l->bound_path = l->name = NULL;
+}
