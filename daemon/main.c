@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <event2/thread.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,9 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -49,6 +45,7 @@
 #include "core/core.h"
 #include "http/metrics.h"
 #include "macro.h"
+#include "options.h"
 #include "service/cgroup-sync.h"
 #include "service/config.h"
 #include "service/housekeeping.h"
@@ -61,20 +58,7 @@
 
 /* Workers get this long at shutdown to write what they owe. */
 #define SHUTDOWN_GRACE_MSEC 1000
-#define WORKERS_MAX 1024
 
-#define EXIT_USAGE 2
-
-typedef struct Args {
-        const char *socket_path;
-        const char *config_path;
-        const char *state_dir;
-        unsigned workers; /* 0: not given */
-        int verbose;
-        const char *bus;            /* "system", "user", "none", an address; NULL: not given */
-        const char *bus_introspect; /* an object path, or "list" */
-        const char *metrics;        /* a listen address, "" for none; NULL: not given */
-} Args;
 
 typedef struct Manager {
         Args args;
@@ -99,139 +83,11 @@ typedef struct Manager {
         SockListen listen; /* its fd until the server owns it */
 } Manager;
 
-static void help(void) {
-        printf("Usage: memacctd [OPTIONS]\n\n"
-               "Hierarchical memory accounting in userspace, served over a Unix socket.\n\n"
-               "  -h --help             Show this help\n"
-               "     --version          Show the version\n"
-               "     --socket PATH      Listen on PATH (default: $RUNTIME_DIRECTORY/memacctd.sock;\n"
-               "                        root: /run/memacctd/memacctd.sock; otherwise\n"
-               "                        $XDG_RUNTIME_DIR/memacctd/memacctd.sock or ./memacctd.sock)\n"
-               "     --workers N        Worker threads (default: one per CPU)\n"
-               "     --config FILE      Read FILE (default: /etc/memacctd/memacctd.conf for root,\n"
-               "                        else $XDG_CONFIG_HOME/memacctd/memacctd.conf, if present)\n"
-               "     --state-dir DIR    Keep the saved state in DIR (default: $STATE_DIRECTORY;\n"
-               "                        root: /var/lib/memacctd; otherwise\n"
-               "                        $XDG_STATE_HOME/memacctd or ~/.local/state/memacctd)\n"
-               "     --bus BUS          Serve org.memacct1 on BUS: system, user, none, or a D-Bus\n"
-               "                        address (default: system when root under systemd,\n"
-               "                        else none)\n"
-               "     --metrics ADDRESS  Serve Prometheus metrics over HTTP on ADDRESS:PORT\n"
-               "                        (e.g. 127.0.0.1:9464) or unix:PATH; '' for none\n"
-               "     --bus-introspect PATH\n"
-               "                        Print the introspection XML of object PATH ('list':\n"
-               "                        the paths) and exit\n"
-               "  -v --verbose          Log more (repeat for debug messages)\n\n"
-               "Command-line options override the configuration file. SIGHUP reloads the file.\n"
-               "Exit status: 0 after SIGTERM/SIGINT, 1 on errors, 2 on usage errors.\n");
-}
-
-static int parse_unsigned_arg(const char *s, unsigned max, unsigned *ret) {
-        unsigned long v;
-        char *end;
-
-        if (!*s || *s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        if (errno != 0 || *end || v > max)
-                return -ERANGE;
-        *ret = (unsigned) v;
-        return 0;
-}
-
-/* Return: 1 to run, 0 to exit successfully (--help, --version), < 0 on a usage error (logged). */
-static int parse_argv(int argc, char *argv[], Args *args) {
-        enum {
-                ARG_VERSION = 0x100,
-                ARG_SOCKET,
-                ARG_WORKERS,
-                ARG_CONFIG,
-                ARG_STATE_DIR,
-                ARG_BUS,
-                ARG_BUS_INTROSPECT,
-                ARG_METRICS,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "socket", required_argument, NULL, ARG_SOCKET },
-                { "workers", required_argument, NULL, ARG_WORKERS },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
-                { "verbose", no_argument, NULL, 'v' },
-                { "bus", required_argument, NULL, ARG_BUS },
-                { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
-                { "metrics", required_argument, NULL, ARG_METRICS },
-                {}
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        printf("memacctd %s\n", MEMACCT_VERSION);
-                        return 0;
-                case ARG_SOCKET:
-                        if (!*optarg || strlen(optarg) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
-                                return log_error_errno(EINVAL, "--socket: empty or longer than %zu bytes",
-                                                       sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1);
-                        args->socket_path = optarg;
-                        break;
-                case ARG_WORKERS:
-                        if (parse_unsigned_arg(optarg, WORKERS_MAX, &args->workers) < 0 || args->workers == 0)
-                                return log_error_errno(EINVAL, "--workers: expected 1..%u, got '%s'", WORKERS_MAX,
-                                                       optarg);
-                        break;
-                case ARG_CONFIG:
-                        args->config_path = optarg;
-                        break;
-                case ARG_STATE_DIR:
-                        if (!*optarg)
-                                return log_error_errno(EINVAL, "--state-dir: empty");
-                        args->state_dir = optarg;
-                        break;
-                case ARG_BUS:
-                        /* A D-Bus address always has a "transport:" prefix. */
-                        if (strcmp(optarg, "system") != 0 && strcmp(optarg, "user") != 0 &&
-                            strcmp(optarg, "none") != 0 && !strchr(optarg, ':'))
-                                return log_error_errno(EINVAL, "--bus: expected system, user, none or a "
-                                                       "D-Bus address (unix:path=...), got '%s'", optarg);
-                        args->bus = optarg;
-                        break;
-                case ARG_BUS_INTROSPECT:
-                        args->bus_introspect = optarg;
-                        break;
-                case ARG_METRICS:
-                        if (*optarg && config_listen_parse(optarg, NULL) < 0)
-                                return log_error_errno(EINVAL, "--metrics: expected ADDRESS:PORT (numeric, "
-                                                       "IPv6 in brackets), unix:/PATH or '', got '%s'",
-                                                       optarg);
-                        args->metrics = optarg;
-                        break;
-                case 'v':
-                        args->verbose++;
-                        break;
-                case '?':
-                        return -EINVAL;
-                default:
-                        return log_error_errno(EINVAL, "Unhandled option %d", c);
-                }
-        }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "Unexpected argument '%s'", argv[optind]);
-        return 1;
-}
-
-/* The first directory of a systemd "$RUNTIME_DIRECTORY"-style list. */
 static unsigned cpu_count(void) {
         cpu_set_t set;
         long n;
 
-        /* The CPUs we may run on (taskset, cgroup cpusets), not all of them. */
+        /* taskset, cgroup cpusets */
         if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
                 return (unsigned) CPU_COUNT(&set);
         n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -302,7 +158,7 @@ static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
         if (r == -ENOENT)
                 r = log_error_errno(r, "No home directory for the state: use --state-dir");
         if (c.workers == 0)
-                c.workers = MIN(cpu_count(), (unsigned) WORKERS_MAX);
+                c.workers = MIN(cpu_count(), (unsigned) OPTIONS_WORKERS_MAX);
         if (r < 0) {
                 config_done(&c);
                 return r;
@@ -570,8 +426,8 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata) {
 
 /* ---- start and stop ---- */
 
-static int manager_start(Manager *m) {
-        static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+/* The accounting core with the saved state, and the service over it. */
+static int manager_start_service(Manager *m) {
         Config *c = &m->config;
         MemCoreConfig cc = {
                 /* Workers, housekeeping, main, the bus, metrics, and room to spare. */
@@ -582,7 +438,71 @@ static int manager_start(Manager *m) {
                 .recursive_protection = c->recursive_protection,
         };
         ServiceSettings ss = service_settings_of(c);
-        SockLimits sl = sock_limits(c);
+        int r;
+
+        r = core_new(&cc, &m->core);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the accounting core: %m");
+        r = core_thread_register(m->core);
+        if (r < 0)
+                return log_error_errno(r, "Cannot register the main thread with the core: %m");
+        r = persist_restore(m->core, c->state_dir);
+        if (r < 0)
+                return r;
+        r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up housekeeping: %m");
+        /* The service installs the core's hooks, and the bus its sink:
+         * both before any other thread uses the core. */
+        r = service_new(m->core, &ss, &m->service);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the service: %m");
+        service_set_commit(m->service, housekeeping_mark_dirty, m->housekeeping);
+        return 0;
+}
+
+/* The socket workers, then the listener hands them connections. */
+static int manager_start_socket(Manager *m) {
+        SockLimits sl = sock_limits(&m->config);
+        int r;
+
+        r = sock_server_new(m->service, &sl, m->config.workers, &m->server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up %u workers: %m", m->config.workers);
+        r = sock_server_start(m->server);
+        if (r < 0)
+                return r;
+        r = sock_server_listen(m->server, m->base, m->listen.fd);
+        if (r < 0)
+                return log_error_errno(r, "Cannot listen: %m");
+        m->listen.fd = -1; /* the listener owns it now */
+        return 0;
+}
+
+static int manager_start_metrics(Manager *m) {
+        int r;
+
+        if (!m->config.metrics_listen)
+                return 0;
+        r = metrics_new(m->service, m->config.metrics_listen, &m->metrics);
+        if (r < 0)
+                return r;
+        r = metrics_start(m->metrics);
+        if (r < 0)
+                return r;
+        if (strncmp(metrics_name(m->metrics), "unix:", 5) == 0)
+                log_notice("Serving metrics on %s (GET /metrics)", metrics_name(m->metrics));
+        else
+                log_notice("Serving metrics on http://%s/metrics", metrics_name(m->metrics));
+        return 0;
+}
+
+/*
+ * Everything, in the order the top of the file gives: the socket first,
+ * so that a second daemon stops before it touches the state.
+ */
+static int manager_start(Manager *m) {
+        static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
         uint64_t watchdog_usec;
         int r;
 
@@ -596,33 +516,13 @@ static int manager_start(Manager *m) {
         if (!m->base)
                 return log_error_errno(ENOMEM, "Cannot create the main event loop");
 
-        r = sock_listen_open(c->socket_path, m->args.socket_path, &m->listen);
-        if (r < 0)
-                return r;
-
-        r = core_new(&cc, &m->core);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the accounting core: %m");
-        r = core_thread_register(m->core);
-        if (r < 0)
-                return log_error_errno(r, "Cannot register the main thread with the core: %m");
-        r = persist_restore(m->core, c->state_dir);
-        if (r < 0)
-                return r;
-
-        r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
-        if (r < 0)
-                return log_error_errno(r, "Cannot set up housekeeping: %m");
-        /* The service installs the core's hooks, and the bus its sink:
-         * both before any other thread uses the core. */
-        r = service_new(m->core, &ss, &m->service);
-        if (r < 0)
-                return log_error_errno(r, "Cannot set up the service: %m");
-        service_set_commit(m->service, housekeeping_mark_dirty, m->housekeeping);
-        r = manager_start_cgroup(m);
-        if (r < 0)
-                return r;
-        r = manager_start_bus(m);
+        r = sock_listen_open(m->config.socket_path, m->args.socket_path, &m->listen);
+        if (r >= 0)
+                r = manager_start_service(m);
+        if (r >= 0)
+                r = manager_start_cgroup(m);
+        if (r >= 0)
+                r = manager_start_bus(m);
         if (r < 0)
                 return r;
 
@@ -632,30 +532,11 @@ static int manager_start(Manager *m) {
         r = housekeeping_start(m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");
-
-        r = sock_server_new(m->service, &sl, c->workers, &m->server);
-        if (r < 0)
-                return log_error_errno(r, "Cannot set up %u workers: %m", c->workers);
-        r = sock_server_start(m->server);
+        r = manager_start_socket(m);
+        if (r >= 0)
+                r = manager_start_metrics(m);
         if (r < 0)
                 return r;
-        r = sock_server_listen(m->server, m->base, m->listen.fd);
-        if (r < 0)
-                return log_error_errno(r, "Cannot listen: %m");
-        m->listen.fd = -1; /* the listener owns it now */
-
-        if (c->metrics_listen) {
-                r = metrics_new(m->service, c->metrics_listen, &m->metrics);
-                if (r < 0)
-                        return r;
-                r = metrics_start(m->metrics);
-                if (r < 0)
-                        return r;
-                if (strncmp(metrics_name(m->metrics), "unix:", 5) == 0)
-                        log_notice("Serving metrics on %s (GET /metrics)", metrics_name(m->metrics));
-                else
-                        log_notice("Serving metrics on http://%s/metrics", metrics_name(m->metrics));
-        }
 
         for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
                 m->ev_signals[i] = evsignal_new(m->base, signals[i], on_signal, m);
@@ -715,9 +596,9 @@ static int run(int argc, char *argv[]) {
         int r, k;
 
         log_open();
-        r = parse_argv(argc, argv, &m.args);
+        r = options_parse(argc, argv, &m.args);
         if (r <= 0)
-                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+                return r < 0 ? OPTIONS_EXIT_USAGE : EXIT_SUCCESS;
         log_set_max_level(LOG_NOTICE + m.args.verbose);
         if (m.args.bus_introspect)
                 return bus_introspect(m.args.bus_introspect, stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -316,6 +316,10 @@ static void set_string(ParseContext *ctx, void *field, const char *value) {
         *(char **) field = copy;
 }
 
+/*
+ * Parse @value as key @k says and store it: the switch over the key
+ * types, one case each (a documented table: the types of config_keys).
+ */
 static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) {
         void *field = (uint8_t *) &ctx->config + k->offset;
         uint64_t v;

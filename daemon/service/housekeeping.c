@@ -161,93 +161,127 @@ static int save(Housekeeping *h) {
         return persist_save(h->core, h->state_dir);
 }
 
+/* When each duty is next due, in CLOCK_MONOTONIC ms; UINT64_MAX: never. */
+typedef struct Schedule {
+        uint64_t flush, save, status, watchdog, sample;
+        uint64_t watchdog_msec; /* sd_watchdog_enabled(3): ping at half the interval */
+        bool failing;           /* the last save failed */
+} Schedule;
+
+/* A save when something changed and the last save is long enough ago. */
+static void save_due(Housekeeping *h, Schedule *s) {
+        int r = save(h);
+
+        if (r < 0) {
+                /* persist_save() logged why; try again later. */
+                atomic_store(&h->dirty, true);
+                s->save = now_msec() + PERSIST_RETRY_MSEC;
+                s->failing = true;
+                return;
+        }
+        if (s->failing)
+                log_notice("State saved again to %s", h->state_dir);
+        s->failing = false;
+        s->save = now_msec() + PERSIST_MIN_INTERVAL_MSEC;
+}
+
+static void duty_watchdog(Housekeeping *h, Schedule *s, uint64_t now) {
+        (void) h;
+        (void) sd_notify(0, "WATCHDOG=1");
+        s->watchdog = now + s->watchdog_msec;
+}
+
+static void duty_status(Housekeeping *h, Schedule *s, uint64_t now) {
+        notify_status(h);
+        s->status = now + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
+}
+
+static void duty_flush(Housekeeping *h, Schedule *s, uint64_t now) {
+        core_stats_flush(h->core, true);
+        s->flush = now + atomic_load(&h->flush_interval_msec);
+}
+
+static void duty_sample(Housekeeping *h, Schedule *s, uint64_t now) {
+        (void) now;
+        h->sample(h->sample_userdata);
+        s->sample = UINT64_MAX; /* rescheduled by next_wake() */
+}
+
+static void duty_save(Housekeeping *h, Schedule *s, uint64_t now) {
+        (void) now;
+        save_due(h, s);
+}
+
+/*
+ * Run the first duty that is due at @now, outside the lock (the caller
+ * holds it). The keep-alive goes first: whatever else is due, it is late
+ * if it waits. Return: whether one ran (then look again).
+ */
+static bool run_due(Housekeeping *h, Schedule *s, uint64_t now) {
+        void (*duty)(Housekeeping *h, Schedule *s, uint64_t now) = NULL;
+
+        if (now >= s->watchdog)
+                duty = duty_watchdog;
+        else if (now >= s->status)
+                duty = duty_status;
+        else if (now >= s->flush)
+                duty = duty_flush;
+        else if (now >= s->sample)
+                duty = duty_sample;
+        else if (atomic_load(&h->dirty) && now >= s->save)
+                duty = duty_save;
+        if (!duty)
+                return false;
+        pthread_mutex_unlock(&h->lock);
+        duty(h, s, now);
+        pthread_mutex_lock(&h->lock);
+        return true;
+}
+
+/* When to wake up next; a new interval is picked up here. */
+static uint64_t next_wake(Housekeeping *h, Schedule *s, uint64_t now) {
+        unsigned sample_msec = atomic_load(&h->sample_interval_msec);
+        uint64_t at;
+
+        s->flush = MIN(s->flush, now + atomic_load(&h->flush_interval_msec));
+        /* 0 turns the sampler off. */
+        s->sample = !h->sample || !sample_msec ? UINT64_MAX : MIN(s->sample, now + sample_msec);
+        at = MIN(MIN(s->flush, s->status), MIN(s->watchdog, s->sample));
+        if (atomic_load(&h->dirty))
+                at = MIN(at, s->save);
+        return at;
+}
+
 static void *housekeeping_main(void *userdata) {
         Housekeeping *h = userdata;
-        uint64_t next_flush, next_save = 0, next_status = UINT64_MAX, next_watchdog = UINT64_MAX;
-        uint64_t next_sample = UINT64_MAX;
-        unsigned sample_msec;
-        /* sd_watchdog_enabled(3): ping at half the interval. */
-        uint64_t watchdog_msec = h->watchdog_usec ? MAX(h->watchdog_usec / 2000, 1) : 0;
-        bool failing = false;
+        Schedule s = {
+                .status = UINT64_MAX, .watchdog = UINT64_MAX, .sample = UINT64_MAX,
+                .watchdog_msec = h->watchdog_usec ? MAX(h->watchdog_usec / 2000, 1) : 0,
+        };
+        uint64_t now;
         int r;
 
         r = core_thread_register(h->core);
         thread_started(&h->start, r);
         if (r < 0)
                 return NULL;
-        pthread_mutex_lock(&h->lock);
 
-        next_flush = now_msec() + atomic_load(&h->flush_interval_msec);
-        sample_msec = atomic_load(&h->sample_interval_msec);
-        if (h->sample && sample_msec)
-                next_sample = now_msec() + sample_msec;
+        now = now_msec();
+        s.flush = now + atomic_load(&h->flush_interval_msec);
+        if (h->sample && atomic_load(&h->sample_interval_msec))
+                s.sample = now + atomic_load(&h->sample_interval_msec);
         if (h->status)
-                next_status = now_msec() + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
-        if (watchdog_msec)
-                next_watchdog = now_msec() + watchdog_msec;
+                s.status = now + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
+        if (s.watchdog_msec)
+                s.watchdog = now + s.watchdog_msec;
+        pthread_mutex_lock(&h->lock);
         while (!h->stop) {
-                uint64_t now = now_msec(), wake_at;
                 struct timespec ts;
 
-                /* First: whatever else is due, the keep-alive is late if it waits. */
-                if (now >= next_watchdog) {
-                        pthread_mutex_unlock(&h->lock);
-                        (void) sd_notify(0, "WATCHDOG=1");
-                        pthread_mutex_lock(&h->lock);
-                        next_watchdog = now + watchdog_msec;
+                now = now_msec();
+                if (run_due(h, &s, now))
                         continue;
-                }
-                if (now >= next_status) {
-                        pthread_mutex_unlock(&h->lock);
-                        notify_status(h);
-                        pthread_mutex_lock(&h->lock);
-                        next_status = now + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
-                        continue;
-                }
-                if (now >= next_flush) {
-                        pthread_mutex_unlock(&h->lock);
-                        core_stats_flush(h->core, true);
-                        pthread_mutex_lock(&h->lock);
-                        next_flush = now + atomic_load(&h->flush_interval_msec);
-                        continue;
-                }
-                if (now >= next_sample) {
-                        pthread_mutex_unlock(&h->lock);
-                        h->sample(h->sample_userdata);
-                        pthread_mutex_lock(&h->lock);
-                        next_sample = UINT64_MAX; /* rescheduled below */
-                        continue;
-                }
-                if (atomic_load(&h->dirty) && now >= next_save) {
-                        pthread_mutex_unlock(&h->lock);
-                        r = save(h);
-                        pthread_mutex_lock(&h->lock);
-                        if (r < 0) {
-                                /* persist_save() logged why; try again later. */
-                                atomic_store(&h->dirty, true);
-                                next_save = now_msec() + PERSIST_RETRY_MSEC;
-                                failing = true;
-                        } else {
-                                if (failing)
-                                        log_notice("State saved again to %s", h->state_dir);
-                                failing = false;
-                                next_save = now_msec() + PERSIST_MIN_INTERVAL_MSEC;
-                        }
-                        continue;
-                }
-                /* A new interval is picked up at the next wake-up. */
-                next_flush = MIN(next_flush, now + atomic_load(&h->flush_interval_msec));
-                /* The same for the sampler; 0 turns it off. */
-                sample_msec = atomic_load(&h->sample_interval_msec);
-                if (!h->sample || !sample_msec)
-                        next_sample = UINT64_MAX;
-                else
-                        next_sample = MIN(next_sample, now + sample_msec);
-                wake_at = MIN(next_flush, MIN(next_status, next_watchdog));
-                wake_at = MIN(wake_at, next_sample);
-                if (atomic_load(&h->dirty))
-                        wake_at = MIN(wake_at, next_save);
-                ts = msec_to_timespec(wake_at);
+                ts = msec_to_timespec(next_wake(h, &s, now));
                 pthread_cond_timedwait(&h->cond, &h->lock, &ts);
         }
         pthread_mutex_unlock(&h->lock);

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,157 +293,148 @@ static bool is_parent(const char *parent, const char *path) {
 }
 
 /*
- * Parse and check all of @text into @ret. The caller's copy of the text is
- * taken over (and cut into strings) on success and failure alike.
+ * The frame of the file: the header, no NUL, a complete last line, and
+ * the trailer's group count and checksum matching what precedes it.
+ * Return: the group count, with the offset of the trailer in *@ret_end;
+ * -EBADMSG with ctx's message.
  */
-static int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
-                       CheckContext *ctx) {
-        _cleanup_free_ StateGroup *sorted = NULL;
-        const char *stack[256];
-        State st = { .text = text };
-        size_t cap = 0, end_at, pos, count;
-        unsigned line = 1, top = 0, deepest = 0;
-        char *end_line, *p, *nl;
-        int r;
+static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckContext *ctx) {
+        char trailer[128], want[128], *end_line;
+        size_t end_at, n, groups = 0;
 
-        if (size < strlen(STATE_HEADER) || memcmp(text, STATE_HEADER, strlen(STATE_HEADER)) != 0) {
-                r = check_fail(ctx, -EBADMSG, 0, "not a memacctd state file (header is not \"memacctd-state 1\")");
-                goto fail;
-        }
-        if (memchr(text, 0, size)) {
-                r = check_fail(ctx, -EBADMSG, 0, "NUL byte in the file");
-                goto fail;
-        }
-        if (text[size - 1] != '\n') {
-                r = check_fail(ctx, -EBADMSG, 0, "truncated: the last line is incomplete");
-                goto fail;
-        }
+        if (size < strlen(STATE_HEADER) || memcmp(text, STATE_HEADER, strlen(STATE_HEADER)) != 0)
+                return check_fail(ctx, -EBADMSG, 0, "not a memacctd state file (header is not \"memacctd-state 1\")");
+        if (memchr(text, 0, size))
+                return check_fail(ctx, -EBADMSG, 0, "NUL byte in the file");
+        if (text[size - 1] != '\n')
+                return check_fail(ctx, -EBADMSG, 0, "truncated: the last line is incomplete");
         /* The trailer is the last line. */
         text[size - 1] = 0;
         end_line = strrchr(text, '\n');
         text[size - 1] = '\n';
         end_at = end_line ? (size_t) (end_line - text) + 1 : 0;
-        if (end_at < strlen(STATE_HEADER) || strncmp(text + end_at, "end ", 4) != 0) {
-                r = check_fail(ctx, -EBADMSG, 0, "truncated: no \"end\" trailer");
-                goto fail;
-        }
-        {
-                char trailer[128], want[128];
-                size_t n = size - end_at - 1;
-                size_t groups = 0;
+        if (end_at < strlen(STATE_HEADER) || strncmp(text + end_at, "end ", 4) != 0)
+                return check_fail(ctx, -EBADMSG, 0, "truncated: no \"end\" trailer");
 
-                /* Count the group lines for the expected trailer. */
-                for (size_t i = 0; i < end_at; i++)
-                        if (text[i] == '\n')
-                                groups++;
-                groups--; /* the header */
-                snprintf(want, sizeof(want), "end %zu fnv1a64=%016" PRIx64, groups, fnv1a64(text, end_at));
-                if (n >= sizeof(trailer)) {
-                        r = check_fail(ctx, -EBADMSG, 0, "malformed trailer");
-                        goto fail;
-                }
-                memcpy(trailer, text + end_at, n);
-                trailer[n] = 0;
-                if (strcmp(trailer, want) != 0) {
-                        r = check_fail(ctx, -EBADMSG, 0,
-                                       "checksum or group count mismatch (trailer \"%.64s\", content gives \"%s\")",
-                                       trailer, want);
-                        goto fail;
-                }
-                count = groups;
-        }
-        if (count > max_groups) {
-                r = check_fail(ctx, -ENOSPC, 0,
-                               "holds %zu groups, more than the configured [limits] groups = %u", count,
-                               max_groups);
-                goto fail;
-        }
-        if (count == 0) {
-                r = check_fail(ctx, -EBADMSG, 0, "no root group");
-                goto fail;
-        }
-        st.groups = calloc(count, sizeof(StateGroup));
-        if (!st.groups) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        cap = count;
+        /* The group lines, for the expected trailer: all but the header. */
+        for (size_t i = 0; i < end_at; i++)
+                if (text[i] == '\n')
+                        groups++;
+        groups--;
+        snprintf(want, sizeof(want), "end %zu fnv1a64=%016" PRIx64, groups, fnv1a64(text, end_at));
+        n = size - end_at - 1;
+        if (n >= sizeof(trailer))
+                return check_fail(ctx, -EBADMSG, 0, "malformed trailer");
+        memcpy(trailer, text + end_at, n);
+        trailer[n] = 0;
+        if (strcmp(trailer, want) != 0)
+                return check_fail(ctx, -EBADMSG, 0,
+                                  "checksum or group count mismatch (trailer \"%.64s\", content gives \"%s\")",
+                                  trailer, want);
+        *ret_end = end_at;
+        return (long) MIN(groups, (size_t) LONG_MAX);
+}
 
-        for (pos = strlen(STATE_HEADER), line = 2; pos < end_at; pos = (size_t) (nl - text) + 1, line++) {
-                StateGroup *g;
-                char *path, *rest;
+/*
+ * The group lines between the header and the trailer at @end_at, into
+ * @st (room for @count): each "group PATH key=value...", in pre-order.
+ * Return: 0 with the deepest depth in *@ret_deepest; -EBADMSG.
+ */
+static int state_parse_groups(char *text, size_t end_at, size_t count, State *st, unsigned *ret_deepest,
+                              CheckContext *ctx) {
+        const char *stack[256];
+        unsigned line = 2, top = 0, deepest = 0;
+        char *nl;
+        int r;
+
+        for (size_t pos = strlen(STATE_HEADER); pos < end_at; pos = (size_t) (nl - text) + 1, line++) {
+                char *p, *path, *rest;
                 int depth;
 
                 nl = memchr(text + pos, '\n', end_at - pos);
                 *nl = 0;
                 p = text + pos;
-                if (strncmp(p, "group ", 6) != 0) {
-                        r = check_fail(ctx, -EBADMSG, line, "expected a \"group\" line");
-                        goto fail;
-                }
+                if (strncmp(p, "group ", 6) != 0)
+                        return check_fail(ctx, -EBADMSG, line, "expected a \"group\" line");
                 path = p + 6;
                 rest = strchr(path, ' ');
-                if (!rest) {
-                        r = check_fail(ctx, -EBADMSG, line, "no fields after the path");
-                        goto fail;
-                }
+                if (!rest)
+                        return check_fail(ctx, -EBADMSG, line, "no fields after the path");
                 *rest++ = 0;
                 depth = group_path_check(path, 255, NULL);
-                if (depth < 0) {
-                        r = check_fail(ctx, -EBADMSG, line, "invalid group path '%.64s'", path);
-                        goto fail;
-                }
-                if ((st.n == 0) != (depth == 0)) {
-                        r = check_fail(ctx, -EBADMSG, line, st.n == 0 ? "the first group is not /" : "/ given twice");
-                        goto fail;
-                }
+                if (depth < 0)
+                        return check_fail(ctx, -EBADMSG, line, "invalid group path '%.64s'", path);
+                if ((st->n == 0) != (depth == 0))
+                        return check_fail(ctx, -EBADMSG, line,
+                                          st->n == 0 ? "the first group is not /" : "/ given twice");
                 /* Pre-order: a group's parent is the last group seen one
                  * level up, and nothing deeper than that is still open. */
-                if (depth > 0 && ((unsigned) depth > top + 1 || !is_parent(stack[depth - 1], path))) {
-                        r = check_fail(ctx, -EBADMSG, line, "'%.64s' does not follow its parent", path);
-                        goto fail;
-                }
+                if (depth > 0 && ((unsigned) depth > top + 1 || !is_parent(stack[depth - 1], path)))
+                        return check_fail(ctx, -EBADMSG, line, "'%.64s' does not follow its parent", path);
                 stack[depth] = path;
                 top = (unsigned) depth;
                 deepest = MAX(deepest, (unsigned) depth);
-
-                if (st.n >= cap) {
-                        r = check_fail(ctx, -EBADMSG, line, "more groups than the trailer says");
-                        goto fail;
-                }
-                g = &st.groups[st.n++];
-                g->path = path;
-                r = parse_group_fields(ctx, line, rest, g);
+                if (st->n >= count)
+                        return check_fail(ctx, -EBADMSG, line, "more groups than the trailer says");
+                st->groups[st->n].path = path;
+                r = parse_group_fields(ctx, line, rest, &st->groups[st->n++]);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
-        if (st.n != count) {
-                r = check_fail(ctx, -EBADMSG, 0, "group count mismatch");
-                goto fail;
-        }
-        /* Siblings repeated far apart pass the pre-order check: sort a copy to find them. */
-        sorted = malloc(st.n * sizeof(StateGroup));
-        if (!sorted) {
+        if (st->n != count)
+                return check_fail(ctx, -EBADMSG, 0, "group count mismatch");
+        *ret_deepest = deepest;
+        return 0;
+}
+
+/* Siblings repeated far apart pass the pre-order check: sort a copy to find them. */
+static int state_check_unique(const State *st, CheckContext *ctx) {
+        _cleanup_free_ StateGroup *sorted = malloc(st->n * sizeof(StateGroup));
+
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, st->groups, st->n * sizeof(StateGroup));
+        qsort(sorted, st->n, sizeof(StateGroup), path_cmp);
+        for (size_t i = 1; i < st->n; i++)
+                if (strcmp(sorted[i - 1].path, sorted[i].path) == 0)
+                        return check_fail(ctx, -EBADMSG, 0, "group '%.64s' given twice", sorted[i].path);
+        return 0;
+}
+
+/*
+ * Parse and check all of @text into @ret. The caller's copy of the text is
+ * taken over (and cut into strings) on success and failure alike.
+ */
+static int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
+                       CheckContext *ctx) {
+        State st = { .text = text };
+        unsigned deepest = 0;
+        size_t end_at = 0;
+        long count;
+        int r;
+
+        count = state_check_frame(text, size, &end_at, ctx);
+        r = count < 0 ? (int) count : 0;
+        if (r >= 0 && (size_t) count > max_groups)
+                r = check_fail(ctx, -ENOSPC, 0, "holds %ld groups, more than the configured [limits] groups = %u",
+                               count, max_groups);
+        if (r >= 0 && count == 0)
+                r = check_fail(ctx, -EBADMSG, 0, "no root group");
+        if (r >= 0 && !(st.groups = calloc((size_t) count, sizeof(StateGroup))))
                 r = -ENOMEM;
-                goto fail;
-        }
-        memcpy(sorted, st.groups, st.n * sizeof(StateGroup));
-        qsort(sorted, st.n, sizeof(StateGroup), path_cmp);
-        for (size_t i = 1; i < st.n; i++)
-                if (strcmp(sorted[i - 1].path, sorted[i].path) == 0) {
-                        r = check_fail(ctx, -EBADMSG, 0, "group '%.64s' given twice", sorted[i].path);
-                        goto fail;
-                }
-        if (deepest > max_depth) {
+        if (r >= 0)
+                r = state_parse_groups(text, end_at, (size_t) count, &st, &deepest, ctx);
+        if (r >= 0)
+                r = state_check_unique(&st, ctx);
+        if (r >= 0 && deepest > max_depth)
                 r = check_fail(ctx, -EMLINK, 0, "holds groups %u deep, more than the configured [limits] depth = %u",
                                deepest, max_depth);
-                goto fail;
+        if (r < 0) {
+                state_done(&st);
+                return ctx->oom ? -ENOMEM : r;
         }
         *ret = st;
         return 0;
-fail:
-        state_done(&st);
-        return ctx->oom ? -ENOMEM : r;
 }
 
 int persist_check(const char *text, size_t size, unsigned max_depth, unsigned max_groups, char **ret_error) {
