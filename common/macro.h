@@ -48,3 +48,27 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 #define _cleanup_free_ _cleanup_(freep)
+
+/*
+ * NAME_to_string() and NAME_from_string() of an enum TYPE whose values
+ * 0..MAX-1 index NAME_table[]: one definition for every enum <-> name
+ * table. Out of range is NULL; an unknown name is -EINVAL.
+ */
+#define DEFINE_STRING_TABLE_TO_STRING(name, type, max)                  \
+        const char *name##_to_string(type i) {                          \
+                if ((unsigned) i >= (unsigned) (max))                   \
+                        return NULL;                                    \
+                return name##_table[i];                                 \
+        }
+
+#define DEFINE_STRING_TABLE_FROM_STRING(name, type, max)                \
+        type name##_from_string(const char *s) {                        \
+                for (unsigned i = 0; s && i < (unsigned) (max); i++)    \
+                        if (name##_table[i] && strcmp(s, name##_table[i]) == 0) \
+                                return (type) i;                        \
+                return (type) -EINVAL;                                  \
+        }
+
+#define DEFINE_STRING_TABLE(name, type, max)                            \
+        DEFINE_STRING_TABLE_TO_STRING(name, type, max)                  \
+        DEFINE_STRING_TABLE_FROM_STRING(name, type, max)

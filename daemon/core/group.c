@@ -27,14 +27,16 @@
 #include "group-internal.h"
 #include "protection.h"
 
-static const char *const event_names[_MEM_EVENT_MAX] = {
+static const char *const mem_event_table[_MEM_EVENT_MAX] = {
         [MEM_EVENT_LOW] = "low",
         [MEM_EVENT_HIGH] = "high",
         [MEM_EVENT_MAX] = "max",
         [MEM_EVENT_OOM] = "oom",
 };
 
-static const char *const path_error_names[_MEM_PATH_ERROR_MAX] = {
+DEFINE_STRING_TABLE(mem_event, MemEvent, _MEM_EVENT_MAX)
+
+static const char *const mem_path_error_table[_MEM_PATH_ERROR_MAX] = {
         [MEM_PATH_OK] = "valid",
         [MEM_PATH_NOT_ABSOLUTE] = "path must start with '/'",
         [MEM_PATH_EMPTY_COMPONENT] = "empty path component",
@@ -45,24 +47,7 @@ static const char *const path_error_names[_MEM_PATH_ERROR_MAX] = {
         [MEM_PATH_TOO_DEEP] = "path deeper than the configured maximum",
 };
 
-const char *mem_event_to_string(MemEvent ev) {
-        if (ev < 0 || ev >= _MEM_EVENT_MAX)
-                return NULL;
-        return event_names[ev];
-}
-
-MemEvent mem_event_from_string(const char *s) {
-        for (MemEvent i = 0; i < _MEM_EVENT_MAX; i++)
-                if (s && strcmp(s, event_names[i]) == 0)
-                        return i;
-        return _MEM_EVENT_INVALID;
-}
-
-const char *mem_path_error_to_string(MemPathError e) {
-        if (e >= _MEM_PATH_ERROR_MAX)
-                return NULL;
-        return path_error_names[e];
-}
+DEFINE_STRING_TABLE_TO_STRING(mem_path_error, MemPathError, _MEM_PATH_ERROR_MAX)
 
 static bool name_char_ok(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -23,18 +23,14 @@
 #include "group-internal.h"
 #include "session.h"
 
-static const char *const rss_names[_MEM_RSS_MAX] = {
+static const char *const mem_rss_table[_MEM_RSS_MAX] = {
         [MEM_RSS_FILE] = "file",
         [MEM_RSS_ANON] = "anon",
         [MEM_RSS_SWAP] = "swap",
         [MEM_RSS_SHMEM] = "shmem",
 };
 
-const char *mem_rss_to_string(MemRss m) {
-        if (m < 0 || m >= _MEM_RSS_MAX)
-                return NULL;
-        return rss_names[m];
-}
+DEFINE_STRING_TABLE_TO_STRING(mem_rss, MemRss, _MEM_RSS_MAX)
 
 MemRss mem_rss_from_stat(MemStatItem item) {
         switch (item) {

@@ -20,24 +20,13 @@
 
 #include "stats.h"
 
-static const char *const stat_names[_MEM_STAT_MAX] = {
+static const char *const mem_stat_item_table[_MEM_STAT_MAX] = {
         [MEM_STAT_ANON] = "anon",     [MEM_STAT_FILE] = "file",     [MEM_STAT_SHMEM] = "shmem",
         [MEM_STAT_KERNEL] = "kernel", [MEM_STAT_SOCK] = "sock",     [MEM_STAT_SWAP] = "swap",
         [MEM_STAT_DEVICE] = "device", [MEM_STAT_OTHER] = "other",
 };
 
-const char *mem_stat_item_to_string(MemStatItem item) {
-        if (item < 0 || item >= _MEM_STAT_MAX)
-                return NULL;
-        return stat_names[item];
-}
-
-MemStatItem mem_stat_item_from_string(const char *s) {
-        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
-                if (s && strcmp(s, stat_names[i]) == 0)
-                        return i;
-        return _MEM_STAT_INVALID;
-}
+DEFINE_STRING_TABLE(mem_stat_item, MemStatItem, _MEM_STAT_MAX)
 
 int stats_init(MemStats *s, unsigned max_groups, unsigned max_threads) {
         *s = (MemStats) {

@@ -11,24 +11,13 @@
 #include "core/group.h"
 #include "service/authz.h"
 
-static const char *const read_access_names[_READ_ACCESS_MAX] = {
+static const char *const read_access_table[_READ_ACCESS_MAX] = {
         [READ_ACCESS_ALL] = "all",
         [READ_ACCESS_OWNER] = "owner",
         [READ_ACCESS_ROOT] = "root",
 };
 
-const char *read_access_to_string(ReadAccess a) {
-        if (a < 0 || a >= _READ_ACCESS_MAX)
-                return NULL;
-        return read_access_names[a];
-}
-
-ReadAccess read_access_from_string(const char *s) {
-        for (ReadAccess a = 0; a < _READ_ACCESS_MAX; a++)
-                if (s && strcmp(s, read_access_names[a]) == 0)
-                        return a;
-        return _READ_ACCESS_INVALID;
-}
+DEFINE_STRING_TABLE(read_access, ReadAccess, _READ_ACCESS_MAX)
 
 bool authz_may_read(ReadAccess access, uid_t uid, MemGroup *g) {
         switch (access) {
