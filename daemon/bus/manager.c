@@ -44,6 +44,9 @@ static int reply(BusManager *m, sd_bus_message *msg, int r, const Refusal *rf, s
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+/* A service operation whose one argument is a group's path. */
+typedef int (*PathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
+
 /* The peer that sent @msg, with the error already set on failure. */
 #define GET_PEER(m, msg, p, error)                                  \
         do {                                                        \
@@ -51,6 +54,23 @@ static int reply(BusManager *m, sd_bus_message *msg, int r, const Refusal *rf, s
                 if (_r_ < 0)                                        \
                         return _r_;                                 \
         } while (0)
+
+/* A call whose one argument is a path: read it, learn the caller, one operation. */
+static int path_call(BusManager *m, sd_bus_message *msg, PathOp op, sd_bus_error *error) {
+        const char *path;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &path);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = op(m->service, p->peer, path, &rf);
+        return reply(m, msg, r, &rf, error);
+}
 
 /* ---- limits: a{st} of max, high, low, min ---- */
 
@@ -127,20 +147,7 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
 }
 
 static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        const char *path;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &path);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_remove_group(m->service, p->peer, path, &rf);
-        return reply(m, msg, r, &rf, error);
+        return path_call(userdata, msg, service_remove_group, error);
 }
 
 static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -245,20 +252,7 @@ static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error 
 }
 
 static int method_reset_peak(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        const char *path;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &path);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_reset_peak(m->service, p->peer, path, &rf);
-        return reply(m, msg, r, &rf, error);
+        return path_call(userdata, msg, service_reset_peak, error);
 }
 
 static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -333,20 +327,7 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        const char *path;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &path);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_attach(m->service, p->peer, path, &rf);
-        return reply(m, msg, r, &rf, error);
+        return path_call(userdata, msg, service_attach, error);
 }
 
 static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error) {

@@ -34,6 +34,7 @@
 
 #include "core/group.h"
 #include "service/config.h"
+#include "file-util.h"
 #include "macro.h"
 #include "parse-size.h"
 
@@ -530,50 +531,15 @@ int config_parse(const char *text, size_t size, const char *filename, Config *re
 int config_load(const char *path, Config *ret, char **ret_error) {
         _cleanup_free_ char *buf = NULL;
         size_t n = 0;
-        struct stat st;
-        int fd, r;
+        int r;
 
         if (ret_error)
                 *ret_error = NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
-                close(fd);
-                goto fail;
-        }
-        if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
-                r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-                close(fd);
-                goto fail;
-        }
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf) {
-                close(fd);
-                return -ENOMEM;
-        }
-        /* Read what fstat() promised; a file growing under us is read up to there. */
-        while (n < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        r = -errno;
-                        close(fd);
-                        goto fail;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        close(fd);
-        return config_parse(buf, n, path, ret, ret_error);
-
-fail:
+        r = read_file_at(AT_FDCWD, path, 0, CONFIG_FILE_MAX, &buf, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                return config_parse(buf, n, path, ret, ret_error);
         if (ret_error) {
                 int k;
 

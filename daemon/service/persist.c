@@ -39,6 +39,7 @@
 
 #include "core/charge.h"
 #include "service/log.h"
+#include "file-util.h"
 #include "macro.h"
 #include "parse-size.h"
 #include "service/persist.h"
@@ -498,48 +499,6 @@ static int open_dir(const char *dir, int *ret) {
         return 0;
 }
 
-static int read_file_at(int dirfd, const char *name, char **ret, size_t *ret_size) {
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t n = 0;
-        int fd, r = 0;
-
-        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
-                goto out;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                r = -EBADMSG;
-                goto out;
-        }
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf) {
-                r = -ENOMEM;
-                goto out;
-        }
-        while (n < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        r = -errno;
-                        goto out;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_size = n;
-out:
-        close(fd);
-        return r;
-}
-
 /*
  * Load and check @dir/@name. Return: 0; -ENOENT; -EBADMSG (damaged:
  * logged); -EMLINK / -ENOSPC (does not fit the configuration: logged);
@@ -551,11 +510,11 @@ static int state_load(MemCore *core, int dirfd, const char *dir, const char *nam
         size_t size = 0;
         int r;
 
-        r = read_file_at(dirfd, name, &text, &size);
+        r = read_file_at(dirfd, name, O_NOFOLLOW, SIZE_MAX, &text, &size);
         if (r == -ENOENT)
                 return r;
-        if (r == -EBADMSG)
-                return log_error_errno(r, "State file %s/%s is not a regular file", dir, name);
+        if (r == -EINVAL) /* damaged: set aside, as a bad file is */
+                return log_error_errno(EBADMSG, "State file %s/%s is not a regular file", dir, name);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the state file %s/%s: %m", dir, name);
         r = state_parse(text, size, core->config.max_depth, core->config.max_groups, ret, &ctx);

@@ -138,7 +138,7 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, MemStatIt
         if (c->keep && c->stock)
                 return refusal_set(rf, -EINVAL, "a stock refill belongs to the session, not the group");
         if (c->keep)
-                return service_lookup_use(svc, p, c->path, ret, rf);
+                return service_lookup_for(svc, p, c->path, authz_may_use, ret, rf);
         return session_target(svc, p, c->path, ret, rf);
 }
 
@@ -238,7 +238,7 @@ int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf) {
         r = attach_path(svc, p, path, buf, sizeof(buf), &path, rf);
         if (r < 0)
                 return r;
-        r = service_lookup_use(svc, p, path, &g, rf);
+        r = service_lookup_for(svc, p, path, authz_may_use, &g, rf);
         if (r < 0)
                 return r;
         r = open_session(p, rf);
@@ -257,7 +257,7 @@ int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf
         MemChargeResult res = {};
         int r;
 
-        r = service_lookup_use(svc, p, path, &g, rf);
+        r = service_lookup_for(svc, p, path, authz_may_use, &g, rf);
         if (r < 0)
                 return r;
         if (!authz_may_move(p->creds.uid, p->creds.pid, pid))

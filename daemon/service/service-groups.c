@@ -81,12 +81,9 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int r;
 
-        r = service_lookup(svc, path, &g, rf);
+        r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
         if (r < 0)
                 return r;
-        /* g->path is @path to the letter: look-ups take canonical paths only. */
-        if (!authz_may_modify(p->creds.uid, g))
-                return refusal_denied(rf, g->path);
         r = group_remove(svc->core, g->path);
         if (r == -EBUSY)
                 return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
@@ -103,11 +100,9 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         static const MemLimits none = {};
         int r;
 
-        r = service_lookup(svc, path, &g, rf);
+        r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
         if (r < 0)
                 return r;
-        if (!authz_may_modify(p->creds.uid, g))
-                return refusal_denied(rf, g->path);
         if (!limits)
                 limits = &none;
         r = group_set_limits(g, limits, force);
@@ -234,11 +229,9 @@ int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int r;
 
-        r = service_lookup(svc, path, &g, rf);
+        r = service_lookup_for(svc, p, path, authz_may_reset_peak, &g, rf);
         if (r < 0)
                 return r;
-        if (!authz_may_reset_peak(p->creds.uid, g))
-                return refusal_denied(rf, g->path);
         group_reset_peak(g);
         return 0;
 }

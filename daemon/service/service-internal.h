@@ -53,8 +53,12 @@ void service_emit(Service *svc, EventKind kind, const char *path, unsigned limit
 int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf);
 
 /**
- * service_lookup_use() - @path, with a reference, for @p to charge,
- * attach to or move into. Return: 0; a service_lookup() error or -EPERM,
+ * service_lookup_for() - @path, with a reference, for @p to do what @may
+ * (an authz.h rule) allows: charge, attach, move into (authz_may_use),
+ * remove or set limits (authz_may_modify)... A refusal names the group
+ * as it was asked for: look-ups take canonical paths only, so that is
+ * g->path to the letter. Return: 0; a service_lookup() error or -EPERM,
  * with @rf and no reference taken.
  */
-int service_lookup_use(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf);
+int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_t uid, MemGroup *g),
+                       MemGroup **ret, Refusal *rf);

@@ -155,14 +155,15 @@ int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf) 
         return r < 0 ? refusal_path(rf, r, path) : 0;
 }
 
-int service_lookup_use(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf) {
+int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_t uid, MemGroup *g),
+                       MemGroup **ret, Refusal *rf) {
         MemGroup *g;
         int r;
 
         r = service_lookup(svc, path, &g, rf);
         if (r < 0)
                 return r;
-        if (!authz_may_use(p->creds.uid, g)) {
+        if (!may(p->creds.uid, g)) {
                 r = refusal_denied(rf, g->path);
                 group_unref(g);
                 return r;
