@@ -135,6 +135,16 @@ int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCount
                  */
                 int64_t new = atomic_fetch_add(&i->usage, (int64_t) bytes) + (int64_t) bytes;
 
+                /*
+                 * Benign race, as page_counter_try_charge() says of its
+                 * own: a charge that is refused here has held @bytes on
+                 * every level below @i (and briefly on @i) until it is
+                 * undone, so a concurrent charge may see usage up to
+                 * @bytes too high and be refused although the final
+                 * usage would have admitted it. Every undo follows at
+                 * once, the error is bounded by the charges in flight,
+                 * and a charge is never admitted past a max.
+                 */
                 if (new > atomic_load(&i->max)) {
                         atomic_fetch_sub(&i->usage, (int64_t) bytes);
                         /* Racy in the kernel; a relaxed add costs the same

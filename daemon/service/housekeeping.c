@@ -2,20 +2,19 @@
 /*
  * Housekeeping thread
  *
- * One thread, two duties, one condition variable:
+ * One thread and one condition variable for the daemon's periodic
+ * duties, run one at a time in this order when due (the keep-alive
+ * first: it is late if it waits):
+ * - WATCHDOG=1 at half the watchdog interval, as sd_watchdog_enabled(3)
+ *   advises, when systemd runs the service with one;
+ * - the status line (STATUS=), when it changed;
  * - every flush interval, core_stats_flush(core, true), so that readers
  *   who do not ask for exact numbers see statistics at most one interval
  *   old (the kernel's periodic rstat flush, flush_memcg_stats_dwork);
+ * - every sample interval, a sampler another module installed (the
+ *   kernel's usage of mirrored cgroups, cgroup-sync.c);
  * - after a persistent change (the service's commit, from any thread), a
  *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
- *
- * - every sample interval, a sampler another module installed (the
- *   kernel's usage of mirrored cgroups, cgroup-sync.c).
- *
- * And, when systemd runs it, the service's status line and watchdog
- * keep-alive (sd_notify(3)) are sent from here: the status when it
- * changed, WATCHDOG=1 at half the watchdog interval, as sd_watchdog_enabled(3)
- * advises.
  *
  * The dirty flag is cleared *before* the state is read, so a change that
  * lands during a save marks it dirty again and is saved next time; a

@@ -25,7 +25,6 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -34,6 +33,7 @@
 #include "macro.h"
 #include "service/log.h"
 #include "sock/server.h"
+#include "thread-start.h"
 
 /* The first read of a connection lands here: a pipelined burst of small
  * frames is served from it without any per-connection allocation. */
@@ -58,9 +58,7 @@ typedef struct SockWorker {
         bool limits_changed;
         SockLimits limits;
 
-        /* Start-up handshake. */
-        bool started;
-        int start_result;
+        ThreadStart start;
 } SockWorker;
 
 struct SockServer {
@@ -71,9 +69,6 @@ struct SockServer {
 
         struct evconnlistener *listener;
         struct event *ev_accept_retry;
-
-        pthread_mutex_t start_lock;
-        pthread_cond_t start_cond;
 };
 
 static void worker_conn_gone(SockConnHost *host) {
@@ -164,11 +159,7 @@ static void *worker_main(void *userdata) {
         int r;
 
         r = service_thread_register(w->server->service);
-        pthread_mutex_lock(&w->server->start_lock);
-        w->started = true;
-        w->start_result = r;
-        pthread_cond_broadcast(&w->server->start_cond);
-        pthread_mutex_unlock(&w->server->start_lock);
+        thread_started(&w->start, r);
         if (r < 0)
                 return NULL;
 
@@ -235,8 +226,6 @@ int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, S
         if (!s)
                 return -ENOMEM;
         s->service = svc;
-        pthread_mutex_init(&s->start_lock, NULL);
-        pthread_cond_init(&s->start_cond, NULL);
         s->workers = calloc(nworkers, sizeof(SockWorker));
         if (!s->workers) {
                 sock_server_free(s);
@@ -255,32 +244,18 @@ int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, S
 }
 
 int sock_server_start(SockServer *s) {
-        sigset_t all, old;
         int r = 0;
 
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
         for (unsigned i = 0; i < s->nworkers && r == 0; i++) {
                 SockWorker *w = &s->workers[i];
 
-                r = -pthread_create(&w->thread, NULL, worker_main, w);
+                r = thread_start(&w->thread, &w->start, worker_main, w);
                 if (r < 0) {
                         log_error_errno(r, "Cannot start worker thread %u: %m", i);
                         break;
                 }
-                pthread_mutex_lock(&s->start_lock);
-                while (!w->started)
-                        pthread_cond_wait(&s->start_cond, &s->start_lock);
-                r = w->start_result;
-                pthread_mutex_unlock(&s->start_lock);
-                if (r < 0) {
-                        log_error_errno(r, "Worker thread %u cannot register with the service: %m", i);
-                        pthread_join(w->thread, NULL);
-                        break;
-                }
                 w->running = true;
         }
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r < 0)
                 sock_server_stop(s, 0);
         return r;
@@ -414,8 +389,6 @@ SockServer *sock_server_free(SockServer *s) {
         for (unsigned i = 0; i < s->nworkers; i++)
                 worker_done(&s->workers[i]);
         free(s->workers);
-        pthread_mutex_destroy(&s->start_lock);
-        pthread_cond_destroy(&s->start_cond);
         free(s);
         return NULL;
 }
