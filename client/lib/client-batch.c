@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Pipelined batches: N requests encoded into one buffer, written at once
- * (PERF.md: one round trip carries many messages for ~30 ns each), and N
- * replies collected in order. While the buffer is being written, replies
- * that arrive are read, so a daemon that pauses reading until its replies
- * are consumed does not stall the write. A batch is never repeated after a
+ * (one round trip carries many messages, for ~30 ns each on this kind of
+ * machine), and N replies collected in order. While the buffer is being
+ * written, replies that arrive are read, so a daemon that pauses reading
+ * until its replies are consumed does not stall the write. A batch is never repeated after a
  * broken connection: its unanswered operations report -ECONNRESET.
  */
 

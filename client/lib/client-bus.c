@@ -22,12 +22,12 @@
  * same status; a LimitExceeded message ends with "(max of /path)", from
  * which memacct_refused_path() is taken.
  *
- * sd-bus objects are not thread-safe (ECOSYSTEM.md 1.6), so the handle's
- * mutex serialises every use of the connection, message and slot
- * reference counts included (they are not atomic). memacct_next_event()
- * sleeps without it, in poll() on the bus fd and an eventfd that any
- * thread's call kicks on its way out, since that call may have read our
- * signals into sd-bus's queue, where poll() cannot see them.
+ * sd-bus objects are not thread-safe, so the handle's mutex serialises
+ * every use of the connection, message and slot reference counts included
+ * (they are not atomic). memacct_next_event() sleeps without it, in poll()
+ * on the bus fd and an eventfd that any thread's call kicks on its way
+ * out, since that call may have read our signals into sd-bus's queue,
+ * where poll() cannot see them.
  */
 
 #include <errno.h>
@@ -49,9 +49,9 @@
 #define BUS_PATH "/org/memacct1"
 #define BUS_MANAGER BUS_NAME ".Manager"
 #define BUS_GROUP BUS_NAME ".Group"
-/* GetAll calls in flight while listing: pipelined (PERF.md: 16 in flight
- * cost a seventh of a synchronous call each), and well below dbus-daemon's
- * max_replies_per_connection. */
+/* GetAll calls in flight while listing: pipelined (with 16 in flight each
+ * call costs about a seventh of a synchronous one), and well below
+ * dbus-daemon's max_replies_per_connection. */
 #define BUS_LIST_INFLIGHT 32
 
 typedef struct BusEvent {
