@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
@@ -936,7 +935,7 @@ static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
                 }
                 if (r > 0)
                         continue;
-                left = client_wait_left(timeout_msec, deadline);
+                left = client_deadline_left_msec(deadline);
                 if (left == 0) {
                         r = 0;
                         break;
@@ -948,12 +947,11 @@ static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
                         break;
                 }
                 /* sd-bus's own deadline (a reply timeout), absolute CLOCK_MONOTONIC µs. */
-                if (sd_bus_get_timeout(c->bus, &until) > 0 && until != UINT64_MAX) {
-                        uint64_t now = client_now_nsec() / 1000;
-                        uint64_t wait_msec = until > now ? (until - now + 999) / 1000 : 0;
+                if (sd_bus_get_timeout(c->bus, &until) > 0 && until < CLIENT_NO_DEADLINE / 1000) {
+                        int bus_left = client_deadline_left_msec(until * 1000);
 
-                        if (left < 0 || wait_msec < (uint64_t) left)
-                                left = (int) wait_msec;
+                        if (left < 0 || bus_left < left)
+                                left = bus_left;
                 }
                 pfd[0] = (struct pollfd) { .fd = fd, .events = (short) events };
                 pfd[1] = (struct pollfd) { .fd = c->wake_fd, .events = POLLIN };

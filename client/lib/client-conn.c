@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client-internal.h"
@@ -317,24 +316,9 @@ static int conn_read(memacct *m) {
         }
 }
 
-static int64_t deadline_of(int timeout_msec) {
-        if (timeout_msec < 0)
-                return -1;
-        return (int64_t) (client_now_nsec() / 1000000) + timeout_msec;
-}
-
-static int remaining_msec(int64_t deadline) {
-        int64_t left;
-
-        if (deadline < 0)
-                return -1;
-        left = deadline - (int64_t) (client_now_nsec() / 1000000);
-        return left < 0 ? 0 : (int) MIN(left, (int64_t) 1 << 30);
-}
-
 int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userdata),
               void *userdata) {
-        int64_t deadline = deadline_of(timeout_msec);
+        uint64_t deadline = client_deadline_nsec(timeout_msec);
 
         for (;;) {
                 struct pollfd pfd;
@@ -349,7 +333,7 @@ int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userd
                         return 1;
                 if (timeout_msec == 0)
                         return 0;
-                left = remaining_msec(deadline);
+                left = client_deadline_left_msec(deadline);
                 if (left == 0)
                         return -ETIMEDOUT;
                 pfd = (struct pollfd) { .fd = m->fd, .events = POLLIN };
@@ -423,7 +407,7 @@ static ssize_t send_some(int fd, const uint8_t *buf, size_t len, int fd_pass) {
 }
 
 int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
-        int64_t deadline = deadline_of(m->timeout_msec > 0 ? (int) m->timeout_msec : -1);
+        uint64_t deadline = client_deadline_nsec(m->timeout_msec > 0 ? (int) m->timeout_msec : -1);
         size_t off = 0;
 
         while (off < len) {
@@ -445,7 +429,7 @@ int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
                         return conn_fail(m, -errno);
                 /* Full: serve replies while waiting for room. */
                 pfd = (struct pollfd) { .fd = m->fd, .events = POLLIN | POLLOUT };
-                r = poll(&pfd, 1, remaining_msec(deadline));
+                r = poll(&pfd, 1, client_deadline_left_msec(deadline));
                 if (r == 0)
                         return conn_fail(m, -ETIMEDOUT);
                 if (r < 0 && errno != EINTR)

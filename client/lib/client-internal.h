@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "client-deadline.h"
 #include "client-stock.h"
 #include "macro.h"
 #include "memacct.h"
@@ -241,25 +242,6 @@ const char *client_stat_name(unsigned item);
 
 /** client_batch_reply() - dispatch a reply (or @r) to operation @index of @b. Lock held. */
 void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, int r);
-
-/** client_now_nsec() - CLOCK_MONOTONIC in ns. */
-uint64_t client_now_nsec(void);
-
-/**
- * client_deadline_nsec() - when a wait of @timeout_msec started now ends.
- * Return: client_now_nsec() plus @timeout_msec, or 0 when @timeout_msec is
- * not positive (no deadline). Any thread.
- */
-uint64_t client_deadline_nsec(int timeout_msec);
-
-/**
- * client_wait_left() - the poll() timeout left of a wait of @timeout_msec
- * that ends at @deadline (client_deadline_nsec()).
- * Return: @timeout_msec itself when it is not positive (0: do not wait,
- * < 0: forever), else the ms to @deadline rounded up, 0 once it has passed.
- * Any thread.
- */
-int client_wait_left(int timeout_msec, uint64_t deadline);
 
 /* client-ops.c */
 

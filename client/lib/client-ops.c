@@ -466,7 +466,7 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                         }
                         continue;
                 }
-                left = client_wait_left(timeout_msec, deadline);
+                left = client_deadline_left_msec(deadline);
                 if (left == 0) {
                         r = 0;
                         break;

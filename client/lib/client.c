@@ -45,28 +45,6 @@ static __thread bool err_has_refused;
 static __thread int err_r;
 static __thread bool err_connect_failed; /* the last error: a failed memacct_connect() */
 
-uint64_t client_now_nsec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-uint64_t client_deadline_nsec(int timeout_msec) {
-        if (timeout_msec <= 0)
-                return 0;
-        return client_now_nsec() + (uint64_t) timeout_msec * 1000000u;
-}
-
-int client_wait_left(int timeout_msec, uint64_t deadline) {
-        uint64_t now;
-
-        if (timeout_msec <= 0)
-                return timeout_msec;
-        now = client_now_nsec();
-        return now >= deadline ? 0 : (int) ((deadline - now + 999999) / 1000000);
-}
-
 const char *client_stat_name(unsigned item) {
         return item < STOCK_ITEMS ? stat_names[item] : NULL;
 }
