@@ -73,15 +73,10 @@ _public_ int memacct_batch_uncharge(memacct_batch *b, const char *path, uint64_t
         return batch_add(b, false, path, bytes, item, flags);
 }
 
-void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, int r) {
-        BatchOp *op = &b->ops[index];
+/* The outcome of @op, from its reply. Lock held. */
+static void batch_op_done(memacct_batch *b, BatchOp *op, const Response *resp) {
         bool session = !op->path && !(op->flags & MEMACCT_KEEP);
 
-        b->answered++;
-        if (!resp) {
-                op->result = r;
-                return;
-        }
         op->result = resp->has_status ? status_to_errno((MemStatus) resp->status) : 0;
         if (op->result == -EDQUOT && resp->refused_path)
                 op->refused_path = strdup(resp->refused_path);
@@ -97,10 +92,23 @@ void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, in
                 (void) stock_note_uncharged(&b->m->stock, (unsigned) op->item, op->bytes);
 }
 
-static bool batch_done(memacct *m, void *userdata) {
+/* The reply to operation p->index of batch p->userdata, or the transport
+ * error @r. Lock held. */
+static void batch_reply(const ConnPending *p, Response *resp, int r) {
+        memacct_batch *b = p->userdata;
+        BatchOp *op = &b->ops[p->index];
+
+        b->answered++;
+        if (resp) {
+                batch_op_done(b, op, resp);
+                memacct__v1__response__free_unpacked(resp, NULL);
+        } else
+                op->result = r;
+}
+
+static bool batch_done(void *userdata) {
         memacct_batch *b = userdata;
 
-        (void) m;
         return b->answered == b->n;
 }
 
@@ -108,7 +116,7 @@ static int batch_queue(memacct_batch *b, size_t i, uint8_t **buf, size_t *len, s
         Memacct__V1__Charge charge = MEMACCT__V1__CHARGE__INIT;
         Memacct__V1__Uncharge uncharge = MEMACCT__V1__UNCHARGE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
-        Pending p = { .kind = PENDING_BATCH, .batch = b, .index = i };
+        ConnPending p = { .done = batch_reply, .userdata = b, .index = i };
         BatchOp *op = &b->ops[i];
 
         if (op->charge) {
@@ -129,7 +137,7 @@ static int batch_queue(memacct_batch *b, size_t i, uint8_t **buf, size_t *len, s
                 req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
                 req.uncharge = &uncharge;
         }
-        return conn_queue(b->m, &req, &p, buf, len, size);
+        return conn_queue(&b->m->conn, &req, &p, buf, len, size);
 }
 
 _public_ int memacct_batch_commit(memacct_batch *b) {
@@ -152,7 +160,7 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                 r = batch_queue(b, queued, &buf, &len, &size);
         if (r < 0) {
                 /* Nothing was written: forget the queued entries. */
-                conn_unqueue(m, queued);
+                conn_unqueue(&m->conn, queued);
                 client_error(m, r, "cannot queue the batch", NULL);
                 pthread_mutex_unlock(&m->lock);
                 for (size_t i = 0; i < b->n; i++)
@@ -160,12 +168,12 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                                 b->ops[i].result = r;
                 return r;
         }
-        r = conn_write(m, buf, len, -1);
+        r = conn_write(&m->conn, buf, len, -1, client_wait_msec(m));
         if (r >= 0)
-                r = conn_pump(m, m->timeout_msec > 0 ? (int) m->timeout_msec : -1, batch_done, b);
-        if (r < 0 && m->fd >= 0)
+                r = conn_pump(&m->conn, client_wait_msec(m), batch_done, b);
+        if (r < 0 && m->conn.fd >= 0)
                 /* Timed out: the pendings point at @b, which the caller may free. */
-                conn_break(m, r);
+                conn_break(&m->conn, r);
         pthread_mutex_unlock(&m->lock);
 
         for (size_t i = 0; i < b->n; i++) {
@@ -175,7 +183,7 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                         failed++;
         }
         if (r < 0 && b->answered == 0)
-                return client_error(m, r, m->proto_error, NULL);
+                return client_error(m, r, m->conn.proto_error, NULL);
         return failed;
 }
 

@@ -2,8 +2,9 @@
 #pragma once
 
 /*
- * libmemacct internals: the handle, the connection (client-conn.c) and the
- * helpers the public calls share (client.c). Nothing here is exported.
+ * libmemacct internals: the handle and the helpers the public calls share
+ * (client.c). The connection (client-conn.h) stands below them and knows
+ * nothing of them. Nothing here is exported.
  */
 
 #include <pthread.h>
@@ -11,36 +12,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "client-conn.h"
 #include "client-deadline.h"
 #include "client-stock.h"
 #include "macro.h"
 #include "memacct.h"
-#include "memacct.pb-c.h"
 
 #define MEMACCT_PROTOCOL_VERSION 1
-/* The largest response body accepted (a whole subtree's GroupList). */
-#define CLIENT_MAX_RESPONSE (16u * 1024 * 1024)
 /* Events kept for memacct_next_event(); older ones are dropped beyond. */
 #define CLIENT_MAX_EVENTS 4096
 #define CLIENT_DEFAULT_TIMEOUT_MSEC 30000u
 #define CLIENT_DEFAULT_RECONNECT 10u
-
-typedef Memacct__V1__Request Request;
-typedef Memacct__V1__Response Response;
-
-/* What a reply is for, and where its outcome goes. */
-typedef enum PendingKind {
-        PENDING_SYNC,   /* a synchronous call: into *slot */
-        PENDING_REFILL, /* a stock refill: stock_refill_done() */
-        PENDING_RETURN, /* a surplus return: stock_return_done() */
-        PENDING_BATCH,  /* an operation of a batch: its result slot */
-} PendingKind;
-
-typedef struct SyncSlot {
-        Response *resp; /* the reply, owned by the caller once done */
-        int r;          /* a transport error, when resp is NULL */
-        bool done;
-} SyncSlot;
 
 /* The D-Bus transport (client-bus.c), reached only through this table so
  * that the socket code has no link-time dependency on sd-bus: a handle
@@ -75,22 +57,12 @@ typedef struct BusOps {
 
 typedef struct BusConn BusConn;
 
-typedef struct Pending {
-        uint64_t id;
-        PendingKind kind;
-        unsigned item;
-        uint64_t bytes;
-        SyncSlot *slot;       /* PENDING_SYNC */
-        memacct_batch *batch; /* PENDING_BATCH */
-        size_t index;
-} Pending;
-
 struct memacct {
         /* Everything below but the stock's fast-path fields is under lock. */
         pthread_mutex_t lock;
 
         char *socket_path;
-        int fd; /* -1: broken, reconnect before use */
+        Conn conn; /* conn.fd -1: broken, reconnect before use */
         /* A D-Bus handle (memacct_connect_bus()): never NULL there, NULL on
          * a socket handle. Set once, before the handle is returned, and
          * only read after: tested at the entry of slow-path calls, never
@@ -98,20 +70,10 @@ struct memacct {
          * stocked calls fall to the slow path and stop there). */
         const BusOps *bus;
         BusConn *bus_conn;
-        char *proto_error; /* the server's last id-0 error message */
-        int proto_error_r; /* ... and its status as an errno */
-
-        uint8_t *rbuf;
-        size_t rlen, rsize;
-
-        Pending *queue; /* replies awaited, in request order (a ring) */
-        size_t qhead, qlen, qsize;
-        uint64_t next_id;
 
         /* From Hello. */
         char *server;
         pid_t pid;
-        uint32_t max_frame;
 
         /* The session, as a reconnection rebuilds it. */
         char *attached;
@@ -161,50 +123,6 @@ struct memacct_batch {
         bool committed;
 };
 
-/* client-conn.c */
-
-/** conn_open() - connect m->socket_path (blocking connect, then non-blocking). Return: 0 or -errno. */
-int conn_open(memacct *m);
-
-/** conn_break() - close the socket and fail every awaited reply with @r. */
-void conn_break(memacct *m, int r);
-
-/**
- * conn_queue() - append @req as a frame to @buf (grown as needed), with a
- * new id, and record @p as awaiting its reply.
- * Return: 0; -EMSGSIZE; -ENOMEM.
- */
-int conn_queue(memacct *m, Request *req, const Pending *p, uint8_t **buf, size_t *len,
-               size_t *size);
-
-/** conn_unqueue() - forget the last @n conn_queue()d requests, never written. */
-void conn_unqueue(memacct *m, size_t n);
-
-/**
- * conn_write() - write @len bytes, passing @fd_pass (or -1) with the first
- * byte, reading and dispatching replies whenever the socket is full.
- * Return: 0; -ECONNRESET (the connection broke: conn_break() was called);
- * -ETIMEDOUT.
- */
-int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass);
-
-/**
- * conn_send() - conn_queue() and conn_write() of one request.
- * Return: as both.
- */
-int conn_send(memacct *m, Request *req, const Pending *p, int fd_pass);
-
-/**
- * conn_pump() - read and dispatch replies until @done returns true.
- * @timeout_msec: 0: only what has arrived; -1: no limit
- * @done: NULL: until nothing more is readable (with timeout 0)
- *
- * Return: 1 (@done), 0 (nothing more to read, timeout 0), -ETIMEDOUT,
- * -ECONNRESET, -EPROTO (the connection broke: conn_break() was called).
- */
-int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userdata),
-              void *userdata);
-
 /* client.c */
 
 /** client_new() - a handle with no connection yet, defaults set. Return: it, or NULL. */
@@ -240,10 +158,13 @@ int client_ensure_connected(memacct *m);
 /** client_stat_name() - the wire name of @item. */
 const char *client_stat_name(unsigned item);
 
-/** client_batch_reply() - dispatch a reply (or @r) to operation @index of @b. Lock held. */
-void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, int r);
+/** client_wait_msec() - the handle's timeout as conn_pump() takes it: -1 for none. Lock held. */
+int client_wait_msec(const memacct *m);
 
 /* client-ops.c */
 
 /** client_group_info_done() - free what @g points to and zero it. */
 void client_group_info_done(memacct_group_info *g);
+
+/** client_event_push() - keep the Event frame @resp (now the handle's) for memacct_next_event(). Lock held. */
+void client_event_push(memacct *m, Response *resp);

@@ -413,6 +413,24 @@ _public_ int memacct_subscribe(memacct *m, const char *path) {
         return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
 }
 
+void client_event_push(memacct *m, Response *resp) {
+        if (!m->events) {
+                m->events = calloc(CLIENT_MAX_EVENTS, sizeof(Response *));
+                if (!m->events) {
+                        memacct__v1__response__free_unpacked(resp, NULL);
+                        return;
+                }
+        }
+        if (m->ev_len == CLIENT_MAX_EVENTS) {
+                /* Nobody reads them: drop the oldest. */
+                memacct__v1__response__free_unpacked(m->events[m->ev_head], NULL);
+                m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
+                m->ev_len--;
+        }
+        m->events[(m->ev_head + m->ev_len) % CLIENT_MAX_EVENTS] = resp;
+        m->ev_len++;
+}
+
 /* Pop the oldest event into @ret. Lock held. */
 static bool event_pop(memacct *m, memacct_event *ret) {
         Response *resp;
@@ -455,8 +473,8 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                 r = client_ensure_connected(m);
                 if (r < 0)
                         break;
-                r = conn_pump(m, 0, NULL, NULL);
-                if (r < 0 && m->fd >= 0)
+                r = conn_pump(&m->conn, 0, NULL, NULL);
+                if (r < 0 && m->conn.fd >= 0)
                         break;
                 if (r < 0 || event_pop(m, ret)) {
                         /* Broken: the next round reconnects. Or: an event. */
@@ -473,7 +491,7 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                 }
                 /* Sleep without the lock: other threads' calls go on, and
                  * whatever they read for us lands in the queue. */
-                fd = m->fd;
+                fd = m->conn.fd;
                 pthread_mutex_unlock(&m->lock);
                 pfd = (struct pollfd) { .fd = fd, .events = POLLIN };
                 r = poll(&pfd, 1, left);

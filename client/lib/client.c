@@ -92,27 +92,44 @@ _public_ int memacct_stat_from_string(const char *name) {
         return -EINVAL;
 }
 
-static bool sync_done(memacct *m, void *userdata) {
-        (void) m;
+int client_wait_msec(const memacct *m) {
+        /* 0 is "no timeout" to memacct_set_timeout(). */
+        return m->timeout_msec > 0 ? (int) m->timeout_msec : -1;
+}
+
+typedef struct SyncSlot {
+        Response *resp; /* the reply, owned by the caller once done */
+        int r;          /* a transport error, when resp is NULL */
+        bool done;
+} SyncSlot;
+
+static void sync_reply(const ConnPending *p, Response *resp, int r) {
+        SyncSlot *slot = p->userdata;
+
+        slot->resp = resp;
+        slot->r = r;
+        slot->done = true;
+}
+
+static bool sync_done(void *userdata) {
         return ((SyncSlot *) userdata)->done;
 }
 
 int client_call_locked(memacct *m, Request *req, int fd_pass, Response **ret) {
         SyncSlot slot = {};
-        Pending p = { .kind = PENDING_SYNC, .slot = &slot };
+        ConnPending p = { .done = sync_reply, .userdata = &slot };
         int r;
 
-        r = conn_send(m, req, &p, fd_pass);
+        r = conn_send(&m->conn, req, &p, fd_pass, client_wait_msec(m));
         if (r >= 0)
-                r = conn_pump(m, m->timeout_msec > 0 ? (int) m->timeout_msec : -1, sync_done,
-                              &slot);
+                r = conn_pump(&m->conn, client_wait_msec(m), sync_done, &slot);
         if (r < 0 && !slot.done)
                 /* The slot lives on this stack: nothing may answer it later. */
-                conn_break(m, r);
+                conn_break(&m->conn, r);
         if (!slot.done)
-                return client_error(m, r < 0 ? r : -EIO, m->proto_error, NULL);
+                return client_error(m, r < 0 ? r : -EIO, m->conn.proto_error, NULL);
         if (!slot.resp)
-                return client_error(m, slot.r, m->proto_error, NULL);
+                return client_error(m, slot.r, m->conn.proto_error, NULL);
         r = client_response_error(m, slot.resp);
         if (r < 0 || !ret)
                 memacct__v1__response__free_unpacked(slot.resp, NULL);
@@ -123,13 +140,40 @@ int client_call_locked(memacct *m, Request *req, int fd_pass, Response **ret) {
 
 /* --- the charge stock's transport --- */
 
-static int stock_op_send(memacct *m, PendingKind kind, unsigned item, uint64_t bytes) {
+/* The errno of a reply's status, or the transport error @r without one. */
+static int reply_errno(const Response *resp, int r) {
+        return resp ? status_to_errno((MemStatus) resp->status) : r;
+}
+
+static void refill_reply(const ConnPending *p, Response *resp, int r) {
+        uint64_t margin = UINT64_MAX;
+
+        if (resp && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_CHARGE &&
+            resp->charge->has_margin)
+                margin = resp->charge->margin;
+        stock_refill_done(p->userdata, (unsigned) p->index, reply_errno(resp, r), margin);
+        if (resp)
+                memacct__v1__response__free_unpacked(resp, NULL);
+}
+
+static void return_reply(const ConnPending *p, Response *resp, int r) {
+        stock_return_done(p->userdata, (unsigned) p->index, p->bytes, reply_errno(resp, r));
+        if (resp)
+                memacct__v1__response__free_unpacked(resp, NULL);
+}
+
+static int stock_op_send(memacct *m, bool refill, unsigned item, uint64_t bytes) {
         Memacct__V1__Charge charge = MEMACCT__V1__CHARGE__INIT;
         Memacct__V1__Uncharge uncharge = MEMACCT__V1__UNCHARGE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
-        Pending p = { .kind = kind, .item = item, .bytes = bytes };
+        ConnPending p = {
+                .done = refill ? refill_reply : return_reply,
+                .userdata = &m->stock,
+                .index = item,
+                .bytes = bytes,
+        };
 
-        if (kind == PENDING_REFILL) {
+        if (refill) {
                 charge.has_bytes = charge.has_stock = true;
                 charge.bytes = bytes;
                 charge.stat = (char *) client_stat_name(item);
@@ -143,39 +187,37 @@ static int stock_op_send(memacct *m, PendingKind kind, unsigned item, uint64_t b
                 req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
                 req.uncharge = &uncharge;
         }
-        return conn_send(m, &req, &p, -1);
+        return conn_send(&m->conn, &req, &p, -1, client_wait_msec(m));
 }
 
 static int stock_op_refill_send(void *userdata, unsigned item, uint64_t bytes) {
-        return stock_op_send(userdata, PENDING_REFILL, item, bytes);
+        return stock_op_send(userdata, true, item, bytes);
 }
 
 static int stock_op_return_send(void *userdata, unsigned item, uint64_t bytes) {
-        return stock_op_send(userdata, PENDING_RETURN, item, bytes);
+        return stock_op_send(userdata, false, item, bytes);
 }
 
 static int stock_op_poll(void *userdata) {
         memacct *m = userdata;
         int r;
 
-        if (m->fd < 0)
+        if (m->conn.fd < 0)
                 return -ECONNRESET;
-        r = conn_pump(m, 0, NULL, NULL);
+        r = conn_pump(&m->conn, 0, NULL, NULL);
         return r < 0 ? r : 0;
 }
 
-static bool refill_answered(memacct *m, void *userdata) {
-        unsigned item = (unsigned) (uintptr_t) userdata;
-
-        return !atomic_load_explicit(&m->stock.items[item].inflight, memory_order_relaxed);
+static bool refill_answered(void *userdata) {
+        return !atomic_load_explicit((_Atomic bool *) userdata, memory_order_relaxed);
 }
 
 static int stock_op_wait(void *userdata, unsigned item) {
         memacct *m = userdata;
         int r;
 
-        r = conn_pump(m, m->timeout_msec > 0 ? (int) m->timeout_msec : -1, refill_answered,
-                      (void *) (uintptr_t) item);
+        r = conn_pump(&m->conn, client_wait_msec(m), refill_answered,
+                      &m->stock.items[item].inflight);
         return r < 0 ? r : 0;
 }
 
@@ -338,7 +380,7 @@ static int hello_locked(memacct *m) {
         free(m->server);
         m->server = strdup(resp->hello->server ? resp->hello->server : "");
         m->pid = (pid_t) resp->hello->pid;
-        m->max_frame = resp->hello->has_max_frame ? resp->hello->max_frame : 0;
+        m->conn.max_frame = resp->hello->has_max_frame ? resp->hello->max_frame : 0;
         if (resp->hello->has_charge_batch && resp->hello->charge_batch > 0) {
                 /* The daemon's charge-batch caps refills. Written only when it
                  * changes (a reconnect to a reconfigured daemon). */
@@ -380,7 +422,7 @@ static int session_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed
         uint64_t replayed = 0;
         int r, replay_r = 0;
 
-        r = conn_open(m);
+        r = conn_open(&m->conn, m->socket_path);
         if (r < 0)
                 return r;
         r = hello_locked(m);
@@ -398,7 +440,7 @@ static int session_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed
         }
         for (size_t i = 0; i < m->n_subscriptions; i++) {
                 r = subscribe_locked(m, m->subscriptions[i]);
-                if (r < 0 && m->fd < 0)
+                if (r < 0 && m->conn.fd < 0)
                         return r;
         }
         /* What the caller held, charged again; forced, since it was admitted
@@ -412,7 +454,7 @@ static int session_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed
                 r = charge_locked(m, NULL, held, i, MEMACCT_FORCE, false, NULL);
                 if (r == -EPERM)
                         r = charge_locked(m, NULL, held, i, 0, false, NULL);
-                if (r < 0 && m->fd < 0)
+                if (r < 0 && m->conn.fd < 0)
                         return r;
                 if (r < 0) {
                         /* Not held any more: forget it, or uncharges would fail. */
@@ -433,7 +475,7 @@ int client_ensure_connected(memacct *m) {
         uint64_t replayed = 0;
         int r = -ECONNRESET, replay_r = 0;
 
-        if (m->fd >= 0)
+        if (m->conn.fd >= 0)
                 return 0;
         if (m->reconnect_attempts == 0 || m->reconnecting)
                 return client_error(m, -ECONNRESET, "connection to memacctd lost", NULL);
@@ -455,8 +497,8 @@ int client_ensure_connected(memacct *m) {
                 r = session_rebuild(m, &replay_r, &replayed);
                 if (r >= 0)
                         break;
-                if (m->fd >= 0)
-                        conn_break(m, -ECONNRESET);
+                if (m->conn.fd >= 0)
+                        conn_break(&m->conn, -ECONNRESET);
                 /* Refused for a reason a retry will not change. */
                 if (r != -ECONNRESET && r != -ECONNREFUSED && r != -ENOENT && r != -ETIMEDOUT &&
                     r != -EPROTO && r != -EAGAIN)
@@ -481,7 +523,7 @@ int client_call(memacct *m, Request *req, bool repeatable, Response **ret) {
                 r = client_call_locked(m, req, -1, ret);
                 /* Broken meanwhile (not by a timeout: the daemon may be
                  * stuck rather than gone). */
-                if (r < 0 && m->fd < 0 && r != -ETIMEDOUT) {
+                if (r < 0 && m->conn.fd < 0 && r != -ETIMEDOUT) {
                         int k = client_ensure_connected(m);
 
                         if (k < 0)
@@ -523,6 +565,28 @@ _public_ int memacct_default_socket(char **ret) {
         return 0;
 }
 
+/* An unsolicited frame with a result. Lock held: the connection reads
+ * only for a caller that holds it. */
+static void on_frame(void *userdata, Response *resp) {
+        memacct *m = userdata;
+
+        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_EVENT) {
+                client_event_push(m, resp);
+                return;
+        }
+        /* Someone moved our session: a replay after a reconnect must
+         * re-attach there, not where we last attached. */
+        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVED && resp->moved->path) {
+                char *copy = strdup(resp->moved->path);
+
+                if (copy) {
+                        free(m->attached);
+                        m->attached = copy;
+                }
+        }
+        memacct__v1__response__free_unpacked(resp, NULL);
+}
+
 memacct *client_new(void) {
         memacct *m;
 
@@ -532,7 +596,7 @@ memacct *client_new(void) {
                 return NULL;
         memset(m, 0, sizeof(*m));
         pthread_mutex_init(&m->lock, NULL);
-        m->fd = -1;
+        conn_init(&m->conn, on_frame, m);
         m->timeout_msec = CLIENT_DEFAULT_TIMEOUT_MSEC;
         m->reconnect_attempts = CLIENT_DEFAULT_RECONNECT;
         stock_init(&m->stock, &stock_ops, m, 0);
@@ -565,7 +629,7 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
         }
 
         pthread_mutex_lock(&m->lock);
-        r = conn_open(m);
+        r = conn_open(&m->conn, m->socket_path);
         if (r < 0)
                 r = client_error(m, r, NULL, NULL);
         else
@@ -588,7 +652,7 @@ _public_ memacct *memacct_close(memacct *m) {
                 return NULL;
         if (m->bus)
                 m->bus->close(m);
-        conn_break(m, -ECONNRESET);
+        conn_done(&m->conn);
         if (m->page)
                 munmap((void *) m->page, STOCK_PAGE_SIZE);
         for (size_t i = 0; i < m->n_old_pages; i++)
@@ -605,10 +669,7 @@ _public_ memacct *memacct_close(memacct *m) {
         free(m->subscriptions);
         free(m->attached);
         free(m->server);
-        free(m->proto_error);
         free(m->socket_path);
-        free(m->rbuf);
-        free(m->queue);
         pthread_mutex_destroy(&m->lock);
         if (err_owner == m)
                 err_owner = NULL;
@@ -665,10 +726,11 @@ _public_ unsigned memacct_reconnect_count(memacct *m) {
 
 /* --- session, charges and the stock --- */
 
-static bool no_refill_inflight(memacct *m, void *userdata) {
-        (void) userdata;
+static bool no_refill_inflight(void *userdata) {
+        Stock *s = userdata;
+
         for (unsigned i = 0; i < STOCK_ITEMS; i++)
-                if (atomic_load_explicit(&m->stock.items[i].inflight, memory_order_relaxed))
+                if (atomic_load_explicit(&s->items[i].inflight, memory_order_relaxed))
                         return false;
         return true;
 }
@@ -679,10 +741,9 @@ static int stock_drain_locked(memacct *m) {
 
         if (!m->page)
                 return 0;
-        r = conn_pump(m, m->timeout_msec > 0 ? (int) m->timeout_msec : -1, no_refill_inflight,
-                      NULL);
+        r = conn_pump(&m->conn, client_wait_msec(m), no_refill_inflight, &m->stock);
         if (r < 0)
-                return client_error(m, r, m->proto_error, NULL);
+                return client_error(m, r, m->conn.proto_error, NULL);
         for (unsigned i = 0; i < STOCK_ITEMS; i++) {
                 Memacct__V1__Uncharge uncharge = MEMACCT__V1__UNCHARGE__INIT;
                 Request req = MEMACCT__V1__REQUEST__INIT;
@@ -752,7 +813,7 @@ _public_ int memacct_attach(memacct *m, const char *path) {
                 r = stock_drain_locked(m);
         if (r >= 0) {
                 r = attach_locked(m, path);
-                if (r < 0 && m->fd < 0 && client_ensure_connected(m) >= 0)
+                if (r < 0 && m->conn.fd < 0 && client_ensure_connected(m) >= 0)
                         r = attach_locked(m, path);
         }
         if (r >= 0) {
@@ -765,7 +826,7 @@ _public_ int memacct_attach(memacct *m, const char *path) {
 }
 
 static bool is_transport_error(memacct *m, int r) {
-        return r < 0 && m->fd < 0 && r != -ENOMEM;
+        return r < 0 && m->conn.fd < 0 && r != -ENOMEM;
 }
 
 _public_ int memacct_charge(memacct *m, const char *path, uint64_t bytes, int item, unsigned flags,
