@@ -41,6 +41,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "client-event-queue.h"
 #include "client-internal.h"
 #include "status.h"
 
@@ -53,20 +54,12 @@
  * dbus-daemon's max_replies_per_connection. */
 #define BUS_LIST_INFLIGHT 32
 
-typedef struct BusEvent {
-        char *path;
-        char *name;
-        uint64_t count;
-} BusEvent;
-
 struct BusConn {
         sd_bus *bus;
         sd_bus_slot *match; /* the Event signal, from the first subscription on */
         char **prefixes;    /* subscribed subtrees */
         size_t n_prefixes;
-        BusEvent *events;   /* a ring of CLIENT_MAX_EVENTS */
-        size_t ev_head, ev_len;
-        BusEvent last;      /* what memacct_next_event() returned last */
+        EventQueue events;  /* the Event signals under prefixes */
         int wake_fd;        /* kicked when a call ends while a thread sleeps in next_event */
         unsigned sleepers;
 };
@@ -807,12 +800,6 @@ static int bus_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_
 
 /* --- events: the Event signal --- */
 
-static void bus_event_done(BusEvent *ev) {
-        free(ev->path);
-        free(ev->name);
-        *ev = (BusEvent) {};
-}
-
 /* @path is @prefix or below it. */
 static bool path_under(const char *path, const char *prefix) {
         size_t n = strlen(prefix);
@@ -831,33 +818,14 @@ static int on_event(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error
         const char *path, *name;
         uint64_t count;
         bool wanted = false;
-        BusEvent ev;
 
         (void) ret_error;
         if (sd_bus_message_read(msg, "sst", &path, &name, &count) < 0)
                 return 0; /* not ours to judge: ignore it */
         for (size_t i = 0; i < c->n_prefixes && !wanted; i++)
                 wanted = path_under(path, c->prefixes[i]);
-        if (!wanted)
-                return 0;
-        if (!c->events) {
-                c->events = calloc(CLIENT_MAX_EVENTS, sizeof(*c->events));
-                if (!c->events)
-                        return 0;
-        }
-        ev = (BusEvent) { .path = strdup(path), .name = strdup(name), .count = count };
-        if (!ev.path || !ev.name) {
-                bus_event_done(&ev);
-                return 0;
-        }
-        if (c->ev_len == CLIENT_MAX_EVENTS) {
-                /* Nobody reads them: drop the oldest, as the socket does. */
-                bus_event_done(&c->events[c->ev_head]);
-                c->ev_head = (c->ev_head + 1) % CLIENT_MAX_EVENTS;
-                c->ev_len--;
-        }
-        c->events[(c->ev_head + c->ev_len) % CLIENT_MAX_EVENTS] = ev;
-        c->ev_len++;
+        if (wanted)
+                event_queue_push(&c->events, path, name, count);
         return 0;
 }
 
@@ -900,18 +868,6 @@ static int bus_subscribe(memacct *m, const char *path) {
         return r;
 }
 
-static bool event_pop(BusConn *c, memacct_event *ret) {
-        if (c->ev_len == 0)
-                return false;
-        bus_event_done(&c->last);
-        c->last = c->events[c->ev_head];
-        c->events[c->ev_head] = (BusEvent) {};
-        c->ev_head = (c->ev_head + 1) % CLIENT_MAX_EVENTS;
-        c->ev_len--;
-        *ret = (memacct_event) { .path = c->last.path, .name = c->last.name, .count = c->last.count };
-        return true;
-}
-
 static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
         BusConn *c = m->bus_conn;
         uint64_t deadline = client_deadline_nsec(timeout_msec);
@@ -923,7 +879,7 @@ static int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
                 uint64_t until = UINT64_MAX;
                 int left, events, fd;
 
-                if (event_pop(c, ret)) {
+                if (event_queue_pop(&c->events, ret)) {
                         r = 1;
                         break;
                 }
@@ -987,10 +943,7 @@ static void bus_close(memacct *m) {
         c->match = sd_bus_slot_unref(c->match);
         /* Leaving the bus ends the session: the daemon releases its charges. */
         c->bus = sd_bus_flush_close_unref(c->bus);
-        for (size_t i = 0; i < c->ev_len; i++)
-                bus_event_done(&c->events[(c->ev_head + i) % CLIENT_MAX_EVENTS]);
-        free(c->events);
-        bus_event_done(&c->last);
+        event_queue_done(&c->events);
         for (size_t i = 0; i < c->n_prefixes; i++)
                 free(c->prefixes[i]);
         free(c->prefixes);

@@ -14,13 +14,12 @@
 
 #include "client-conn.h"
 #include "client-deadline.h"
+#include "client-event-queue.h"
 #include "client-stock.h"
 #include "macro.h"
 #include "memacct.h"
 
 #define MEMACCT_PROTOCOL_VERSION 1
-/* Events kept for memacct_next_event(); older ones are dropped beyond. */
-#define CLIENT_MAX_EVENTS 4096
 #define CLIENT_DEFAULT_TIMEOUT_MSEC 30000u
 #define CLIENT_DEFAULT_RECONNECT 10u
 
@@ -87,10 +86,7 @@ struct memacct {
         void **old_pages; /* replaced pages, unmapped by memacct_close() */
         size_t n_old_pages;
 
-        /* Unsolicited events. */
-        Response **events;
-        size_t ev_head, ev_len;
-        Response *last_event;
+        EventQueue events; /* from the unsolicited Event frames */
 
         unsigned timeout_msec;
         unsigned reconnect_attempts;
@@ -165,6 +161,3 @@ int client_wait_msec(const memacct *m);
 
 /** client_group_info_done() - free what @g points to and zero it. */
 void client_group_info_done(memacct_group_info *g);
-
-/** client_event_push() - keep the Event frame @resp (now the handle's) for memacct_next_event(). Lock held. */
-void client_event_push(memacct *m, Response *resp);

@@ -413,44 +413,6 @@ _public_ int memacct_subscribe(memacct *m, const char *path) {
         return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
 }
 
-void client_event_push(memacct *m, Response *resp) {
-        if (!m->events) {
-                m->events = calloc(CLIENT_MAX_EVENTS, sizeof(Response *));
-                if (!m->events) {
-                        memacct__v1__response__free_unpacked(resp, NULL);
-                        return;
-                }
-        }
-        if (m->ev_len == CLIENT_MAX_EVENTS) {
-                /* Nobody reads them: drop the oldest. */
-                memacct__v1__response__free_unpacked(m->events[m->ev_head], NULL);
-                m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
-                m->ev_len--;
-        }
-        m->events[(m->ev_head + m->ev_len) % CLIENT_MAX_EVENTS] = resp;
-        m->ev_len++;
-}
-
-/* Pop the oldest event into @ret. Lock held. */
-static bool event_pop(memacct *m, memacct_event *ret) {
-        Response *resp;
-
-        if (m->ev_len == 0)
-                return false;
-        resp = m->events[m->ev_head];
-        m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
-        m->ev_len--;
-        if (m->last_event)
-                memacct__v1__response__free_unpacked(m->last_event, NULL);
-        m->last_event = resp;
-        *ret = (memacct_event) {
-                .path = resp->event->path ? resp->event->path : "",
-                .name = resp->event->name ? resp->event->name : "",
-                .count = resp->event->count,
-        };
-        return true;
-}
-
 _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
         uint64_t deadline;
         int r;
@@ -466,7 +428,7 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                 struct pollfd pfd;
                 int left, fd;
 
-                if (event_pop(m, ret)) {
+                if (event_queue_pop(&m->events, ret)) {
                         r = 1;
                         break;
                 }
@@ -476,7 +438,7 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                 r = conn_pump(&m->conn, 0, NULL, NULL);
                 if (r < 0 && m->conn.fd >= 0)
                         break;
-                if (r < 0 || event_pop(m, ret)) {
+                if (r < 0 || event_queue_pop(&m->events, ret)) {
                         /* Broken: the next round reconnects. Or: an event. */
                         if (r >= 0) {
                                 r = 1;

@@ -571,8 +571,10 @@ static void on_frame(void *userdata, Response *resp) {
         memacct *m = userdata;
 
         if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_EVENT) {
-                client_event_push(m, resp);
-                return;
+                const Memacct__V1__Event *ev = resp->event;
+
+                event_queue_push(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
+                                 ev->count);
         }
         /* Someone moved our session: a replay after a reconnect must
          * re-attach there, not where we last attached. */
@@ -658,12 +660,7 @@ _public_ memacct *memacct_close(memacct *m) {
         for (size_t i = 0; i < m->n_old_pages; i++)
                 munmap(m->old_pages[i], STOCK_PAGE_SIZE);
         free(m->old_pages);
-        for (size_t i = 0; i < m->ev_len; i++)
-                memacct__v1__response__free_unpacked(
-                        m->events[(m->ev_head + i) % CLIENT_MAX_EVENTS], NULL);
-        free(m->events);
-        if (m->last_event)
-                memacct__v1__response__free_unpacked(m->last_event, NULL);
+        event_queue_done(&m->events);
         for (size_t i = 0; i < m->n_subscriptions; i++)
                 free(m->subscriptions[i]);
         free(m->subscriptions);
