@@ -4,16 +4,42 @@
  * (one round trip carries many messages, for ~30 ns each on this kind of
  * machine), and N replies collected in order. While the buffer is being
  * written, replies that arrive are read, so a daemon that pauses reading
- * until its replies are consumed does not stall the write. A batch is never repeated after a
- * broken connection: its unanswered operations report -ECONNRESET.
+ * until its replies are consumed does not stall the write. A batch is
+ * never repeated after a broken connection: its unanswered operations
+ * report -ECONNRESET.
+ *
+ * Each operation's reply goes to batch_reply() through the connection's
+ * completion callback. Invariant: once memacct_batch_commit() returns, no
+ * awaited reply points at the batch, which the caller may then free.
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-internal.h"
+#include "client-call.h"
+#include "client-error.h"
+#include "client-session.h"
+#include "macro.h"
 #include "status.h"
+
+typedef struct BatchOp {
+        bool charge;
+        char *path;
+        uint64_t bytes;
+        int item;
+        unsigned flags;
+        int result;
+        char *refused_path;
+} BatchOp;
+
+struct memacct_batch {
+        memacct *m;
+        BatchOp *ops;
+        size_t n, size;
+        size_t answered;
+        bool committed;
+};
 
 _public_ int memacct_batch_begin(memacct *m, memacct_batch **ret) {
         memacct_batch *b;
@@ -113,31 +139,14 @@ static bool batch_done(void *userdata) {
 }
 
 static int batch_queue(memacct_batch *b, size_t i, uint8_t **buf, size_t *len, size_t *size) {
-        Memacct__V1__Charge charge = MEMACCT__V1__CHARGE__INIT;
-        Memacct__V1__Uncharge uncharge = MEMACCT__V1__UNCHARGE__INIT;
-        Request req = MEMACCT__V1__REQUEST__INIT;
         ConnPending p = { .done = batch_reply, .userdata = b, .index = i };
-        BatchOp *op = &b->ops[i];
+        const BatchOp *op = &b->ops[i];
+        ChargeRequest cr;
 
-        if (op->charge) {
-                charge.path = op->path;
-                charge.has_bytes = true;
-                charge.bytes = op->bytes;
-                charge.stat = (char *) client_stat_name((unsigned) op->item);
-                charge.has_keep = charge.keep = !!(op->flags & MEMACCT_KEEP);
-                charge.has_force = charge.force = !!(op->flags & MEMACCT_FORCE);
-                req.op_case = MEMACCT__V1__REQUEST__OP_CHARGE;
-                req.charge = &charge;
-        } else {
-                uncharge.path = op->path;
-                uncharge.has_bytes = true;
-                uncharge.bytes = op->bytes;
-                uncharge.stat = (char *) client_stat_name((unsigned) op->item);
-                uncharge.has_keep = uncharge.keep = !!(op->flags & MEMACCT_KEEP);
-                req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
-                req.uncharge = &uncharge;
-        }
-        return conn_queue(&b->m->conn, &req, &p, buf, len, size);
+        return conn_queue(&b->m->conn,
+                          client_charge_request(&cr, op->charge, op->path, op->bytes,
+                                                (unsigned) op->item, op->flags),
+                          &p, buf, len, size);
 }
 
 _public_ int memacct_batch_commit(memacct_batch *b) {

@@ -41,8 +41,13 @@
 
 #include <systemd/sd-bus.h>
 
+#include "client-deadline.h"
+#include "client-error.h"
 #include "client-event-queue.h"
-#include "client-internal.h"
+#include "client-groups.h"
+#include "client-stat.h"
+#include "client.h"
+#include "macro.h"
 #include "status.h"
 
 #define BUS_NAME "org.memacct1"
