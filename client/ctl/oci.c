@@ -28,25 +28,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oci.h"
+#include "limits.h"
 #include "macro.h"
+#include "oci.h"
+#include "output.h"
 #include "parse-size.h"
-
-#define EXIT_USAGE 2
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 
-static const struct {
-        const char *key;
-        unsigned bit;
-} annotation_keys[] = {
-        { "org.memacct.max", MEMACCT_LIMIT_MAX },
-        { "org.memacct.high", MEMACCT_LIMIT_HIGH },
-        { "org.memacct.low", MEMACCT_LIMIT_LOW },
-        { "org.memacct.min", MEMACCT_LIMIT_MIN },
-};
+/* The annotations of the limits: org.memacct.max and the others of limits.h. */
 #define ANNOTATION_NAMESPACE "org.memacct."
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -143,18 +135,16 @@ static int parse_annotations(json_object *annotations, OciState *st, char *err, 
                             json_type_word(annotations));
 
         json_object_object_foreach(annotations, key, value) {
-                size_t i;
-                const char *s;
+                const char *name = key + strlen(ANNOTATION_NAMESPACE), *s;
+                unsigned bit;
                 uint64_t v;
                 char q[300];
                 int r;
 
                 if (strncmp(key, ANNOTATION_NAMESPACE, strlen(ANNOTATION_NAMESPACE)) != 0)
                         continue; /* someone else's */
-                for (i = 0; i < ELEMENTSOF(annotation_keys); i++)
-                        if (strcmp(key, annotation_keys[i].key) == 0)
-                                break;
-                if (i == ELEMENTSOF(annotation_keys)) {
+                bit = limit_by_name(name, strlen(name));
+                if (bit == 0) {
                         /* A typo in a limit must not pass silently. */
                         quote_for_message(key, strlen(key), q, sizeof(q));
                         return errf(err, errlen,
@@ -179,21 +169,7 @@ static int parse_annotations(json_object *annotations, OciState *st, char *err, 
                                     "annotation %s: invalid size '%s' (bytes with an optional "
                                     "K/M/G/T suffix, or max)",
                                     key, q);
-                st->limits.set |= annotation_keys[i].bit;
-                switch (annotation_keys[i].bit) {
-                case MEMACCT_LIMIT_MAX:
-                        st->limits.max = v;
-                        break;
-                case MEMACCT_LIMIT_HIGH:
-                        st->limits.high = v;
-                        break;
-                case MEMACCT_LIMIT_LOW:
-                        st->limits.low = v;
-                        break;
-                default:
-                        st->limits.min = v;
-                        break;
-                }
+                limits_set(&st->limits, bit, v);
         }
         return 0;
 }
@@ -314,13 +290,8 @@ static const char *cause(memacct *m, int r) {
 }
 
 static int failed(memacct *m, const char *what, const char *path, int r) {
-        const char *why = cause(m, r);
-        size_t n = strlen(path);
-
-        /* The server's messages often name the group already. */
-        if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
-                why += n + 2;
-        fprintf(stderr, "memacctctl: oci-hook: %s %s: %s\n", what, path, why);
+        fprintf(stderr, "memacctctl: oci-hook: %s %s: %s\n", what, path,
+                message_past_path(cause(m, r), path));
         return EXIT_FAILURE;
 }
 
@@ -424,13 +395,12 @@ static int hook_delete(memacct *m, const char *path) {
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char *fmt, ...) {
         va_list ap;
+        int r;
 
-        fputs("memacctctl: oci-hook: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        r = usage_errorv("oci-hook: ", fmt, ap);
         va_end(ap);
-        fputs("\nTry 'memacctctl --help'.\n", stderr);
-        return EXIT_USAGE;
+        return r;
 }
 
 int oci_hook_main(memacct **mp, int argc, char **argv, const char *prefix, FILE *in,
