@@ -174,27 +174,23 @@ static int parse_annotations(json_object *annotations, OciState *st, char *err, 
         return 0;
 }
 
-int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, char *err,
-                    size_t errlen) {
+/* @buf as one JSON object, with nothing but white space after it, into @ret. */
+static int parse_json_object(const char *buf, size_t len, json_object **ret, char *err,
+                             size_t errlen) {
         _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
         _cleanup_(json_object_putp) json_object *root = NULL;
-        json_object *o;
-        OciState st = {};
         enum json_tokener_error jerr;
-        const char *problem;
-        size_t end, n;
-        char q[300];
 
         if (len > OCI_STATE_MAX)
                 return errf(err, errlen, "state JSON: larger than %d bytes", OCI_STATE_MAX), -E2BIG;
         if (len == 0)
                 return errf(err, errlen, "state JSON: empty input (expected the container's state "
                                          "on stdin)");
-        /* json-c takes an int length. */
         tok = json_tokener_new_ex(OCI_STATE_DEPTH);
         if (!tok)
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        /* json-c takes an int length: len is at most OCI_STATE_MAX. */
         root = json_tokener_parse_ex(tok, buf, (int) len);
         jerr = json_tokener_get_error(tok);
         if (!root && jerr == json_tokener_continue)
@@ -205,16 +201,21 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
         if (!root || jerr != json_tokener_success)
                 return errf(err, errlen, "state JSON: not JSON: %s at byte %zu",
                             json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
-        for (end = json_tokener_get_parse_end(tok); end < len; end++)
+        for (size_t end = json_tokener_get_parse_end(tok); end < len; end++)
                 if (!strchr(" \t\r\n", buf[end]))
                         return errf(err, errlen, "state JSON: trailing data at byte %zu", end);
         if (!json_object_is_type(root, json_type_object))
                 return errf(err, errlen, "state JSON: %s, not an object", json_type_word(root));
+        *ret = TAKE_PTR(root);
+        return 0;
+}
 
-        if (json_object_object_get_ex(root, "ociVersion", &o) &&
-            !json_object_is_type(o, json_type_string))
-                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
-                            json_type_word(o));
+/* "id": a string that is one valid group name. */
+static int parse_id(json_object *root, OciState *st, char *err, size_t errlen) {
+        const char *problem;
+        json_object *o;
+        char q[300];
+        size_t n;
 
         if (!json_object_object_get_ex(root, "id", &o))
                 return errf(err, errlen, "state JSON: \"id\" missing");
@@ -228,31 +229,57 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                 return errf(err, errlen, "state JSON: \"id\" '%s' is not a valid group name: %s",
                             q, problem);
         }
-        memcpy(st.id, json_object_get_string(o), n);
-        st.id[n] = '\0';
+        memcpy(st->id, json_object_get_string(o), n);
+        st->id[n] = '\0';
+        return 0;
+}
 
+/* "pid": the container's process, required by the createRuntime hook. */
+static int parse_pid(json_object *root, OciState *st, char *err, size_t errlen) {
+        json_object *o;
+        int64_t pid;
+
+        if (!json_object_object_get_ex(root, "pid", &o))
+                return errf(err, errlen,
+                            "state JSON: \"pid\" missing (the createRuntime hook needs "
+                            "the container's process)");
+        if (!json_object_is_type(o, json_type_int))
+                return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
+                            json_type_word(o));
+        /* json-c clamps what overflows 64 bits to INT64_MIN/MAX: out of
+         * range either way. */
+        pid = json_object_get_int64(o);
+        if (pid <= 0 || pid > INT32_MAX)
+                return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
+                            pid);
+        st->pid = (pid_t) pid;
+        return 0;
+}
+
+int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, char *err,
+                    size_t errlen) {
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        json_object *o;
+        OciState st = {};
+        int r;
+
+        r = parse_json_object(buf, len, &root, err, errlen);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(root, "ociVersion", &o) &&
+            !json_object_is_type(o, json_type_string))
+                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
+                            json_type_word(o));
+        r = parse_id(root, &st, err, errlen);
+        if (r < 0)
+                return r;
         if (create) {
-                int64_t pid;
-
-                if (!json_object_object_get_ex(root, "pid", &o))
-                        return errf(err, errlen,
-                                    "state JSON: \"pid\" missing (the createRuntime hook needs "
-                                    "the container's process)");
-                if (!json_object_is_type(o, json_type_int))
-                        return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
-                                    json_type_word(o));
-                /* json-c clamps what overflows 64 bits to INT64_MIN/MAX:
-                 * out of range either way. */
-                pid = json_object_get_int64(o);
-                if (pid <= 0 || pid > INT32_MAX)
-                        return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
-                                    pid);
-                st.pid = (pid_t) pid;
-
+                r = parse_pid(root, &st, err, errlen);
+                if (r < 0)
+                        return r;
                 if (json_object_object_get_ex(root, "annotations", &o) &&
                     !json_object_is_type(o, json_type_null)) {
-                        int r = parse_annotations(o, &st, err, errlen);
-
+                        r = parse_annotations(o, &st, err, errlen);
                         if (r < 0)
                                 return r;
                 }
