@@ -115,7 +115,8 @@ static const struct {
           offsetof(memacct_group_info, n_events) },
         { "events.local", "events_local", offsetof(memacct_group_info, events_local),
           offsetof(memacct_group_info, n_events_local) },
-        { "stat", "stat", offsetof(memacct_group_info, stat), offsetof(memacct_group_info, n_stat) },
+        { "stat", "stat", offsetof(memacct_group_info, stat),
+          offsetof(memacct_group_info, n_stat) },
 };
 
 static uint64_t group_value(const memacct_group_info *g, size_t i) {
@@ -282,24 +283,27 @@ static int print_counts(const char *const *keys, const uint64_t *values, size_t 
 
 int print_sessions(unsigned sessions, bool json) {
         static const char *const keys[] = { "sessions" };
+        const uint64_t values[] = { sessions };
 
         if (!json)
                 return 0;
-        return print_counts(keys, (const uint64_t[]) { sessions }, ELEMENTSOF(keys), "", true);
+        return print_counts(keys, values, ELEMENTSOF(keys), "", true);
 }
 
 int print_client(const memacct_client_info *c, bool json) {
         static const char *const keys[] = { "pid", "file", "anon", "swap", "shmem" };
 
-        return print_counts(keys, (const uint64_t[]) { c->pid, c->file, c->anon, c->swap, c->shmem },
-                            ELEMENTSOF(keys), " ", json);
+        const uint64_t values[] = { c->pid, c->file, c->anon, c->swap, c->shmem };
+
+        return print_counts(keys, values, ELEMENTSOF(keys), " ", json);
 }
 
 int print_import(const memacct_import_result *res, bool json) {
         static const char *const keys[] = { "created", "updated", "unchanged" };
 
-        return print_counts(keys, (const uint64_t[]) { res->created, res->updated, res->unchanged },
-                            ELEMENTSOF(keys), ": ", json);
+        const uint64_t values[] = { res->created, res->updated, res->unchanged };
+
+        return print_counts(keys, values, ELEMENTSOF(keys), ": ", json);
 }
 
 int print_event(const memacct_event *ev, bool json) {

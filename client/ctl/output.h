@@ -52,7 +52,10 @@ int print_group(const memacct_group_info *g, bool json);
  */
 int print_tree(const memacct_group_info *top, const memacct_group_list *list, bool json);
 
-/** print_sessions() - memacctctl move: the sessions moved (JSON only: the text form prints nothing). */
+/**
+ * print_sessions() - memacctctl move: the sessions moved (JSON only: the
+ * text form prints nothing).
+ */
 int print_sessions(unsigned sessions, bool json);
 
 /** print_client() - memacctctl client: what the sessions of a pid hold. */

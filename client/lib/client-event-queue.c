@@ -50,7 +50,11 @@ bool event_queue_pop(EventQueue *q, memacct_event *ret) {
         q->ring[q->head] = (QueuedEvent) {};
         q->head = (q->head + 1) % CLIENT_MAX_EVENTS;
         q->len--;
-        *ret = (memacct_event) { .path = q->last.path, .name = q->last.name, .count = q->last.count };
+        *ret = (memacct_event) {
+                .path = q->last.path,
+                .name = q->last.name,
+                .count = q->last.count,
+        };
         return true;
 }
 
