@@ -28,25 +28,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oci.h"
+#include "limits.h"
 #include "macro.h"
+#include "oci.h"
+#include "output.h"
 #include "parse-size.h"
-
-#define EXIT_USAGE 2
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 
-static const struct {
-        const char *key;
-        unsigned bit;
-} annotation_keys[] = {
-        { "org.memacct.max", MEMACCT_LIMIT_MAX },
-        { "org.memacct.high", MEMACCT_LIMIT_HIGH },
-        { "org.memacct.low", MEMACCT_LIMIT_LOW },
-        { "org.memacct.min", MEMACCT_LIMIT_MIN },
-};
+/* The annotations of the limits: org.memacct.max and the others of limits.h. */
 #define ANNOTATION_NAMESPACE "org.memacct."
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -143,18 +135,16 @@ static int parse_annotations(json_object *annotations, OciState *st, char *err, 
                             json_type_word(annotations));
 
         json_object_object_foreach(annotations, key, value) {
-                size_t i;
-                const char *s;
+                const char *name = key + strlen(ANNOTATION_NAMESPACE), *s;
+                unsigned bit;
                 uint64_t v;
                 char q[300];
                 int r;
 
                 if (strncmp(key, ANNOTATION_NAMESPACE, strlen(ANNOTATION_NAMESPACE)) != 0)
                         continue; /* someone else's */
-                for (i = 0; i < ELEMENTSOF(annotation_keys); i++)
-                        if (strcmp(key, annotation_keys[i].key) == 0)
-                                break;
-                if (i == ELEMENTSOF(annotation_keys)) {
+                bit = limit_by_name(name, strlen(name));
+                if (bit == 0) {
                         /* A typo in a limit must not pass silently. */
                         quote_for_message(key, strlen(key), q, sizeof(q));
                         return errf(err, errlen,
@@ -179,46 +169,28 @@ static int parse_annotations(json_object *annotations, OciState *st, char *err, 
                                     "annotation %s: invalid size '%s' (bytes with an optional "
                                     "K/M/G/T suffix, or max)",
                                     key, q);
-                st->limits.set |= annotation_keys[i].bit;
-                switch (annotation_keys[i].bit) {
-                case MEMACCT_LIMIT_MAX:
-                        st->limits.max = v;
-                        break;
-                case MEMACCT_LIMIT_HIGH:
-                        st->limits.high = v;
-                        break;
-                case MEMACCT_LIMIT_LOW:
-                        st->limits.low = v;
-                        break;
-                default:
-                        st->limits.min = v;
-                        break;
-                }
+                limits_set(&st->limits, bit, v);
         }
         return 0;
 }
 
-int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, char *err,
-                    size_t errlen) {
+/* @buf as one JSON object, with nothing but white space after it, into @ret. */
+static int parse_json_object(const char *buf, size_t len, json_object **ret, char *err,
+                             size_t errlen) {
         _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
         _cleanup_(json_object_putp) json_object *root = NULL;
-        json_object *o;
-        OciState st = {};
         enum json_tokener_error jerr;
-        const char *problem;
-        size_t end, n;
-        char q[300];
 
         if (len > OCI_STATE_MAX)
                 return errf(err, errlen, "state JSON: larger than %d bytes", OCI_STATE_MAX), -E2BIG;
         if (len == 0)
                 return errf(err, errlen, "state JSON: empty input (expected the container's state "
                                          "on stdin)");
-        /* json-c takes an int length. */
         tok = json_tokener_new_ex(OCI_STATE_DEPTH);
         if (!tok)
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        /* json-c takes an int length: len is at most OCI_STATE_MAX. */
         root = json_tokener_parse_ex(tok, buf, (int) len);
         jerr = json_tokener_get_error(tok);
         if (!root && jerr == json_tokener_continue)
@@ -229,16 +201,21 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
         if (!root || jerr != json_tokener_success)
                 return errf(err, errlen, "state JSON: not JSON: %s at byte %zu",
                             json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
-        for (end = json_tokener_get_parse_end(tok); end < len; end++)
+        for (size_t end = json_tokener_get_parse_end(tok); end < len; end++)
                 if (!strchr(" \t\r\n", buf[end]))
                         return errf(err, errlen, "state JSON: trailing data at byte %zu", end);
         if (!json_object_is_type(root, json_type_object))
                 return errf(err, errlen, "state JSON: %s, not an object", json_type_word(root));
+        *ret = TAKE_PTR(root);
+        return 0;
+}
 
-        if (json_object_object_get_ex(root, "ociVersion", &o) &&
-            !json_object_is_type(o, json_type_string))
-                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
-                            json_type_word(o));
+/* "id": a string that is one valid group name. */
+static int parse_id(json_object *root, OciState *st, char *err, size_t errlen) {
+        const char *problem;
+        json_object *o;
+        char q[300];
+        size_t n;
 
         if (!json_object_object_get_ex(root, "id", &o))
                 return errf(err, errlen, "state JSON: \"id\" missing");
@@ -252,31 +229,57 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                 return errf(err, errlen, "state JSON: \"id\" '%s' is not a valid group name: %s",
                             q, problem);
         }
-        memcpy(st.id, json_object_get_string(o), n);
-        st.id[n] = '\0';
+        memcpy(st->id, json_object_get_string(o), n);
+        st->id[n] = '\0';
+        return 0;
+}
 
+/* "pid": the container's process, required by the createRuntime hook. */
+static int parse_pid(json_object *root, OciState *st, char *err, size_t errlen) {
+        json_object *o;
+        int64_t pid;
+
+        if (!json_object_object_get_ex(root, "pid", &o))
+                return errf(err, errlen,
+                            "state JSON: \"pid\" missing (the createRuntime hook needs "
+                            "the container's process)");
+        if (!json_object_is_type(o, json_type_int))
+                return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
+                            json_type_word(o));
+        /* json-c clamps what overflows 64 bits to INT64_MIN/MAX: out of
+         * range either way. */
+        pid = json_object_get_int64(o);
+        if (pid <= 0 || pid > INT32_MAX)
+                return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
+                            pid);
+        st->pid = (pid_t) pid;
+        return 0;
+}
+
+int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, char *err,
+                    size_t errlen) {
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        json_object *o;
+        OciState st = {};
+        int r;
+
+        r = parse_json_object(buf, len, &root, err, errlen);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(root, "ociVersion", &o) &&
+            !json_object_is_type(o, json_type_string))
+                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
+                            json_type_word(o));
+        r = parse_id(root, &st, err, errlen);
+        if (r < 0)
+                return r;
         if (create) {
-                int64_t pid;
-
-                if (!json_object_object_get_ex(root, "pid", &o))
-                        return errf(err, errlen,
-                                    "state JSON: \"pid\" missing (the createRuntime hook needs "
-                                    "the container's process)");
-                if (!json_object_is_type(o, json_type_int))
-                        return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
-                                    json_type_word(o));
-                /* json-c clamps what overflows 64 bits to INT64_MIN/MAX:
-                 * out of range either way. */
-                pid = json_object_get_int64(o);
-                if (pid <= 0 || pid > INT32_MAX)
-                        return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
-                                    pid);
-                st.pid = (pid_t) pid;
-
+                r = parse_pid(root, &st, err, errlen);
+                if (r < 0)
+                        return r;
                 if (json_object_object_get_ex(root, "annotations", &o) &&
                     !json_object_is_type(o, json_type_null)) {
-                        int r = parse_annotations(o, &st, err, errlen);
-
+                        r = parse_annotations(o, &st, err, errlen);
                         if (r < 0)
                                 return r;
                 }
@@ -314,13 +317,8 @@ static const char *cause(memacct *m, int r) {
 }
 
 static int failed(memacct *m, const char *what, const char *path, int r) {
-        const char *why = cause(m, r);
-        size_t n = strlen(path);
-
-        /* The server's messages often name the group already. */
-        if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
-                why += n + 2;
-        fprintf(stderr, "memacctctl: oci-hook: %s %s: %s\n", what, path, why);
+        fprintf(stderr, "memacctctl: oci-hook: %s %s: %s\n", what, path,
+                message_past_path(cause(m, r), path));
         return EXIT_FAILURE;
 }
 
@@ -424,13 +422,12 @@ static int hook_delete(memacct *m, const char *path) {
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char *fmt, ...) {
         va_list ap;
+        int r;
 
-        fputs("memacctctl: oci-hook: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        r = usage_errorv("oci-hook: ", fmt, ap);
         va_end(ap);
-        fputs("\nTry 'memacctctl --help'.\n", stderr);
-        return EXIT_USAGE;
+        return r;
 }
 
 int oci_hook_main(memacct **mp, int argc, char **argv, const char *prefix, FILE *in,

@@ -1,19 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Pipelined batches: N requests encoded into one buffer, written at once
- * (PERF.md: one round trip carries many messages for ~30 ns each), and N
- * replies collected in order. While the buffer is being written, replies
- * that arrive are read, so a daemon that pauses reading until its replies
- * are consumed does not stall the write. A batch is never repeated after a
- * broken connection: its unanswered operations report -ECONNRESET.
+ * (one round trip carries many messages, for ~30 ns each on this kind of
+ * machine), and N replies collected in order. While the buffer is being
+ * written, replies that arrive are read, so a daemon that pauses reading
+ * until its replies are consumed does not stall the write. A batch is
+ * never repeated after a broken connection: its unanswered operations
+ * report -ECONNRESET.
+ *
+ * Each operation's reply goes to batch_reply() through the connection's
+ * completion callback. Invariant: once memacct_batch_commit() returns, no
+ * awaited reply points at the batch, which the caller may then free.
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-internal.h"
+#include "client-call.h"
+#include "client-error.h"
+#include "client-session.h"
+#include "macro.h"
 #include "status.h"
+
+typedef struct BatchOp {
+        bool charge;
+        char *path;
+        uint64_t bytes;
+        int item;
+        unsigned flags;
+        int result;
+        char *refused_path;
+} BatchOp;
+
+struct memacct_batch {
+        memacct *m;
+        BatchOp *ops;
+        size_t n, size;
+        size_t answered;
+        bool committed;
+};
 
 _public_ int memacct_batch_begin(memacct *m, memacct_batch **ret) {
         memacct_batch *b;
@@ -73,15 +99,10 @@ _public_ int memacct_batch_uncharge(memacct_batch *b, const char *path, uint64_t
         return batch_add(b, false, path, bytes, item, flags);
 }
 
-void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, int r) {
-        BatchOp *op = &b->ops[index];
+/* The outcome of @op, from its reply. Lock held. */
+static void batch_op_done(memacct_batch *b, BatchOp *op, const Response *resp) {
         bool session = !op->path && !(op->flags & MEMACCT_KEEP);
 
-        b->answered++;
-        if (!resp) {
-                op->result = r;
-                return;
-        }
         op->result = resp->has_status ? status_to_errno((MemStatus) resp->status) : 0;
         if (op->result == -EDQUOT && resp->refused_path)
                 op->refused_path = strdup(resp->refused_path);
@@ -97,39 +118,35 @@ void client_batch_reply(memacct_batch *b, size_t index, const Response *resp, in
                 (void) stock_note_uncharged(&b->m->stock, (unsigned) op->item, op->bytes);
 }
 
-static bool batch_done(memacct *m, void *userdata) {
+/* The reply to operation p->index of batch p->userdata, or the transport
+ * error @r. Lock held. */
+static void batch_reply(const ConnPending *p, Response *resp, int r) {
+        memacct_batch *b = p->userdata;
+        BatchOp *op = &b->ops[p->index];
+
+        b->answered++;
+        if (resp) {
+                batch_op_done(b, op, resp);
+                memacct__v1__response__free_unpacked(resp, NULL);
+        } else
+                op->result = r;
+}
+
+static bool batch_done(void *userdata) {
         memacct_batch *b = userdata;
 
-        (void) m;
         return b->answered == b->n;
 }
 
 static int batch_queue(memacct_batch *b, size_t i, uint8_t **buf, size_t *len, size_t *size) {
-        Memacct__V1__Charge charge = MEMACCT__V1__CHARGE__INIT;
-        Memacct__V1__Uncharge uncharge = MEMACCT__V1__UNCHARGE__INIT;
-        Request req = MEMACCT__V1__REQUEST__INIT;
-        Pending p = { .kind = PENDING_BATCH, .batch = b, .index = i };
-        BatchOp *op = &b->ops[i];
+        ConnPending p = { .done = batch_reply, .userdata = b, .index = i };
+        const BatchOp *op = &b->ops[i];
+        ChargeRequest cr;
 
-        if (op->charge) {
-                charge.path = op->path;
-                charge.has_bytes = true;
-                charge.bytes = op->bytes;
-                charge.stat = (char *) client_stat_name((unsigned) op->item);
-                charge.has_keep = charge.keep = !!(op->flags & MEMACCT_KEEP);
-                charge.has_force = charge.force = !!(op->flags & MEMACCT_FORCE);
-                req.op_case = MEMACCT__V1__REQUEST__OP_CHARGE;
-                req.charge = &charge;
-        } else {
-                uncharge.path = op->path;
-                uncharge.has_bytes = true;
-                uncharge.bytes = op->bytes;
-                uncharge.stat = (char *) client_stat_name((unsigned) op->item);
-                uncharge.has_keep = uncharge.keep = !!(op->flags & MEMACCT_KEEP);
-                req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
-                req.uncharge = &uncharge;
-        }
-        return conn_queue(b->m, &req, &p, buf, len, size);
+        return conn_queue(&b->m->conn,
+                          client_charge_request(&cr, op->charge, op->path, op->bytes,
+                                                (unsigned) op->item, op->flags),
+                          &p, buf, len, size);
 }
 
 _public_ int memacct_batch_commit(memacct_batch *b) {
@@ -152,7 +169,7 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                 r = batch_queue(b, queued, &buf, &len, &size);
         if (r < 0) {
                 /* Nothing was written: forget the queued entries. */
-                conn_unqueue(m, queued);
+                conn_unqueue(&m->conn, queued);
                 client_error(m, r, "cannot queue the batch", NULL);
                 pthread_mutex_unlock(&m->lock);
                 for (size_t i = 0; i < b->n; i++)
@@ -160,12 +177,12 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                                 b->ops[i].result = r;
                 return r;
         }
-        r = conn_write(m, buf, len, -1);
+        r = conn_write(&m->conn, buf, len, -1, client_wait_msec(m));
         if (r >= 0)
-                r = conn_pump(m, m->timeout_msec > 0 ? (int) m->timeout_msec : -1, batch_done, b);
-        if (r < 0 && m->fd >= 0)
+                r = conn_pump(&m->conn, client_wait_msec(m), batch_done, b);
+        if (r < 0 && m->conn.fd >= 0)
                 /* Timed out: the pendings point at @b, which the caller may free. */
-                conn_break(m, r);
+                conn_break(&m->conn, r);
         pthread_mutex_unlock(&m->lock);
 
         for (size_t i = 0; i < b->n; i++) {
@@ -175,7 +192,7 @@ _public_ int memacct_batch_commit(memacct_batch *b) {
                         failed++;
         }
         if (r < 0 && b->answered == 0)
-                return client_error(m, r, m->proto_error, NULL);
+                return client_error(m, r, m->conn.proto_error, NULL);
         return failed;
 }
 

@@ -11,6 +11,11 @@
  * protocol error that ends the connection. Frames with id 0 are unsolicited
  * (subscription events, or the error that precedes the end of a session).
  *
+ * Each awaited reply is answered through the completion callback its
+ * request was queued with, and unsolicited frames with a result go to the
+ * callback given at conn_init(): the connection never calls into the
+ * handle, the batches or the stock, which all call into it.
+ *
  * A broken connection (EOF, ECONNRESET, EPIPE, a protocol error) fails every
  * awaited reply at once and leaves fd at -1: the caller reconnects.
  * Everything here runs with the handle's lock held.
@@ -24,21 +29,34 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "client-internal.h"
+#include "client-conn.h"
+#include "client-deadline.h"
 #include "frame.h"
+#include "macro.h"
 #include "status.h"
 
-int conn_open(memacct *m) {
+void conn_init(Conn *c, ConnFrameFn on_frame, void *userdata) {
+        *c = (Conn) { .fd = -1, .on_frame = on_frame, .userdata = userdata };
+}
+
+void conn_done(Conn *c) {
+        conn_break(c, -ECONNRESET);
+        free(c->proto_error);
+        free(c->rbuf);
+        free(c->queue);
+        *c = (Conn) { .fd = -1 };
+}
+
+int conn_open(Conn *c, const char *socket_path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        size_t n = strlen(m->socket_path);
+        size_t n = strlen(socket_path);
         int fd, flags;
 
         if (n == 0 || n >= sizeof(sa.sun_path))
                 return -EINVAL;
-        memcpy(sa.sun_path, m->socket_path, n);
+        memcpy(sa.sun_path, socket_path, n);
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -57,162 +75,101 @@ int conn_open(memacct *m) {
                 close(fd);
                 return r;
         }
-        m->fd = fd;
-        m->rlen = 0;
-        free(m->proto_error);
-        m->proto_error = NULL;
-        m->proto_error_r = 0;
+        c->fd = fd;
+        c->rlen = 0;
+        free(c->proto_error);
+        c->proto_error = NULL;
+        c->proto_error_r = 0;
         return 0;
 }
 
-static Pending *queue_head(memacct *m) {
-        return m->qlen > 0 ? &m->queue[m->qhead] : NULL;
+static ConnPending *queue_head(Conn *c) {
+        return c->qlen > 0 ? &c->queue[c->qhead] : NULL;
 }
 
-static void queue_pop(memacct *m) {
-        m->qhead = (m->qhead + 1) % m->qsize;
-        m->qlen--;
+static void queue_pop(Conn *c) {
+        c->qhead = (c->qhead + 1) % c->qsize;
+        c->qlen--;
 }
 
-static int queue_push(memacct *m, const Pending *p) {
-        if (m->qlen == m->qsize) {
-                size_t size = m->qsize > 0 ? m->qsize * 2 : 64;
-                Pending *q = calloc(size, sizeof(*q));
+static int queue_push(Conn *c, const ConnPending *p) {
+        if (c->qlen == c->qsize) {
+                size_t size = c->qsize > 0 ? c->qsize * 2 : 64;
+                ConnPending *q = calloc(size, sizeof(*q));
 
                 if (!q)
                         return -ENOMEM;
-                for (size_t i = 0; i < m->qlen; i++)
-                        q[i] = m->queue[(m->qhead + i) % m->qsize];
-                free(m->queue);
-                m->queue = q;
-                m->qsize = size;
-                m->qhead = 0;
+                for (size_t i = 0; i < c->qlen; i++)
+                        q[i] = c->queue[(c->qhead + i) % c->qsize];
+                free(c->queue);
+                c->queue = q;
+                c->qsize = size;
+                c->qhead = 0;
         }
-        m->queue[(m->qhead + m->qlen) % m->qsize] = *p;
-        m->qlen++;
+        c->queue[(c->qhead + c->qlen) % c->qsize] = *p;
+        c->qlen++;
         return 0;
 }
 
-/* The outcome of one awaited reply: @resp (ownership passed) or error @r. */
-static void pending_done(memacct *m, const Pending *p, Response *resp, int r) {
-        int status;
-        uint64_t margin;
+void conn_break(Conn *c, int r) {
+        if (c->fd >= 0) {
+                close(c->fd);
+                c->fd = -1;
+        }
+        c->rlen = 0;
+        /* A callback may not queue, so the queue stays put meanwhile. */
+        while (c->qlen > 0) {
+                ConnPending p = *queue_head(c);
 
-        switch (p->kind) {
-        case PENDING_SYNC:
-                p->slot->resp = resp;
-                p->slot->r = r;
-                p->slot->done = true;
-                return;
-        case PENDING_REFILL:
-                status = resp ? status_to_errno((MemStatus) resp->status) : r;
-                margin = UINT64_MAX;
-                if (resp && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_CHARGE &&
-                    resp->charge->has_margin)
-                        margin = resp->charge->margin;
-                stock_refill_done(&m->stock, p->item, status, margin);
-                break;
-        case PENDING_RETURN:
-                status = resp ? status_to_errno((MemStatus) resp->status) : r;
-                stock_return_done(&m->stock, p->item, p->bytes, status);
-                break;
-        case PENDING_BATCH:
-                client_batch_reply(p->batch, p->index, resp, r);
-                break;
+                queue_pop(c);
+                p.done(&p, NULL, r);
         }
-        if (resp)
-                memacct__v1__response__free_unpacked(resp, NULL);
-}
-
-void conn_break(memacct *m, int r) {
-        if (m->fd >= 0) {
-                close(m->fd);
-                m->fd = -1;
-        }
-        m->rlen = 0;
-        /* pending_done() may not push, so the queue stays put meanwhile. */
-        while (m->qlen > 0) {
-                Pending p = *queue_head(m);
-
-                queue_pop(m);
-                pending_done(m, &p, NULL, r);
-        }
-}
-
-static void event_push(memacct *m, Response *resp) {
-        if (!m->events) {
-                m->events = calloc(CLIENT_MAX_EVENTS, sizeof(Response *));
-                if (!m->events) {
-                        memacct__v1__response__free_unpacked(resp, NULL);
-                        return;
-                }
-        }
-        if (m->ev_len == CLIENT_MAX_EVENTS) {
-                /* Nobody reads them: drop the oldest. */
-                memacct__v1__response__free_unpacked(m->events[m->ev_head], NULL);
-                m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
-                m->ev_len--;
-        }
-        m->events[(m->ev_head + m->ev_len) % CLIENT_MAX_EVENTS] = resp;
-        m->ev_len++;
 }
 
 /* One frame body. Return: 0, or -EPROTO (the connection must end). */
-static int dispatch_frame(memacct *m, const uint8_t *body, size_t len) {
+static int dispatch_frame(Conn *c, const uint8_t *body, size_t len) {
         Response *resp;
-        Pending *head, p;
+        ConnPending *head, p;
 
         resp = memacct__v1__response__unpack(NULL, len, body);
         if (!resp)
                 return -EPROTO;
         if (!resp->has_id || resp->id == 0) {
-                if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_EVENT) {
-                        event_push(m, resp);
-                        return 0;
-                }
-                /* Someone moved our session: a replay after a reconnect
-                 * must re-attach there, not where we last attached. */
-                if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVED && resp->moved->path) {
-                        char *copy = strdup(resp->moved->path);
-
-                        if (copy) {
-                                free(m->attached);
-                                m->attached = copy;
-                        }
-                        memacct__v1__response__free_unpacked(resp, NULL);
+                if (resp->result_case != MEMACCT__V1__RESPONSE__RESULT__NOT_SET) {
+                        c->on_frame(c->userdata, resp);
                         return 0;
                 }
                 /* An unprompted error: the session ends after it. */
                 if (resp->status != MEMACCT__V1__STATUS__OK) {
-                        free(m->proto_error);
-                        m->proto_error = strdup(resp->message ? resp->message : "protocol error");
-                        m->proto_error_r = status_to_errno((MemStatus) resp->status);
+                        free(c->proto_error);
+                        c->proto_error = strdup(resp->message ? resp->message : "protocol error");
+                        c->proto_error_r = status_to_errno((MemStatus) resp->status);
                 }
                 memacct__v1__response__free_unpacked(resp, NULL);
                 return 0;
         }
-        head = queue_head(m);
+        head = queue_head(c);
         if (!head || head->id != resp->id) {
                 memacct__v1__response__free_unpacked(resp, NULL);
-                free(m->proto_error);
-                m->proto_error = strdup("reply out of order");
+                free(c->proto_error);
+                c->proto_error = strdup("reply out of order");
                 return -EPROTO;
         }
         p = *head;
-        queue_pop(m);
-        pending_done(m, &p, resp, 0);
+        queue_pop(c);
+        p.done(&p, resp, 0);
         return 0;
 }
 
 /* Dispatch every whole frame in rbuf. Return: 0 or -EPROTO. */
-static int dispatch_buffered(memacct *m) {
+static int dispatch_buffered(Conn *c) {
         size_t off = 0;
         int r = 0;
 
-        while (off < m->rlen) {
+        while (off < c->rlen) {
                 size_t body, prefix;
 
-                r = frame_prefix_decode(m->rbuf + off, m->rlen - off, CLIENT_MAX_RESPONSE, &body,
+                r = frame_prefix_decode(c->rbuf + off, c->rlen - off, CLIENT_MAX_RESPONSE, &body,
                                         &prefix);
                 if (r == -EAGAIN) {
                         r = 0;
@@ -222,156 +179,140 @@ static int dispatch_buffered(memacct *m) {
                         r = -EPROTO;
                         break;
                 }
-                if (m->rlen - off - prefix < body)
+                if (c->rlen - off - prefix < body)
                         break;
-                r = dispatch_frame(m, m->rbuf + off + prefix, body);
+                r = dispatch_frame(c, c->rbuf + off + prefix, body);
                 if (r < 0)
                         break;
                 off += prefix + body;
                 /* A handler may have broken the connection. */
-                if (m->fd < 0)
+                if (c->fd < 0)
                         return -ECONNRESET;
         }
         if (off > 0) {
-                memmove(m->rbuf, m->rbuf + off, m->rlen - off);
-                m->rlen -= off;
+                memmove(c->rbuf, c->rbuf + off, c->rlen - off);
+                c->rlen -= off;
         }
         return r;
 }
 
-/* The error a broken connection reports: the server's protocol error if it
- * sent one, else a reset. */
 /*
  * Before giving a connection up, read what the server sent before it
  * closed: a refusal (too many sessions for this uid) arrives and the
  * socket closes at once, and our own send may fail first. Data already
  * queued is readable even after the reset.
  */
-static void conn_salvage(memacct *m) {
-        if (m->rsize == 0) {
+static void conn_salvage(Conn *c) {
+        if (c->rsize == 0) {
                 uint8_t *b = malloc(65536);
 
                 if (!b)
                         return;
-                m->rbuf = b;
-                m->rsize = 65536;
+                c->rbuf = b;
+                c->rsize = 65536;
         }
-        while (m->fd >= 0 && m->rsize - m->rlen > 0) {
-                ssize_t n = recv(m->fd, m->rbuf + m->rlen, m->rsize - m->rlen, MSG_DONTWAIT);
+        while (c->fd >= 0 && c->rsize - c->rlen > 0) {
+                ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen, MSG_DONTWAIT);
 
                 if (n <= 0)
                         break;
-                m->rlen += (size_t) n;
-                if (dispatch_buffered(m) < 0)
+                c->rlen += (size_t) n;
+                if (dispatch_buffered(c) < 0)
                         break;
         }
 }
 
-static int conn_fail(memacct *m, int r) {
-        if (!m->proto_error)
-                conn_salvage(m);
+/* Break the connection with the error it reports: the server's protocol
+ * error if it sent one, else a reset (or @r's own -EPROTO or -ETIMEDOUT). */
+static int conn_fail(Conn *c, int r) {
+        if (!c->proto_error)
+                conn_salvage(c);
         /* The server said why (too many sessions, a bad frame): that, not
          * the reset that followed, is the error. */
-        if (m->proto_error)
-                r = m->proto_error_r < 0 ? m->proto_error_r : -EPROTO;
+        if (c->proto_error)
+                r = c->proto_error_r < 0 ? c->proto_error_r : -EPROTO;
         else if (r != -EPROTO && r != -ETIMEDOUT)
                 r = -ECONNRESET;
-        conn_break(m, r);
+        conn_break(c, r);
         return r;
 }
 
 /* Read what has arrived and dispatch it. Return: 0 or a broken connection's error. */
-static int conn_read(memacct *m) {
+static int conn_read(Conn *c) {
         for (;;) {
                 ssize_t n;
                 int r;
 
-                if (m->fd < 0)
+                if (c->fd < 0)
                         return -ECONNRESET;
-                if (m->rsize - m->rlen < 4096) {
-                        size_t size = m->rsize > 0 ? m->rsize * 2 : 65536;
+                if (c->rsize - c->rlen < 4096) {
+                        size_t size = c->rsize > 0 ? c->rsize * 2 : 65536;
                         uint8_t *b;
 
                         if (size > CLIENT_MAX_RESPONSE + 2 * FRAME_PREFIX_MAX + 65536)
-                                return conn_fail(m, -EPROTO);
-                        b = realloc(m->rbuf, size);
+                                return conn_fail(c, -EPROTO);
+                        b = realloc(c->rbuf, size);
                         if (!b)
-                                return conn_fail(m, -ENOMEM);
-                        m->rbuf = b;
-                        m->rsize = size;
+                                return conn_fail(c, -ENOMEM);
+                        c->rbuf = b;
+                        c->rsize = size;
                 }
-                n = recv(m->fd, m->rbuf + m->rlen, m->rsize - m->rlen, MSG_DONTWAIT);
+                n = recv(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen, MSG_DONTWAIT);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         if (errno == EAGAIN)
                                 return 0;
-                        return conn_fail(m, -errno);
+                        return conn_fail(c, -errno);
                 }
                 if (n == 0)
-                        return conn_fail(m, -ECONNRESET);
-                m->rlen += (size_t) n;
-                r = dispatch_buffered(m);
+                        return conn_fail(c, -ECONNRESET);
+                c->rlen += (size_t) n;
+                r = dispatch_buffered(c);
                 if (r < 0)
-                        return conn_fail(m, r);
+                        return conn_fail(c, r);
         }
 }
 
-static int64_t deadline_of(int timeout_msec) {
-        if (timeout_msec < 0)
-                return -1;
-        return (int64_t) (client_now_nsec() / 1000000) + timeout_msec;
-}
-
-static int remaining_msec(int64_t deadline) {
-        int64_t left;
-
-        if (deadline < 0)
-                return -1;
-        left = deadline - (int64_t) (client_now_nsec() / 1000000);
-        return left < 0 ? 0 : (int) MIN(left, (int64_t) 1 << 30);
-}
-
-int conn_pump(memacct *m, int timeout_msec, bool (*done)(memacct *m, void *userdata),
-              void *userdata) {
-        int64_t deadline = deadline_of(timeout_msec);
+int conn_pump(Conn *c, int timeout_msec, bool (*done)(void *userdata), void *userdata) {
+        uint64_t deadline = client_deadline_nsec(timeout_msec);
 
         for (;;) {
                 struct pollfd pfd;
                 int r, left;
 
-                if (done && done(m, userdata))
+                if (done && done(userdata))
                         return 1;
-                r = conn_read(m);
+                r = conn_read(c);
                 if (r < 0)
                         return r;
-                if (done && done(m, userdata))
+                if (done && done(userdata))
                         return 1;
                 if (timeout_msec == 0)
                         return 0;
-                left = remaining_msec(deadline);
+                left = client_deadline_left_msec(deadline);
                 if (left == 0)
                         return -ETIMEDOUT;
-                pfd = (struct pollfd) { .fd = m->fd, .events = POLLIN };
+                pfd = (struct pollfd) { .fd = c->fd, .events = POLLIN };
                 r = poll(&pfd, 1, left);
                 if (r < 0 && errno != EINTR)
-                        return conn_fail(m, -errno);
+                        return conn_fail(c, -errno);
         }
 }
 
-int conn_queue(memacct *m, Request *req, const Pending *p, uint8_t **buf, size_t *len,
+int conn_queue(Conn *c, Request *req, const ConnPending *p, uint8_t **buf, size_t *len,
                size_t *size) {
         uint8_t prefix[FRAME_PREFIX_MAX];
         size_t body, np, need;
-        Pending q = *p;
+        ConnPending q = *p;
         int r;
 
         /* Ids start at 1: id 0 is the server's for unsolicited frames. */
-        q.id = ++m->next_id;
+        q.id = ++c->next_id;
         req->has_id = true;
         req->id = q.id;
         body = memacct__v1__request__get_packed_size(req);
-        if (m->max_frame > 0 && body > m->max_frame)
+        if (c->max_frame > 0 && body > c->max_frame)
                 return -EMSGSIZE;
         np = frame_prefix_encode((uint32_t) body, prefix);
         need = *len + np + body;
@@ -384,7 +325,7 @@ int conn_queue(memacct *m, Request *req, const Pending *p, uint8_t **buf, size_t
                 *buf = b;
                 *size = s;
         }
-        r = queue_push(m, &q);
+        r = queue_push(c, &q);
         if (r < 0)
                 return r;
         memcpy(*buf + *len, prefix, np);
@@ -393,10 +334,10 @@ int conn_queue(memacct *m, Request *req, const Pending *p, uint8_t **buf, size_t
         return 0;
 }
 
-void conn_unqueue(memacct *m, size_t n) {
-        assert(n <= m->qlen);
-        m->qlen -= n;
-        m->next_id -= n;
+void conn_unqueue(Conn *c, size_t n) {
+        assert(n <= c->qlen);
+        c->qlen -= n;
+        c->next_id -= n;
 }
 
 /* One send(msg) of @buf, with @fd_pass as SCM_RIGHTS if >= 0. */
@@ -422,8 +363,8 @@ static ssize_t send_some(int fd, const uint8_t *buf, size_t len, int fd_pass) {
         return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
-        int64_t deadline = deadline_of(m->timeout_msec > 0 ? (int) m->timeout_msec : -1);
+int conn_write(Conn *c, const uint8_t *buf, size_t len, int fd_pass, int timeout_msec) {
+        uint64_t deadline = client_deadline_nsec(timeout_msec);
         size_t off = 0;
 
         while (off < len) {
@@ -431,9 +372,9 @@ int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
                 ssize_t n;
                 int r;
 
-                if (m->fd < 0)
+                if (c->fd < 0)
                         return -ECONNRESET;
-                n = send_some(m->fd, buf + off, len - off, fd_pass);
+                n = send_some(c->fd, buf + off, len - off, fd_pass);
                 if (n > 0) {
                         off += (size_t) n;
                         fd_pass = -1; /* it went with the first byte */
@@ -442,16 +383,16 @@ int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 && errno != EAGAIN)
-                        return conn_fail(m, -errno);
+                        return conn_fail(c, -errno);
                 /* Full: serve replies while waiting for room. */
-                pfd = (struct pollfd) { .fd = m->fd, .events = POLLIN | POLLOUT };
-                r = poll(&pfd, 1, remaining_msec(deadline));
+                pfd = (struct pollfd) { .fd = c->fd, .events = POLLIN | POLLOUT };
+                r = poll(&pfd, 1, client_deadline_left_msec(deadline));
                 if (r == 0)
-                        return conn_fail(m, -ETIMEDOUT);
+                        return conn_fail(c, -ETIMEDOUT);
                 if (r < 0 && errno != EINTR)
-                        return conn_fail(m, -errno);
+                        return conn_fail(c, -errno);
                 if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
-                        r = conn_read(m);
+                        r = conn_read(c);
                         if (r < 0)
                                 return r;
                 }
@@ -459,15 +400,15 @@ int conn_write(memacct *m, const uint8_t *buf, size_t len, int fd_pass) {
         return 0;
 }
 
-int conn_send(memacct *m, Request *req, const Pending *p, int fd_pass) {
+int conn_send(Conn *c, Request *req, const ConnPending *p, int fd_pass, int timeout_msec) {
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len = 0, size = 0;
         int r;
 
-        if (m->fd < 0)
+        if (c->fd < 0)
                 return -ECONNRESET;
-        r = conn_queue(m, req, p, &buf, &len, &size);
+        r = conn_queue(c, req, p, &buf, &len, &size);
         if (r < 0)
                 return r;
-        return conn_write(m, buf, len, fd_pass);
+        return conn_write(c, buf, len, fd_pass, timeout_msec);
 }

@@ -17,7 +17,9 @@
 #define STOCK_ITEMS 8
 #define STOCK_PAGE_SIZE 4096
 
-/* Refill batch bounds in bytes (issue 3: between 64 KiB and 4 MiB). */
+/* Refill batch bounds in bytes: a batch grows from 64 KiB to at most 4 MiB
+ * (less if the daemon's charge-batch says so), and the page holds at most
+ * about two batches per item: the over-charge bound memacct.h documents. */
 #define STOCK_MIN_BATCH (UINT64_C(64) * 1024)
 #define STOCK_MAX_BATCH (UINT64_C(4) * 1024 * 1024)
 /* A refill never asks for more than 1/STOCK_MARGIN_DIV of the margin the

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Group operations, queries and subscriptions: one request, one reply each,
- * converted between the wire's messages and the public header's plain
- * structs, so that no protobuf-c type crosses the library's boundary.
- * What a reconnection must rebuild (the attached group after a move, the
- * subscriptions) is recorded here as the calls succeed. On a bus handle
- * each call hands over to client-bus.c once its arguments are checked.
+ * Groups and clients on the socket: create, remove, limits, queries,
+ * listings, peaks, the cgroup import, moves and client queries. One
+ * request, one reply each, converted between the wire's messages and the
+ * public header's plain structs, so that no protobuf-c type crosses the
+ * library's boundary: every string a returned struct holds is a copy the
+ * caller frees with it. A move of this very session is recorded, so that a
+ * reconnection attaches where the session now is. On a bus handle each
+ * call hands over to the bus once its arguments are checked.
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-internal.h"
+#include "client-error.h"
+#include "client-groups.h"
+#include "client-session.h"
+#include "macro.h"
 
 static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {
         if (limits->set & MEMACCT_LIMIT_MAX) {
@@ -378,109 +382,4 @@ _public_ int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_c
         };
         memacct__v1__response__free_unpacked(resp, NULL);
         return 0;
-}
-
-_public_ int memacct_subscribe(memacct *m, const char *path) {
-        Memacct__V1__Subscribe sub = MEMACCT__V1__SUBSCRIBE__INIT;
-        Request req = MEMACCT__V1__REQUEST__INIT;
-        char *copy, **subs;
-        int r;
-
-        if (!m || !path)
-                return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (m->bus)
-                return m->bus->subscribe(m, path);
-        copy = strdup(path);
-        if (!copy)
-                return client_error(m, -ENOMEM, NULL, NULL);
-        sub.path = (char *) path;
-        req.op_case = MEMACCT__V1__REQUEST__OP_SUBSCRIBE;
-        req.subscribe = &sub;
-        r = client_call(m, &req, true, NULL);
-        if (r < 0) {
-                free(copy);
-                return r;
-        }
-        /* Remembered for reconnection. */
-        pthread_mutex_lock(&m->lock);
-        subs = realloc(m->subscriptions, (m->n_subscriptions + 1) * sizeof(char *));
-        if (subs) {
-                m->subscriptions = subs;
-                m->subscriptions[m->n_subscriptions++] = TAKE_PTR(copy);
-        }
-        pthread_mutex_unlock(&m->lock);
-        free(copy);
-        return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
-}
-
-/* Pop the oldest event into @ret. Lock held. */
-static bool event_pop(memacct *m, memacct_event *ret) {
-        Response *resp;
-
-        if (m->ev_len == 0)
-                return false;
-        resp = m->events[m->ev_head];
-        m->ev_head = (m->ev_head + 1) % CLIENT_MAX_EVENTS;
-        m->ev_len--;
-        if (m->last_event)
-                memacct__v1__response__free_unpacked(m->last_event, NULL);
-        m->last_event = resp;
-        *ret = (memacct_event) {
-                .path = resp->event->path ? resp->event->path : "",
-                .name = resp->event->name ? resp->event->name : "",
-                .count = resp->event->count,
-        };
-        return true;
-}
-
-_public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
-        uint64_t deadline;
-        int r;
-
-        if (!m || !ret)
-                return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (m->bus)
-                return m->bus->next_event(m, timeout_msec, ret);
-        deadline = client_deadline_nsec(timeout_msec);
-
-        pthread_mutex_lock(&m->lock);
-        for (;;) {
-                struct pollfd pfd;
-                int left, fd;
-
-                if (event_pop(m, ret)) {
-                        r = 1;
-                        break;
-                }
-                r = client_ensure_connected(m);
-                if (r < 0)
-                        break;
-                r = conn_pump(m, 0, NULL, NULL);
-                if (r < 0 && m->fd >= 0)
-                        break;
-                if (r < 0 || event_pop(m, ret)) {
-                        /* Broken: the next round reconnects. Or: an event. */
-                        if (r >= 0) {
-                                r = 1;
-                                break;
-                        }
-                        continue;
-                }
-                left = client_wait_left(timeout_msec, deadline);
-                if (left == 0) {
-                        r = 0;
-                        break;
-                }
-                /* Sleep without the lock: other threads' calls go on, and
-                 * whatever they read for us lands in the queue. */
-                fd = m->fd;
-                pthread_mutex_unlock(&m->lock);
-                pfd = (struct pollfd) { .fd = fd, .events = POLLIN };
-                r = poll(&pfd, 1, left);
-                if (r < 0 && errno == EINTR)
-                        return client_error(m, -EINTR, "interrupted", NULL);
-                pthread_mutex_lock(&m->lock);
-        }
-        pthread_mutex_unlock(&m->lock);
-        return r;
 }

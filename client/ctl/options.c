@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctctl's options and its --help. Every option is accepted anywhere
+ * on the line (getopt_long() permutes), and then checked against the
+ * command: a command-specific option given to another command is a usage
+ * error rather than silently ignored, so a typo never changes what a
+ * command does.
+ */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "output.h"
+
+CtlOptions arg;
+
+static void help(void) {
+        printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--json] COMMAND ...\n\n"
+               "Drive memacctd, userspace hierarchical memory accounting.\n\n"
+               "  create PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE]\n"
+               "  remove PATH\n"
+               "  set PATH KEY=SIZE...            keys: max high low min; --force for max\n"
+               "  show PATH [--reclaim-root PATH] [--exact]\n"
+               "  tree [PATH]\n"
+               "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
+               "  uncharge PATH SIZE [--stat ITEM]\n"
+               "  hold PATH SIZE [--stat ITEM]    a session charge held until the command is\n"
+               "                                  interrupted (SIGINT/SIGTERM), then released;\n"
+               "                                  PATH auto: the mirror of our kernel cgroup\n"
+               "  move PID PATH\n"
+               "  client PID [--exact]\n"
+               "  reset-peak PATH\n"
+               "  watch PATH                      print events under PATH as they happen\n"
+               "  import-cgroups [--from CGROUP] [--under PATH]\n"
+               "                                  mirror the kernel's memory cgroups as groups\n"
+               "  oci-hook create|delete [--prefix PATH]\n"
+               "                                  the OCI runtime hook: the state JSON on stdin;\n"
+               "                                  the group PATH/<id> (default /containers)\n\n"
+               "Options:\n"
+               "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else\n"
+               "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
+               "                  else ./memacctd.sock when not root,\n"
+               "                  else /run/memacctd/memacctd.sock)\n"
+               "  --bus[=ADDRESS] reach the daemon over D-Bus (org.memacct1) instead: the\n"
+               "                  system bus when root, else the user bus; or ADDRESS:\n"
+               "                  system, user, or a D-Bus address (unix:path=...)\n"
+               "  --json          print JSON\n"
+               "  -h, --help      show this help\n"
+               "  --version       show the version\n\n"
+               "SIZE: bytes with an optional K/M/G/T suffix (1024-based), or max.\n"
+               "ITEM: anon file shmem kernel sock swap device other.\n");
+}
+
+enum {
+        ARG_SOCKET = 0x100,
+        ARG_BUS,
+        ARG_JSON,
+        ARG_VERSION,
+        ARG_FORCE,
+        ARG_EXACT,
+        ARG_STAT,
+        ARG_RECLAIM_ROOT,
+        ARG_PREFIX,
+        ARG_FROM,
+        ARG_UNDER,
+};
+
+static const struct option options[] = {
+        { "socket", required_argument, NULL, ARG_SOCKET },
+        { "bus", optional_argument, NULL, ARG_BUS },
+        { "json", no_argument, NULL, ARG_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, ARG_VERSION },
+        { "force", no_argument, NULL, ARG_FORCE },
+        { "exact", no_argument, NULL, ARG_EXACT },
+        { "stat", required_argument, NULL, ARG_STAT },
+        { "reclaim-root", required_argument, NULL, ARG_RECLAIM_ROOT },
+        { "prefix", required_argument, NULL, ARG_PREFIX },
+        { "from", required_argument, NULL, ARG_FROM },
+        { "under", required_argument, NULL, ARG_UNDER },
+        {}
+};
+
+int options_parse(int argc, char **argv, int *ret_first) {
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case ARG_SOCKET:
+                        arg.socket = optarg;
+                        break;
+                case ARG_BUS:
+                        arg.bus = true;
+                        arg.bus_address = optarg;
+                        if (arg.bus_address && !*arg.bus_address)
+                                return usage_error("--bus=: empty address");
+                        break;
+                case ARG_JSON:
+                        arg.json = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("memacctctl %s\n", MEMACCT_VERSION);
+                        return 0;
+                case ARG_FORCE:
+                        arg.force = true;
+                        break;
+                case ARG_EXACT:
+                        arg.exact = true;
+                        break;
+                case ARG_STAT:
+                        arg.stat = optarg;
+                        break;
+                case ARG_RECLAIM_ROOT:
+                        arg.reclaim_root = optarg;
+                        break;
+                case ARG_PREFIX:
+                        arg.prefix = optarg;
+                        break;
+                case ARG_FROM:
+                        arg.from = optarg;
+                        break;
+                case ARG_UNDER:
+                        arg.under = optarg;
+                        break;
+                default:
+                        return usage_error("invalid option '%s'", argv[optind - 1]);
+                }
+        }
+        if (arg.socket && arg.bus)
+                return usage_error("--socket and --bus exclude each other");
+        *ret_first = optind;
+        return -1;
+}
+
+bool options_allowed(const char *verb) {
+        if (arg.force && strcmp(verb, "set") != 0)
+                return usage_error("--force: only for set"), false;
+        if (arg.stat && strcmp(verb, "charge") != 0 && strcmp(verb, "uncharge") != 0 &&
+            strcmp(verb, "hold") != 0)
+                return usage_error("--stat: only for charge, uncharge and hold"), false;
+        if (arg.exact && strcmp(verb, "show") != 0 && strcmp(verb, "client") != 0 &&
+            strcmp(verb, "tree") != 0)
+                return usage_error("--exact: only for show, tree and client"), false;
+        if (arg.reclaim_root && strcmp(verb, "show") != 0 && strcmp(verb, "tree") != 0)
+                return usage_error("--reclaim-root: only for show and tree"), false;
+        if (arg.prefix && strcmp(verb, "oci-hook") != 0)
+                return usage_error("--prefix: only for oci-hook"), false;
+        if ((arg.from || arg.under) && strcmp(verb, "import-cgroups") != 0)
+                return usage_error("--from and --under: only for import-cgroups"), false;
+        return true;
+}

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctctl's output: each result as text or as JSON, and the errors.
+ *
+ * Invariant: the text and the JSON form of a result carry the same fields
+ * in the same order (the JSON keys spell "events.local" as
+ * "events_local"); a group's fields are listed once, in group_values[] and
+ * group_counters[], for both. Limits that are MEMACCT_UNLIMITED print as
+ * "max", as in cgroup v2's memory.max. A JSON result is one line, so that
+ * watch --json is a stream of JSON lines.
+ */
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "output.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+int usage_errorv(const char *context, const char *fmt, va_list ap) {
+        fprintf(stderr, "memacctctl: %s", context);
+        vfprintf(stderr, fmt, ap);
+        fputs("\nTry 'memacctctl --help'.\n", stderr);
+        return EXIT_USAGE;
+}
+
+int usage_error(const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = usage_errorv("", fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+const char *message_past_path(const char *why, const char *path) {
+        size_t n = strlen(path);
+
+        if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+                return why + n + 2;
+        return why;
+}
+
+/* The cause of a failure in words: the server's message when it has one. */
+static const char *cause(memacct *m, int r) {
+        const char *msg = m ? memacct_last_error(m) : NULL;
+
+        switch (r) {
+        case -EDQUOT:
+                return "limit exceeded";
+        case -ENOENT:
+                return msg ? msg : "no such group";
+        case -EEXIST:
+                return msg ? msg : "group exists";
+        case -ERANGE:
+                return msg ? msg : "more than is charged";
+        default:
+                return msg ? msg : strerror(-r);
+        }
+}
+
+int fail(memacct *m, const char *what, const char *path, int r) {
+        const char *refused = r == -EDQUOT && m ? memacct_refused_path(m) : NULL;
+
+        fprintf(stderr, "memacctctl: %s %s: %s: %s", what,
+                r == -EDQUOT || r == -EPERM ? "refused" : "failed", path,
+                message_past_path(cause(m, r), path));
+        if (refused)
+                fprintf(stderr, " (max of %s)", refused);
+        fputc('\n', stderr);
+        return EXIT_FAILURE;
+}
+
+static int print_json(json_object *o) {
+        if (!o) {
+                fputs("memacctctl: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return 0;
+}
+
+/* A group's byte counts, in the order both forms print them. */
+static const struct {
+        const char *key;
+        size_t offset;
+        bool limit; /* MEMACCT_UNLIMITED is "max" */
+} group_values[] = {
+        { "current", offsetof(memacct_group_info, current), false },
+        /* Only a mirror of a kernel cgroup has one: see group_value_shown(). */
+        { "kernel_current", offsetof(memacct_group_info, kernel_current), false },
+        { "peak", offsetof(memacct_group_info, peak), false },
+        { "max", offsetof(memacct_group_info, max), true },
+        { "high", offsetof(memacct_group_info, high), true },
+        { "low", offsetof(memacct_group_info, low), true },
+        { "min", offsetof(memacct_group_info, min), true },
+        { "effective_min", offsetof(memacct_group_info, effective_min), true },
+        { "effective_low", offsetof(memacct_group_info, effective_low), true },
+        { "failcnt", offsetof(memacct_group_info, failcnt), false },
+};
+
+/* A group's counter lists: memory.events and the others. */
+static const struct {
+        const char *key;      /* the text form's: memory.<key> */
+        const char *json_key; /* the JSON form's */
+        size_t offset, n_offset;
+} group_counters[] = {
+        { "events", "events", offsetof(memacct_group_info, events),
+          offsetof(memacct_group_info, n_events) },
+        { "events.local", "events_local", offsetof(memacct_group_info, events_local),
+          offsetof(memacct_group_info, n_events_local) },
+        { "stat", "stat", offsetof(memacct_group_info, stat),
+          offsetof(memacct_group_info, n_stat) },
+};
+
+static uint64_t group_value(const memacct_group_info *g, size_t i) {
+        return *(const uint64_t *) ((const char *) g + group_values[i].offset);
+}
+
+static bool group_value_shown(const memacct_group_info *g, size_t i) {
+        return group_values[i].offset != offsetof(memacct_group_info, kernel_current) ||
+               g->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+}
+
+static const memacct_counter *group_counter_list(const memacct_group_info *g, size_t i,
+                                                 size_t *ret_n) {
+        *ret_n = *(const size_t *) ((const char *) g + group_counters[i].n_offset);
+        return *(const memacct_counter *const *) ((const char *) g + group_counters[i].offset);
+}
+
+/* @v as text: "max" for an unlimited @limit. Return: @buf. */
+static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
+        if (limit && v == MEMACCT_UNLIMITED)
+                return "max";
+        snprintf(buf, 24, "%" PRIu64, v);
+        return buf;
+}
+
+static void print_group_text(const memacct_group_info *g) {
+        printf("%s:\n", g->path);
+        for (size_t i = 0; i < ELEMENTSOF(group_values); i++) {
+                char buf[24];
+
+                if (group_value_shown(g, i))
+                        printf("memory.%s: %s\n", group_values[i].key,
+                               format_bytes(buf, group_value(g, i), group_values[i].limit));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
+                size_t n;
+                const memacct_counter *c = group_counter_list(g, i, &n);
+
+                printf("memory.%s:", group_counters[i].key);
+                for (size_t k = 0; k < n; k++)
+                        printf("%s%s %" PRIu64 "\n", k == 0 ? " " : "\t", c[k].name, c[k].value);
+                if (n == 0)
+                        putchar('\n');
+        }
+}
+
+static json_object *json_group(const memacct_group_info *g) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "path", json_object_new_string(g->path));
+        for (size_t i = 0; i < ELEMENTSOF(group_values); i++) {
+                uint64_t v = group_value(g, i);
+
+                if (!group_value_shown(g, i))
+                        continue;
+                json_object_object_add(o, group_values[i].key,
+                                       group_values[i].limit && v == MEMACCT_UNLIMITED
+                                               ? json_object_new_string("max")
+                                               : json_object_new_uint64(v));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
+                size_t n;
+                const memacct_counter *c = group_counter_list(g, i, &n);
+                json_object *counters = json_object_new_object();
+
+                for (size_t k = 0; counters && k < n; k++)
+                        json_object_object_add(counters, c[k].name,
+                                               json_object_new_uint64(c[k].value));
+                json_object_object_add(o, group_counters[i].json_key, counters);
+        }
+        return o;
+}
+
+int print_group(const memacct_group_info *g, bool json) {
+        if (json) {
+                _cleanup_(json_object_putp) json_object *o = json_group(g);
+
+                return print_json(o);
+        }
+        print_group_text(g);
+        return 0;
+}
+
+static int path_depth(const char *path) {
+        int d = 0;
+
+        for (const char *p = path; *p; p++)
+                d += *p == '/' && p[1];
+        return d;
+}
+
+/* The groups of the tree: @top, then those of @list that are not @top. */
+static const memacct_group_info *tree_group(const memacct_group_info *top,
+                                            const memacct_group_list *list, size_t i) {
+        const memacct_group_info *g = i == 0 ? top : memacct_group_list_get(list, i - 1);
+
+        return i == 0 || strcmp(g->path, top->path) != 0 ? g : NULL;
+}
+
+static int print_tree_json(const memacct_group_info *top, const memacct_group_list *list) {
+        _cleanup_(json_object_putp) json_object *a = json_object_new_array();
+        size_t n = memacct_group_list_size(list);
+
+        if (!a)
+                return print_json(NULL);
+        for (size_t i = 0; i <= n; i++) {
+                const memacct_group_info *g = tree_group(top, list, i);
+
+                if (g)
+                        json_object_array_add(a, json_group(g));
+        }
+        return print_json(a);
+}
+
+int print_tree(const memacct_group_info *top, const memacct_group_list *list, bool json) {
+        size_t n = memacct_group_list_size(list);
+        int base = path_depth(top->path);
+        bool mirrors;
+
+        if (json)
+                return print_tree_json(top, list);
+        /* A KERNEL column (kernel_current) only when the tree holds a mirror. */
+        mirrors = top->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        for (size_t i = 0; i < n && !mirrors; i++)
+                mirrors = memacct_group_list_get(list, i)->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        printf("%-40s %14s %14s %14s %14s", "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
+        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
+        for (size_t i = 0; i <= n; i++) {
+                const memacct_group_info *g = tree_group(top, list, i);
+                char name[256], max[24], high[24];
+
+                if (!g)
+                        continue;
+                snprintf(name, sizeof(name), "%*s%s", 2 * (path_depth(g->path) - base), "",
+                         i == 0 ? g->path : strrchr(g->path, '/') + 1);
+                printf("%-40s %14" PRIu64 " %14" PRIu64 " %14s %14s", name, g->current, g->peak,
+                       format_bytes(max, g->max, true), format_bytes(high, g->high, true));
+                if (!mirrors)
+                        putchar('\n');
+                else if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
+                        printf(" %14s\n", "-");
+                else
+                        printf(" %14" PRIu64 "\n", g->kernel_current);
+        }
+        return 0;
+}
+
+/* Counts as "<key><sep><value>" lines, or as one JSON object. */
+static int print_counts(const char *const *keys, const uint64_t *values, size_t n,
+                        const char *sep, bool json) {
+        if (json) {
+                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+                for (size_t i = 0; o && i < n; i++)
+                        json_object_object_add(o, keys[i], json_object_new_uint64(values[i]));
+                return print_json(o);
+        }
+        for (size_t i = 0; i < n; i++)
+                printf("%s%s%" PRIu64 "\n", keys[i], sep, values[i]);
+        return 0;
+}
+
+int print_sessions(unsigned sessions, bool json) {
+        static const char *const keys[] = { "sessions" };
+        const uint64_t values[] = { sessions };
+
+        if (!json)
+                return 0;
+        return print_counts(keys, values, ELEMENTSOF(keys), "", true);
+}
+
+int print_client(const memacct_client_info *c, bool json) {
+        static const char *const keys[] = { "pid", "file", "anon", "swap", "shmem" };
+
+        const uint64_t values[] = { c->pid, c->file, c->anon, c->swap, c->shmem };
+
+        return print_counts(keys, values, ELEMENTSOF(keys), " ", json);
+}
+
+int print_import(const memacct_import_result *res, bool json) {
+        static const char *const keys[] = { "created", "updated", "unchanged" };
+
+        const uint64_t values[] = { res->created, res->updated, res->unchanged };
+
+        return print_counts(keys, values, ELEMENTSOF(keys), ": ", json);
+}
+
+int print_event(const memacct_event *ev, bool json) {
+        int r = 0;
+
+        if (json) {
+                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+                if (o) {
+                        json_object_object_add(o, "path", json_object_new_string(ev->path));
+                        json_object_object_add(o, "name", json_object_new_string(ev->name));
+                        json_object_object_add(o, "count", json_object_new_uint64(ev->count));
+                }
+                r = print_json(o);
+        } else
+                printf("%s %s %" PRIu64 "\n", ev->path, ev->name, ev->count);
+        fflush(stdout);
+        return r;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What memacctctl prints: results as text or as JSON (--json), and its
+ * errors on stderr. Every format here is a user interface, documented in
+ * memacctctl(1) and compared to the letter by the tests: keep them stable.
+ */
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <memacct.h>
+
+/* Exit status of a usage error (1 is a refused or failed operation). */
+#define EXIT_USAGE 2
+
+/**
+ * usage_error() - "memacctctl: <message>" and the hint to --help, on
+ * stderr. Return: EXIT_USAGE.
+ */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * usage_errorv() - usage_error() of @fmt and @ap, with @context (say
+ * "oci-hook: ") after "memacctctl: ". Return: EXIT_USAGE.
+ */
+int usage_errorv(const char *context, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+
+/**
+ * message_past_path() - @why without a leading "@path: ": the server's
+ * messages often name the group already, and the caller names it too.
+ */
+const char *message_past_path(const char *why, const char *path);
+
+/**
+ * fail() - "memacctctl: charge refused: /a/b: limit exceeded (max of /a)"
+ * on stderr: @what failed on @path with @r, in the server's words when
+ * @m has them. Return: EXIT_FAILURE.
+ */
+int fail(memacct *m, const char *what, const char *path, int r);
+
+/** print_group() - memacctctl show: @g as memory.* lines, or as a JSON object. */
+int print_group(const memacct_group_info *g, bool json);
+
+/**
+ * print_tree() - memacctctl tree: the subtree's root @top, then the groups
+ * of @list below it in pre-order (the list may or may not repeat @top), as
+ * a table or a JSON array.
+ */
+int print_tree(const memacct_group_info *top, const memacct_group_list *list, bool json);
+
+/**
+ * print_sessions() - memacctctl move: the sessions moved (JSON only: the
+ * text form prints nothing).
+ */
+int print_sessions(unsigned sessions, bool json);
+
+/** print_client() - memacctctl client: what the sessions of a pid hold. */
+int print_client(const memacct_client_info *c, bool json);
+
+/** print_import() - memacctctl import-cgroups: what the import changed. */
+int print_import(const memacct_import_result *res, bool json);
+
+/** print_event() - memacctctl watch: one event, flushed at once. */
+int print_event(const memacct_event *ev, bool json);

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctctl's commands. Charges made here are exact, kept charges (never
+ * through the stock), so what `charge` adds is exactly what `show`
+ * reports; hold is the one session charge, held until a signal ends it.
+ * With --bus every command goes over D-Bus instead of the socket and
+ * prints the same.
+ *
+ * Invariant: a command checks all its arguments before it connects, so a
+ * usage error is exit status 2 whether or not the daemon runs, and a bad
+ * argument never leaves half a change behind. The table at the end says
+ * how many arguments each takes; verb_run() checks that first.
+ */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "macro.h"
+#include "oci.h"
+#include "options.h"
+#include "output.h"
+#include "parse-size.h"
+#include "verbs.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
+
+static volatile sig_atomic_t stop_signal;
+
+static int connect_or_fail(memacct **ret) {
+        int r;
+
+        if (arg.bus) {
+                const char *a = arg.bus_address;
+
+                r = memacct_connect_bus(a, ret);
+                if (r >= 0)
+                        return 0;
+                if (!a)
+                        a = geteuid() == 0 ? "system" : "user";
+                if (strcmp(a, "system") == 0 || strcmp(a, "user") == 0)
+                        fprintf(stderr, "memacctctl: cannot reach memacctd on the %s bus: %s\n", a,
+                                strerror(-r));
+                else
+                        fprintf(stderr, "memacctctl: cannot reach memacctd on the bus at %s: %s\n", a,
+                                strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = memacct_connect(arg.socket, ret);
+        if (r < 0) {
+                char *path = NULL;
+
+                if (!arg.socket)
+                        (void) memacct_default_socket(&path);
+                /* The daemon may have said why it refused us (too many
+                 * sessions for this uid): prefer its words. */
+                fprintf(stderr, "memacctctl: cannot connect to memacctd at %s: %s\n",
+                        arg.socket ? arg.socket : path ? path : "(default)",
+                        memacct_last_error(NULL) ? memacct_last_error(NULL) : strerror(-r));
+                free(path);
+                return EXIT_FAILURE;
+        }
+        return 0;
+}
+
+/* The handle, connected on first use: verbs check their arguments first,
+ * so that a usage error is exit status 2 with or without a daemon. */
+static memacct *connected(memacct **mp) {
+        return connect_or_fail(mp) == 0 ? *mp : NULL;
+}
+
+static int parse_size_arg(const char *s, uint64_t *ret) {
+        if (parse_size(s, ret) < 0)
+                return usage_error("invalid size '%s'", s);
+        return 0;
+}
+
+/* charge, uncharge and hold: PATH SIZE, and --stat. */
+static int parse_charge_args(char **argv, uint64_t *ret_bytes, int *ret_item) {
+        int item = memacct_stat_from_string(arg.stat);
+        int r;
+
+        r = parse_size_arg(argv[2], ret_bytes);
+        if (r != 0)
+                return r;
+        if (item < 0)
+                return usage_error("unknown stat item '%s'", arg.stat);
+        *ret_item = item;
+        return 0;
+}
+
+/* KEY=SIZE for create and set. */
+static int parse_limit(const char *s, memacct_limits *l) {
+        const char *eq = strchr(s, '=');
+        unsigned bit;
+        uint64_t v;
+
+        if (!eq)
+                return usage_error("expected KEY=SIZE, got '%s'", s);
+        bit = limit_by_name(s, (size_t) (eq - s));
+        if (bit == 0)
+                return usage_error("unknown limit in '%s' (keys: max high low min)", s);
+        if (parse_size(eq + 1, &v) < 0)
+                return usage_error("invalid size in '%s'", s);
+        limits_set(l, bit, v);
+        return 0;
+}
+
+static int parse_pid(const char *s, pid_t *ret) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno != 0 || end == s || *end || v < 0 || v > INT32_MAX)
+                return usage_error("invalid pid '%s'", s);
+        *ret = (pid_t) v;
+        return 0;
+}
+
+static unsigned exact_flag(void) {
+        return arg.exact ? MEMACCT_EXACT : 0;
+}
+
+/* create and set: a group path, then limits. */
+static int verb_limits(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        memacct_limits l = {};
+        int r = 0;
+
+        for (int i = 2; r == 0 && i < argc; i++)
+                r = parse_limit(argv[i], &l);
+        if (r != 0)
+                return r;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        if (strcmp(argv[0], "create") == 0)
+                r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
+        else
+                r = memacct_set_limits(m, argv[1], &l, arg.force ? MEMACCT_FORCE : 0);
+        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+}
+
+/* remove and reset-peak: one group path, one call. */
+static int verb_path(memacct **mp, int argc, char **argv) {
+        memacct *m = connected(mp);
+        int r;
+
+        (void) argc;
+        if (!m)
+                return EXIT_FAILURE;
+        if (strcmp(argv[0], "remove") == 0)
+                r = memacct_remove_group(m, argv[1]);
+        else
+                r = memacct_reset_peak(m, argv[1]);
+        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+}
+
+static int verb_show(memacct **mp, int argc, char **argv) {
+        _cleanup_(memacct_group_info_freep) memacct_group_info *g = NULL;
+        memacct *m = connected(mp);
+        int r;
+
+        (void) argc;
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_get_group(m, argv[1], arg.reclaim_root, exact_flag(), &g);
+        if (r < 0)
+                return fail(m, "show", argv[1], r);
+        return print_group(g, arg.json);
+}
+
+static int verb_tree(memacct **mp, int argc, char **argv) {
+        _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
+        _cleanup_(memacct_group_info_freep) memacct_group_info *top = NULL;
+        const char *path = argc > 1 ? argv[1] : "/";
+        memacct *m = connected(mp);
+        int r;
+
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_get_group(m, path, arg.reclaim_root, exact_flag(), &top);
+        if (r >= 0)
+                r = memacct_list_groups(m, path, MEMACCT_RECURSIVE | exact_flag(), &list);
+        if (r < 0)
+                return fail(m, "tree", path, r);
+        return print_tree(top, list, arg.json);
+}
+
+static int verb_charge(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        uint64_t bytes;
+        int r, item = 0;
+
+        (void) argc;
+        r = parse_charge_args(argv, &bytes, &item);
+        if (r != 0)
+                return r;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        if (strcmp(argv[0], "charge") == 0)
+                r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, NULL);
+        else
+                r = memacct_uncharge(m, argv[1], bytes, item, MEMACCT_KEEP);
+        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+}
+
+static void on_stop(int sig) {
+        stop_signal = sig;
+}
+
+/* SIGINT/SIGTERM interrupt a wait (no SA_RESTART) and set stop_signal. */
+static void catch_stop_signals(void) {
+        struct sigaction sa = { .sa_handler = on_stop };
+
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+}
+
+static int verb_hold(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        memacct_event ev;
+        uint64_t bytes;
+        int r, item = 0;
+
+        (void) argc;
+        r = parse_charge_args(argv, &bytes, &item);
+        if (r != 0)
+                return r;
+        catch_stop_signals();
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_attach(m, argv[1]);
+        if (r < 0)
+                return fail(m, "attach", argv[1], r);
+        r = memacct_charge(m, NULL, bytes, item, 0, NULL);
+        if (r < 0)
+                return fail(m, "hold", argv[1], r);
+        printf("holding %s in %s\n", argv[2], argv[1]);
+        fflush(stdout);
+
+        /* Serve the socket while waiting: after a daemon restart the library
+         * reconnects and charges the held bytes again. (Over the bus the
+         * session is the bus connection: it ends when we exit.) */
+        while (!stop_signal) {
+                r = memacct_next_event(m, 500, &ev);
+                if (r < 0 && r != -EINTR)
+                        return fail(m, "hold", argv[1], r);
+        }
+        return 0;
+}
+
+static int verb_move(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        unsigned sessions = 0;
+        pid_t pid;
+        int r;
+
+        (void) argc;
+        r = parse_pid(argv[1], &pid);
+        if (r != 0)
+                return r;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_move(m, pid, argv[2], &sessions);
+        if (r < 0)
+                return fail(m, "move", argv[2], r);
+        return print_sessions(sessions, arg.json);
+}
+
+static int verb_client(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        memacct_client_info c;
+        pid_t pid;
+        int r;
+
+        (void) argc;
+        r = parse_pid(argv[1], &pid);
+        if (r != 0)
+                return r;
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_get_client(m, pid, exact_flag(), &c);
+        if (r < 0)
+                return fail(m, "client", argv[1], r);
+        return print_client(&c, arg.json);
+}
+
+static int verb_watch(memacct **mp, int argc, char **argv) {
+        memacct *m = NULL;
+        memacct_event ev;
+        int r;
+
+        (void) argc;
+        catch_stop_signals();
+        m = connected(mp);
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_subscribe(m, argv[1]);
+        if (r < 0)
+                return fail(m, "watch", argv[1], r);
+        while (!stop_signal) {
+                r = memacct_next_event(m, -1, &ev);
+                if (r == -EINTR || r == 0)
+                        continue;
+                if (r < 0)
+                        return fail(m, "watch", argv[1], r);
+                r = print_event(&ev, arg.json);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
+        memacct_import_result res = {};
+        memacct *m = connected(mp);
+        int r;
+
+        (void) argc;
+        (void) argv;
+        if (!m)
+                return EXIT_FAILURE;
+        r = memacct_import_cgroups(m, arg.from, arg.under, &res);
+        if (r < 0)
+                return fail(m, "import-cgroups", arg.from ? arg.from : "/", r);
+        return print_import(&res, arg.json);
+}
+
+/* The OCI runtime hook lives in oci.c; it checks its own arguments. */
+static int verb_oci_hook(memacct **mp, int argc, char **argv) {
+        return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
+}
+
+struct Verb {
+        const char *name;
+        int min_args, max_args; /* after the name; min_args -1: the verb counts them */
+        int (*run)(memacct **mp, int argc, char **argv);
+};
+
+/* The commands, as memacctctl(1) lists them. */
+static const Verb verbs[] = {
+        { "create", 1, 5, verb_limits },
+        { "remove", 1, 1, verb_path },
+        { "set", 2, 5, verb_limits },
+        { "show", 1, 1, verb_show },
+        { "tree", 0, 1, verb_tree },
+        { "charge", 2, 2, verb_charge },
+        { "uncharge", 2, 2, verb_charge },
+        { "hold", 2, 2, verb_hold },
+        { "move", 2, 2, verb_move },
+        { "client", 1, 1, verb_client },
+        { "reset-peak", 1, 1, verb_path },
+        { "watch", 1, 1, verb_watch },
+        { "oci-hook", -1, -1, verb_oci_hook },
+        { "import-cgroups", 0, 0, verb_import_cgroups },
+};
+
+const Verb *verb_find(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (strcmp(name, verbs[i].name) == 0)
+                        return &verbs[i];
+        return NULL;
+}
+
+const char *verb_name(const Verb *v) {
+        return v->name;
+}
+
+int verb_run(const Verb *v, memacct **mp, int argc, char **argv) {
+        if (v->min_args >= 0 && argc - 1 < v->min_args)
+                return usage_error("%s: missing argument", v->name);
+        if (v->min_args >= 0 && argc - 1 > v->max_args)
+                return usage_error("%s: too many arguments", v->name);
+        return v->run(mp, argc, argv);
+}

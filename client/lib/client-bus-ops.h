@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The manager's methods over D-Bus: the BusOps entries of the public calls
+ * of the same names. Each takes the lock; each returns as its public call.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memacct.h"
+
+/** bus_create_group() - memacct_create_group() on a bus handle. */
+int bus_create_group(memacct *m, const char *path, const memacct_limits *limits, uint32_t owner);
+
+/** bus_remove_group() - memacct_remove_group() on a bus handle. */
+int bus_remove_group(memacct *m, const char *path);
+
+/** bus_set_limits() - memacct_set_limits() on a bus handle. */
+int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits, unsigned flags);
+
+/** bus_reset_peak() - memacct_reset_peak() on a bus handle. */
+int bus_reset_peak(memacct *m, const char *path);
+
+/** bus_charge() - memacct_charge() on a bus handle: no MEMACCT_FORCE, no margin. */
+int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
+               memacct_charge_result *ret);
+
+/** bus_uncharge() - memacct_uncharge() on a bus handle. */
+int bus_uncharge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags);
+
+/** bus_attach() - memacct_attach() on a bus handle: the bus peer is the session. */
+int bus_attach(memacct *m, const char *path);
+
+/** bus_move() - memacct_move() on a bus handle. */
+int bus_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions);
+
+/** bus_import_cgroups() - memacct_import_cgroups() on a bus handle. */
+int bus_import_cgroups(memacct *m, const char *from, const char *under,
+                       memacct_import_result *ret);
+
+/** bus_get_client() - memacct_get_client() on a bus handle. */
+int bus_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The events kept for memacct_next_event(), on a socket handle and on a
+ * bus handle alike: a bounded ring of copies, oldest first.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memacct.h"
+
+/* Events kept; beyond that the oldest are dropped. */
+#define CLIENT_MAX_EVENTS 4096
+
+typedef struct QueuedEvent {
+        char *path;
+        char *name;
+        uint64_t count;
+} QueuedEvent;
+
+typedef struct EventQueue {
+        QueuedEvent *ring; /* CLIENT_MAX_EVENTS of them, from the first push on */
+        size_t head, len;
+        /* What event_queue_pop() returned last: its strings stay valid
+         * until the next pop, as memacct_next_event() promises. */
+        QueuedEvent last;
+} EventQueue;
+
+/**
+ * event_queue_push() - keep a copy of an event, dropping the oldest when
+ * CLIENT_MAX_EVENTS are kept already (nobody reads them). Out of memory,
+ * the event is dropped: an event is a hint, never a reply someone waits
+ * for. Under the lock that guards @q.
+ */
+void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_t count);
+
+/**
+ * event_queue_pop() - the oldest event into @ret, whose strings stay valid
+ * until the next pop or event_queue_done(). Under the lock that guards @q.
+ * Return: true, or false when none is kept.
+ */
+bool event_queue_pop(EventQueue *q, memacct_event *ret);
+
+/** event_queue_done() - free every event kept and the last one popped. */
+void event_queue_done(EventQueue *q);

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Events on the socket: subscriptions and memacct_next_event(). The
+ * daemon sends a subscribed group's events as unsolicited frames, which
+ * whatever call reads the socket puts in the handle's event queue
+ * (client.c); memacct_next_event() takes them from there, reading the
+ * socket itself when the queue is empty. Subscriptions are remembered for
+ * a reconnection to renew.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-deadline.h"
+#include "client-error.h"
+#include "client-session.h"
+#include "macro.h"
+
+_public_ int memacct_subscribe(memacct *m, const char *path) {
+        Memacct__V1__Subscribe sub = MEMACCT__V1__SUBSCRIBE__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        char *copy, **subs;
+        int r;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->subscribe(m, path);
+        copy = strdup(path);
+        if (!copy)
+                return client_error(m, -ENOMEM, NULL, NULL);
+        sub.path = (char *) path;
+        req.op_case = MEMACCT__V1__REQUEST__OP_SUBSCRIBE;
+        req.subscribe = &sub;
+        r = client_call(m, &req, true, NULL);
+        if (r < 0) {
+                free(copy);
+                return r;
+        }
+        /* Remembered for reconnection. */
+        pthread_mutex_lock(&m->lock);
+        subs = realloc(m->subscriptions, (m->n_subscriptions + 1) * sizeof(char *));
+        if (subs) {
+                m->subscriptions = subs;
+                m->subscriptions[m->n_subscriptions++] = TAKE_PTR(copy);
+        }
+        pthread_mutex_unlock(&m->lock);
+        free(copy);
+        return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
+}
+
+_public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
+        uint64_t deadline;
+        int r;
+
+        if (!m || !ret)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->next_event(m, timeout_msec, ret);
+        deadline = client_deadline_nsec(timeout_msec);
+
+        pthread_mutex_lock(&m->lock);
+        for (;;) {
+                struct pollfd pfd;
+                int left, fd;
+
+                if (event_queue_pop(&m->events, ret)) {
+                        r = 1;
+                        break;
+                }
+                r = client_ensure_connected(m);
+                if (r < 0)
+                        break;
+                r = conn_pump(&m->conn, 0, NULL, NULL);
+                if (r < 0 && m->conn.fd >= 0)
+                        break;
+                if (r < 0 || event_queue_pop(&m->events, ret)) {
+                        /* Broken: the next round reconnects. Or: an event. */
+                        if (r >= 0) {
+                                r = 1;
+                                break;
+                        }
+                        continue;
+                }
+                left = client_deadline_left_msec(deadline);
+                if (left == 0) {
+                        r = 0;
+                        break;
+                }
+                /* Sleep without the lock: other threads' calls go on, and
+                 * whatever they read for us lands in the queue. */
+                fd = m->conn.fd;
+                pthread_mutex_unlock(&m->lock);
+                pfd = (struct pollfd) { .fd = fd, .events = POLLIN };
+                r = poll(&pfd, 1, left);
+                if (r < 0 && errno == EINTR)
+                        return client_error(m, -EINTR, "interrupted", NULL);
+                pthread_mutex_lock(&m->lock);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Groups as the public header hands them out, shared by the socket
+ * (client-groups.c) and the bus, which fill them from their own replies.
+ */
+
+#include <stddef.h>
+
+#include "memacct.h"
+
+struct memacct_group_list {
+        memacct_group_info *groups;
+        size_t n;
+};
+
+/** client_group_info_done() - free what @g points to and zero it. Accepts a zeroed @g. */
+void client_group_info_done(memacct_group_info *g);

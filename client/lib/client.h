@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The handle (struct memacct), shared by the modules of libmemacct: the
+ * socket's connection and session, the charge stock, the events, and on a
+ * bus handle the table of the D-Bus transport. Nothing here is exported.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "client-conn.h"
+#include "client-event-queue.h"
+#include "client-stock.h"
+#include "memacct.h"
+
+#define CLIENT_DEFAULT_TIMEOUT_MSEC 30000u
+#define CLIENT_DEFAULT_RECONNECT 10u
+
+/* The D-Bus transport's state (client-bus-conn.h). */
+typedef struct BusConn BusConn;
+
+/*
+ * The D-Bus transport as the handle reaches it: a table of functions,
+ * filled by the transport (client-bus.c), so that the socket code has no
+ * link-time dependency on sd-bus (the socket sources alone link without
+ * it) and the dependency goes from the bus to the handle, never back.
+ * Each entry is called by the public function of its name after that
+ * checked its arguments, without the lock; it takes the lock around its
+ * sd-bus use. Return: as the public function.
+ */
+typedef struct BusOps {
+        int (*create_group)(memacct *m, const char *path, const memacct_limits *limits,
+                            uint32_t owner);
+        int (*remove_group)(memacct *m, const char *path);
+        int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
+                          unsigned flags);
+        int (*get_group)(memacct *m, const char *path, const char *reclaim_root, unsigned flags,
+                         memacct_group_info **ret);
+        int (*list_groups)(memacct *m, const char *path, unsigned flags,
+                           memacct_group_list **ret);
+        int (*charge)(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
+                      memacct_charge_result *ret);
+        int (*uncharge)(memacct *m, const char *path, uint64_t bytes, unsigned item,
+                        unsigned flags);
+        int (*attach)(memacct *m, const char *path);
+        int (*move)(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions);
+        int (*get_client)(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+        int (*reset_peak)(memacct *m, const char *path);
+        int (*import_cgroups)(memacct *m, const char *from, const char *under,
+                              memacct_import_result *ret);
+        int (*subscribe)(memacct *m, const char *path);
+        int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
+        /* Leave the bus and free the transport's state (memacct_close()). */
+        void (*close)(memacct *m);
+} BusOps;
+
+struct memacct {
+        /* Everything below but the stock's fast-path fields is under lock. */
+        pthread_mutex_t lock;
+
+        char *socket_path;
+        Conn conn; /* conn.fd -1: broken, reconnect before use */
+        /* A D-Bus handle (memacct_connect_bus()): never NULL there, NULL on
+         * a socket handle. Set once, before the handle is returned, and
+         * only read after: tested at the entry of slow-path calls, never
+         * on the stock's fast path (a bus handle has no page, so its
+         * stocked calls fall to the slow path and stop there). */
+        const BusOps *bus;
+        BusConn *bus_conn;
+
+        /* From Hello. */
+        char *server;
+        pid_t pid;
+
+        /* The session, as a reconnection rebuilds it. */
+        char *attached;
+        char **subscriptions;
+        size_t n_subscriptions;
+
+        /* The charge stock. */
+        Stock stock;
+        bool stock_wanted; /* set up once: again after each reconnection */
+        _Atomic uint64_t *page;
+        void **old_pages; /* replaced pages, unmapped by memacct_close() */
+        size_t n_old_pages;
+
+        EventQueue events; /* from the unsolicited Event frames */
+
+        unsigned timeout_msec;
+        unsigned reconnect_attempts;
+        unsigned reconnects;
+        memacct_reconnect_fn reconnect_fn;
+        void *reconnect_userdata;
+        bool reconnecting;
+};
+
+/**
+ * client_new() - a handle with no connection yet, defaults set, for
+ * memacct_connect() and memacct_connect_bus(), which fill it in before
+ * anyone else sees it.
+ * Return: it, or NULL (out of memory).
+ */
+memacct *client_new(void);
