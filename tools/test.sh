@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Install the dependencies, build, and run the whole test suite three
-# ways: a plain optimised build; AddressSanitizer + UndefinedBehaviorSanitizer;
-# ThreadSanitizer for the concurrency suite. Exits non-zero on any failure.
+# Install the dependencies, build, and run the whole test suite: a plain
+# optimised build (gcc); the unit tests of a clang -O2 build;
+# AddressSanitizer + UndefinedBehaviorSanitizer; ThreadSanitizer for the
+# concurrency suite. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -46,6 +47,11 @@ echo "== plain build (gcc, -O2)"
 setup build-ci --buildtype=debugoptimized
 ninja -C build-ci
 run_tests meson test -C build-ci --print-errorlogs --num-processes 2
+
+echo "== clang -O2 (warnings are errors with either compiler), unit tests"
+CC=clang setup build-clang --buildtype=debugoptimized -Dbench=false
+ninja -C build-clang
+run_tests meson test -C build-clang --print-errorlogs --num-processes 2 --suite unit
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false

@@ -87,10 +87,14 @@ static int teardown(void **state) {
         return 0;
 }
 
+/* @name in the state directory. Two buffers in turn, so that one call's
+ * result survives the next: rename(file_path(a), file_path(b)). */
 static char *file_path(const Fixture *f, const char *name) {
-        static char path[128];
+        static char paths[2][128];
+        static unsigned next;
+        char *path = paths[next++ % 2];
 
-        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        snprintf(path, sizeof(paths[0]), "%s/%s", f->dir, name);
         return path;
 }
 
