@@ -212,18 +212,21 @@ int service_teardown(void **state) {
         return 0;
 }
 
-Peer *fixture_peer_new(Fixture *f, uid_t uid, bool open_session, bool events) {
+Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events) {
         for (size_t i = 0; i < FIXTURE_EXTRA_MAX; i++) {
                 if (f->extra[i])
                         continue;
                 f->extra_inbox[i] = (EventLog) {};
-                assert_int_equal(make_peer(f, uid, f->next_pid++, open_session, events ? &f->extra_inbox[i] : NULL,
-                                           &f->extra[i]),
+                assert_int_equal(make_peer(f, uid, pid, open_session, events ? &f->extra_inbox[i] : NULL, &f->extra[i]),
                                  0);
                 return f->extra[i];
         }
         fail_msg("more than %d extra peers", FIXTURE_EXTRA_MAX);
         return NULL;
+}
+
+Peer *fixture_peer_new(Fixture *f, uid_t uid, bool open_session, bool events) {
+        return fixture_peer_with_pid(f, uid, f->next_pid++, open_session, events);
 }
 
 EventLog *fixture_peer_inbox(Fixture *f, Peer *p) {

@@ -130,6 +130,9 @@ int service_teardown(void **state);
  */
 Peer *fixture_peer_new(Fixture *f, uid_t uid, bool open_session, bool events);
 
+/** fixture_peer_with_pid() - fixture_peer_new() with pid @pid (another session of a process). */
+Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events);
+
 /** fixture_peer_inbox() - the inbox of a fixture peer (NULL: it receives no events). */
 EventLog *fixture_peer_inbox(Fixture *f, Peer *p);
 
