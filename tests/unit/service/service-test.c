@@ -140,12 +140,17 @@ void fixture_settings(Fixture *f, ReadAccess access, unsigned cap) {
         service_set_settings(f->svc, &s);
 }
 
-static int make_peer(Fixture *f, uid_t uid, pid_t pid, bool open_session, EventLog *inbox, Peer **ret) {
+static int make_peer_delivered(Fixture *f, uid_t uid, pid_t pid, bool open_session, const EventDelivery *d,
+                               EventLog *inbox, Peer **ret) {
         PeerCreds creds = { .pid = pid, .uid = uid, .gid = uid };
         Refusal rf;
 
         refusal_init(&rf);
-        return service_peer_new(f->svc, &creds, inbox ? &test_delivery : NULL, inbox, open_session, ret, &rf);
+        return service_peer_new(f->svc, &creds, d, inbox, open_session, ret, &rf);
+}
+
+static int make_peer(Fixture *f, uid_t uid, pid_t pid, bool open_session, EventLog *inbox, Peer **ret) {
+        return make_peer_delivered(f, uid, pid, open_session, inbox ? &test_delivery : NULL, inbox, ret);
 }
 
 static int make_tree(MemCore *core) {
@@ -212,17 +217,29 @@ int service_teardown(void **state) {
         return 0;
 }
 
-Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events) {
-        for (size_t i = 0; i < FIXTURE_EXTRA_MAX; i++) {
-                if (f->extra[i])
-                        continue;
-                f->extra_inbox[i] = (EventLog) {};
-                assert_int_equal(make_peer(f, uid, pid, open_session, events ? &f->extra_inbox[i] : NULL, &f->extra[i]),
-                                 0);
-                return f->extra[i];
-        }
+/* The first free extra slot, its inbox emptied. */
+static size_t extra_slot(Fixture *f) {
+        for (size_t i = 0; i < FIXTURE_EXTRA_MAX; i++)
+                if (!f->extra[i]) {
+                        f->extra_inbox[i] = (EventLog) {};
+                        return i;
+                }
         fail_msg("more than %d extra peers", FIXTURE_EXTRA_MAX);
-        return NULL;
+        return 0;
+}
+
+Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events) {
+        size_t i = extra_slot(f);
+
+        assert_int_equal(make_peer(f, uid, pid, open_session, events ? &f->extra_inbox[i] : NULL, &f->extra[i]), 0);
+        return f->extra[i];
+}
+
+Peer *fixture_peer_with_delivery(Fixture *f, uid_t uid, const EventDelivery *d) {
+        size_t i = extra_slot(f);
+
+        assert_int_equal(make_peer_delivered(f, uid, f->next_pid++, true, d, &f->extra_inbox[i], &f->extra[i]), 0);
+        return f->extra[i];
 }
 
 Peer *fixture_peer_new(Fixture *f, uid_t uid, bool open_session, bool events) {

@@ -133,6 +133,12 @@ Peer *fixture_peer_new(Fixture *f, uid_t uid, bool open_session, bool events);
 /** fixture_peer_with_pid() - fixture_peer_new() with pid @pid (another session of a process). */
 Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events);
 
+/**
+ * fixture_peer_with_delivery() - a peer of @uid with a session, whose
+ * events go through @d (its push gets the peer's inbox as userdata).
+ */
+Peer *fixture_peer_with_delivery(Fixture *f, uid_t uid, const EventDelivery *d);
+
 /** fixture_peer_inbox() - the inbox of a fixture peer (NULL: it receives no events). */
 EventLog *fixture_peer_inbox(Fixture *f, Peer *p);
 
