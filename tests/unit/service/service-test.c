@@ -158,7 +158,7 @@ static int make_tree(MemCore *core) {
                 const char *path;
                 uid_t owner;
         } tree[] = {
-                { "/a", UID_ROOT },   { "/b", UID_ROOT },   { "/d", UID_DELEGATE },
+                { "/a", UID_ROOT },   { "/b", UID_ROOT },     { "/d", UID_DELEGATE },
                 { "/d/x", UID_ROOT }, { "/d/x/y", UID_ROOT }, { "/e", UID_OTHER },
         };
 
@@ -231,14 +231,16 @@ static size_t extra_slot(Fixture *f) {
 Peer *fixture_peer_with_pid(Fixture *f, uid_t uid, pid_t pid, bool open_session, bool events) {
         size_t i = extra_slot(f);
 
-        assert_int_equal(make_peer(f, uid, pid, open_session, events ? &f->extra_inbox[i] : NULL, &f->extra[i]), 0);
+        assert_int_equal(
+                make_peer(f, uid, pid, open_session, events ? &f->extra_inbox[i] : NULL, &f->extra[i]), 0);
         return f->extra[i];
 }
 
 Peer *fixture_peer_with_delivery(Fixture *f, uid_t uid, const EventDelivery *d) {
         size_t i = extra_slot(f);
 
-        assert_int_equal(make_peer_delivered(f, uid, f->next_pid++, true, d, &f->extra_inbox[i], &f->extra[i]), 0);
+        assert_int_equal(
+                make_peer_delivered(f, uid, f->next_pid++, true, d, &f->extra_inbox[i], &f->extra[i]), 0);
         return f->extra[i];
 }
 
@@ -311,7 +313,8 @@ uint64_t tree_usage(Fixture *f, const char *path) {
 
 /* ---- refusals ----------------------------------------------------------- */
 
-void assert_refused_at(int r, const Refusal *rf, int error, const char *file, int line, const char *fmt, ...) {
+void assert_refused_at(int r, const Refusal *rf, int error, const char *file, int line, const char *fmt,
+                       ...) {
         char want[REFUSAL_MESSAGE_MAX];
         va_list ap;
 

@@ -177,7 +177,8 @@ void assert_refused_at(int r, const Refusal *rf, int error, const char *file, in
  * The call returned @error, and @rf carries the same errno and exactly the
  * printf-formatted words: what both transports send.
  */
-#define assert_refused(r, rf, error, ...) assert_refused_at((r), (rf), (error), __FILE__, __LINE__, __VA_ARGS__)
+#define assert_refused(r, rf, error, ...)                                                                    \
+        assert_refused_at((r), (rf), (error), __FILE__, __LINE__, __VA_ARGS__)
 
 /** assert_not_refused() - the call returned >= 0 and @rf is still empty. */
 #define assert_not_refused(r, rf) assert_not_refused_at((r), (rf), __FILE__, __LINE__)

@@ -90,7 +90,8 @@ static void test_may_modify_only_strictly_below_the_delegated_group(void **state
                 MemGroup *g = group_at(f, groups[i]);
 
                 for (size_t u = 0; u < NRIGHTS; u++)
-                        assert_int_equal(authz_may_modify(rights[u].uid, g), listed(rights[u].modify, groups[i]));
+                        assert_int_equal(authz_may_modify(rights[u].uid, g),
+                                         listed(rights[u].modify, groups[i]));
                 group_unref(g);
         }
 }
@@ -102,7 +103,8 @@ static void test_may_reset_peak_includes_the_delegated_group_itself(void **state
                 MemGroup *g = group_at(f, groups[i]);
 
                 for (size_t u = 0; u < NRIGHTS; u++)
-                        assert_int_equal(authz_may_reset_peak(rights[u].uid, g), listed(rights[u].reset, groups[i]));
+                        assert_int_equal(authz_may_reset_peak(rights[u].uid, g),
+                                         listed(rights[u].reset, groups[i]));
                 group_unref(g);
         }
 }

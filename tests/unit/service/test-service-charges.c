@@ -171,7 +171,8 @@ static void test_kept_charge_needs_use_of_the_group(void **state) {
         ServiceChargeResult res;
         Refusal rf;
 
-        assert_refused(charge(f, f->other, kept_bytes("/d", PAGE), &res, &rf), &rf, -EPERM, "/d: permission denied");
+        assert_refused(charge(f, f->other, kept_bytes("/d", PAGE), &res, &rf), &rf, -EPERM,
+                       "/d: permission denied");
         assert_refused(charge(f, f->delegate, kept_bytes("/e", PAGE), &res, &rf), &rf, -EPERM,
                        "/e: permission denied");
         assert_refused(charge(f, f->delegate, kept_bytes(NULL, PAGE), &res, &rf), &rf, -EINVAL,
@@ -212,8 +213,8 @@ static void test_charge_of_an_unknown_stat_item_is_refused(void **state) {
                        -EINVAL, "unknown stat item 'nosuch'");
         assert_refused(charge(f, f->delegate, with_stat(kept_bytes("/d", PAGE), "ANON"), &res, &rf), &rf,
                        -EINVAL, "unknown stat item 'ANON'");
-        assert_refused(uncharge(f, f->delegate, with_stat(kept_bytes("/d", PAGE), "nosuch"), &rf), &rf, -EINVAL,
-                       "unknown stat item 'nosuch'");
+        assert_refused(uncharge(f, f->delegate, with_stat(kept_bytes("/d", PAGE), "nosuch"), &rf), &rf,
+                       -EINVAL, "unknown stat item 'nosuch'");
         assert_nothing_charged(f);
 }
 
@@ -223,8 +224,8 @@ static void test_charge_is_accounted_to_the_stat_item_named(void **state) {
         MemGroupInfo info;
         Refusal rf;
 
-        assert_not_refused(charge(f, f->delegate, with_stat(session_bytes("/d/x", 3 * PAGE), "file"), &res, &rf),
-                           &rf);
+        assert_not_refused(
+                charge(f, f->delegate, with_stat(session_bytes("/d/x", 3 * PAGE), "file"), &res, &rf), &rf);
         assert_not_refused(charge(f, f->delegate, with_stat(session_bytes(NULL, PAGE), ""), &res, &rf), &rf);
         info = tree_info(f, "/d/x");
         assert_true(info.stat_local[MEM_STAT_FILE] == (int64_t) (3 * PAGE));
@@ -252,7 +253,8 @@ static void test_stock_refill_without_a_stock_page_is_refused(void **state) {
         Refusal rf;
 
         c.stock = true;
-        assert_refused(charge(f, f->delegate, c, &res, &rf), &rf, -EINVAL, "a stock refill needs StockSetup first");
+        assert_refused(charge(f, f->delegate, c, &res, &rf), &rf, -EINVAL,
+                       "a stock refill needs StockSetup first");
         assert_nothing_charged(f);
         assert_true(session_held(f->delegate->session, MEM_STAT_ANON) == 0);
 }
@@ -262,8 +264,8 @@ static void test_charge_larger_than_the_largest_is_refused(void **state) {
         ServiceChargeResult res;
         Refusal rf;
 
-        assert_refused(charge(f, f->root, session_bytes("/a", MEM_CHARGE_MAX + 1), &res, &rf), &rf, -EOVERFLOW,
-                       "/a: size too large");
+        assert_refused(charge(f, f->root, session_bytes("/a", MEM_CHARGE_MAX + 1), &res, &rf), &rf,
+                       -EOVERFLOW, "/a: size too large");
         assert_refused(charge(f, f->root, kept_bytes("/b", MEM_CHARGE_MAX + 1), &res, &rf), &rf, -EOVERFLOW,
                        "/b: size too large");
         assert_refused(uncharge(f, f->root, kept_bytes("/b", MEM_CHARGE_MAX + 1), &rf), &rf, -EOVERFLOW,
@@ -281,8 +283,10 @@ static void test_only_root_forces_a_charge_past_max(void **state) {
         Refusal rf;
 
         s.force = k.force = true;
-        assert_refused(charge(f, f->delegate, s, &res, &rf), &rf, -EPERM, "only root forces a charge past max");
-        assert_refused(charge(f, f->delegate, k, &res, &rf), &rf, -EPERM, "only root forces a charge past max");
+        assert_refused(charge(f, f->delegate, s, &res, &rf), &rf, -EPERM,
+                       "only root forces a charge past max");
+        assert_refused(charge(f, f->delegate, k, &res, &rf), &rf, -EPERM,
+                       "only root forces a charge past max");
         assert_null(attached_to(f->delegate));
         assert_nothing_charged(f);
 }
@@ -354,7 +358,8 @@ static void test_charge_result_reports_high_throttle_and_margin(void **state) {
         assert_not_refused(service_set_limits(f->svc, f->delegate, "/d/x", &l, false, &rf), &rf);
         assert_not_refused(charge(f, f->delegate, c, &res, &rf), &rf);
         assert_true(res.over_high == c.bytes - l.high);
-        assert_true(res.throttle_usec == charge_high_delay_usec((int64_t) c.bytes, (int64_t) l.high, c.bytes));
+        assert_true(res.throttle_usec ==
+                    charge_high_delay_usec((int64_t) c.bytes, (int64_t) l.high, c.bytes));
         assert_true(res.margin == l.max - c.bytes);
         assert_false(res.over_max);
         assert_non_null(event_log_find(&f->sink, EVENT_MEMORY, MEM_EVENT_HIGH, "/d/x"));
@@ -386,8 +391,8 @@ static void test_uncharge_of_more_than_the_session_holds_is_refused(void **state
                        "/d/x: uncharge of %llu anon bytes is more than the session holds",
                        (unsigned long long) c.bytes);
         /* Held as anon, not as file. */
-        assert_refused(uncharge(f, f->delegate, with_stat(session_bytes(NULL, PAGE), "file"), &rf), &rf, -ERANGE,
-                       "/d/x: uncharge of %llu file bytes is more than the session holds",
+        assert_refused(uncharge(f, f->delegate, with_stat(session_bytes(NULL, PAGE), "file"), &rf), &rf,
+                       -ERANGE, "/d/x: uncharge of %llu file bytes is more than the session holds",
                        (unsigned long long) PAGE);
         assert_true(tree_usage(f, "/d/x") == PAGE);
         assert_true(session_held(f->delegate->session, MEM_STAT_ANON) == PAGE);
@@ -414,7 +419,8 @@ static void test_kept_uncharge_of_more_than_the_group_keeps_is_refused(void **st
 
         assert_not_refused(charge(f, f->root, c, &res, &rf), &rf);
         assert_refused(uncharge(f, f->root, u, &rf), &rf, -ERANGE,
-                       "/a: uncharge of %llu anon bytes is more than the group keeps", (unsigned long long) u.bytes);
+                       "/a: uncharge of %llu anon bytes is more than the group keeps",
+                       (unsigned long long) u.bytes);
         assert_true(tree_info(f, "/a").kept[MEM_STAT_ANON] == c.bytes);
         assert_int_equal(f->commits, 1);
 }
@@ -425,8 +431,10 @@ static void test_uncharge_is_refused_as_a_charge_would_be(void **state) {
 
         assert_refused(uncharge(f, f->delegate, session_bytes(NULL, PAGE), &rf), &rf, -ENOTCONN,
                        "session not attached to a group");
-        assert_refused(uncharge(f, f->other, kept_bytes("/d", PAGE), &rf), &rf, -EPERM, "/d: permission denied");
-        assert_refused(uncharge(f, f->other, session_bytes("/d", PAGE), &rf), &rf, -EPERM, "/d: permission denied");
+        assert_refused(uncharge(f, f->other, kept_bytes("/d", PAGE), &rf), &rf, -EPERM,
+                       "/d: permission denied");
+        assert_refused(uncharge(f, f->other, session_bytes("/d", PAGE), &rf), &rf, -EPERM,
+                       "/d: permission denied");
         assert_refused(uncharge(f, f->root, kept_bytes("/nosuch", PAGE), &rf), &rf, -ENOENT,
                        "/nosuch: no such group");
         assert_null(attached_to(f->other));

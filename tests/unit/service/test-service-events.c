@@ -49,6 +49,7 @@ static int ignore_read(void *userdata, const char *path, const MemGroupInfo *inf
 
 /* Every operation that changes nothing durable, once, on a tree with a session. */
 static void run_non_durable_operations(Fixture *f) {
+        ServiceCharge u = session_bytes(NULL, PAGE);
         uint64_t rss[_MEM_RSS_MAX];
         ServiceHello h;
         Refusal rf;
@@ -56,14 +57,14 @@ static void run_non_durable_operations(Fixture *f) {
 
         assert_not_refused(charge(f, f->delegate, session_bytes("/d/x", 2 * PAGE), &rf), &rf);
         refusal_init(&rf);
-        assert_not_refused(service_uncharge(f->svc, f->delegate, &(ServiceCharge) { .has_bytes = true, .bytes = PAGE },
-                                            &rf),
-                           &rf);
+        assert_not_refused(service_uncharge(f->svc, f->delegate, &u, &rf), &rf);
         assert_not_refused(service_move(f->svc, f->delegate, 0, "/d/x/y", &rf), &rf);
         assert_not_refused(service_attach(f->svc, f->other, "/e", &rf), &rf);
-        assert_not_refused(service_get_group(f->svc, f->root, "/d", NULL, SERVICE_READ_EXACT, ignore_read, NULL, &rf),
-                           &rf);
-        assert_not_refused(service_list_groups(f->svc, NULL, "/", SERVICE_READ_RECURSIVE, ignore_read, NULL, &rf), &rf);
+        assert_not_refused(
+                service_get_group(f->svc, f->root, "/d", NULL, SERVICE_READ_EXACT, ignore_read, NULL, &rf),
+                &rf);
+        assert_not_refused(
+                service_list_groups(f->svc, NULL, "/", SERVICE_READ_RECURSIVE, ignore_read, NULL, &rf), &rf);
         assert_not_refused(service_reset_peak(f->svc, f->delegate, "/d", &rf), &rf);
         assert_not_refused(service_hello(f->svc, f->bus, NULL, &h, &rf), &rf);
         assert_not_refused(service_get_client(f->svc, f->delegate, 0, true, &pid, rss, &rf), &rf);
@@ -73,6 +74,7 @@ static void run_non_durable_operations(Fixture *f) {
 static void test_commit_is_called_for_exactly_the_durable_changes(void **state) {
         Fixture *f = *state;
         MemLimits l = limits_max(64 * PAGE);
+        ServiceCharge k = kept_bytes("/c", PAGE);
         Refusal rf;
 
         refusal_init(&rf);
@@ -80,12 +82,9 @@ static void test_commit_is_called_for_exactly_the_durable_changes(void **state) 
         assert_int_equal(f->commits, 1);
         assert_not_refused(service_set_limits(f->svc, f->root, "/c", &l, false, &rf), &rf);
         assert_int_equal(f->commits, 2);
-        assert_not_refused(charge(f, f->root, kept_bytes("/c", PAGE), &rf), &rf);
+        assert_not_refused(charge(f, f->root, k, &rf), &rf);
         assert_int_equal(f->commits, 3);
-        assert_not_refused(service_uncharge(f->svc, f->root, &(ServiceCharge) { .path = "/c", .has_bytes = true,
-                                                                                 .bytes = PAGE, .keep = true },
-                                            &rf),
-                           &rf);
+        assert_not_refused(service_uncharge(f->svc, f->root, &k, &rf), &rf);
         assert_int_equal(f->commits, 4);
         assert_not_refused(service_remove_group(f->svc, f->root, "/c", &rf), &rf);
         assert_int_equal(f->commits, 5);
@@ -96,6 +95,7 @@ static void test_commit_is_called_for_exactly_the_durable_changes(void **state) 
 static void test_refused_operations_commit_nothing(void **state) {
         Fixture *f = *state;
         MemLimits l = limits_max(PAGE);
+        ServiceCharge k = kept_bytes("/a", PAGE);
         Refusal rf;
 
         tree_set_max(f, "/a", PAGE);
@@ -104,9 +104,7 @@ static void test_refused_operations_commit_nothing(void **state) {
         assert_true(service_remove_group(f->svc, f->delegate, "/d", &rf) < 0);
         assert_true(service_set_limits(f->svc, f->other, "/d/x", &l, false, &rf) < 0);
         assert_true(charge(f, f->root, kept_bytes("/a", 2 * PAGE), &rf) < 0);
-        assert_true(service_uncharge(f->svc, f->root, &(ServiceCharge) { .path = "/a", .has_bytes = true,
-                                                                         .bytes = PAGE, .keep = true },
-                                     &rf) < 0);
+        assert_true(service_uncharge(f->svc, f->root, &k, &rf) < 0);
         assert_int_equal(f->commits, 0);
 }
 
@@ -332,7 +330,8 @@ static void test_subscriptions_are_bounded_per_connection(void **state) {
 
         for (unsigned i = 0; i < SERVICE_SUBSCRIPTIONS_MAX; i++)
                 assert_not_refused(subscribe(f, f->delegate, i % 2 ? "/d" : "/d/x", &rf), &rf);
-        assert_refused(subscribe(f, f->delegate, "/d", &rf), &rf, -ENOSPC, "too many subscriptions on one connection");
+        assert_refused(subscribe(f, f->delegate, "/d", &rf), &rf, -ENOSPC,
+                       "too many subscriptions on one connection");
         assert_int_equal(f->delegate->subscriber.nsubs, SERVICE_SUBSCRIPTIONS_MAX);
         /* The bound is per connection. */
         assert_not_refused(subscribe(f, f->other, "/d", &rf), &rf);

@@ -202,14 +202,15 @@ static void test_create_refuses_malformed_paths_with_the_precise_violation(void 
         assert_refused(create(f, f->root, "a", &rf), &rf, -EINVAL, "a: path must start with '/'");
         assert_refused(create(f, f->root, "/a/", &rf), &rf, -EINVAL, "/a/: empty path component");
         assert_refused(create(f, f->root, "/a//b", &rf), &rf, -EINVAL, "/a//b: empty path component");
-        assert_refused(create(f, f->root, "/a/..", &rf), &rf, -EINVAL, "/a/..: '.' and '..' are not group names");
+        assert_refused(create(f, f->root, "/a/..", &rf), &rf, -EINVAL,
+                       "/a/..: '.' and '..' are not group names");
         assert_refused(create(f, f->root, "/a b", &rf), &rf, -EINVAL,
                        "/a b: group names may only hold [A-Za-z0-9._:@-]");
         longname[0] = '/';
         memset(longname + 1, 'n', MEM_NAME_MAX + 1);
         longname[MEM_NAME_MAX + 2] = 0;
-        assert_refused(create(f, f->root, longname, &rf), &rf, -ENAMETOOLONG, "%s: group name longer than 255 bytes",
-                       longname);
+        assert_refused(create(f, f->root, longname, &rf), &rf, -ENAMETOOLONG,
+                       "%s: group name longer than 255 bytes", longname);
         assert_nothing_changed(f);
 }
 
@@ -364,7 +365,8 @@ static void test_remove_of_the_root_says_why(void **state) {
 
 static void test_set_limits_sets_what_it_names_commits_and_announces(void **state) {
         Fixture *f = *state;
-        MemLimits l = { .set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH, .max = 32 * PAGE, .high = 24 * PAGE, .low = 5 };
+        MemLimits l = { .set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH, .max = 32 * PAGE, .high = 24 * PAGE,
+                        .low = 5 };
         MemGroupInfo info;
         Refusal rf;
 
@@ -426,8 +428,10 @@ static void test_set_limits_is_refused_on_the_delegated_group_itself(void **stat
         MemLimits l = limits_max(16 * PAGE);
         Refusal rf;
 
-        assert_refused(set_limits(f, f->delegate, "/d", &l, false, &rf), &rf, -EPERM, "/d: permission denied");
-        assert_refused(set_limits(f, f->other, "/d/x", &l, false, &rf), &rf, -EPERM, "/d/x: permission denied");
+        assert_refused(set_limits(f, f->delegate, "/d", &l, false, &rf), &rf, -EPERM,
+                       "/d: permission denied");
+        assert_refused(set_limits(f, f->other, "/d/x", &l, false, &rf), &rf, -EPERM,
+                       "/d/x: permission denied");
         assert_refused(set_limits(f, f->delegate, "/", &l, false, &rf), &rf, -EPERM, "/: permission denied");
         assert_true(tree_info(f, "/d").max == UINT64_MAX);
         assert_true(tree_info(f, "/d/x").max == UINT64_MAX);
@@ -441,8 +445,10 @@ static void test_set_limits_refuses_missing_and_malformed_paths(void **state) {
         MemLimits l = limits_max(PAGE);
         Refusal rf;
 
-        assert_refused(set_limits(f, f->root, "/nosuch", &l, false, &rf), &rf, -ENOENT, "/nosuch: no such group");
-        assert_refused(set_limits(f, f->root, NULL, &l, false, &rf), &rf, -EINVAL, "a group path is required");
+        assert_refused(set_limits(f, f->root, "/nosuch", &l, false, &rf), &rf, -ENOENT,
+                       "/nosuch: no such group");
+        assert_refused(set_limits(f, f->root, NULL, &l, false, &rf), &rf, -EINVAL,
+                       "a group path is required");
         assert_refused(set_limits(f, f->root, "/a/../b", &l, false, &rf), &rf, -EINVAL,
                        "/a/../b: '.' and '..' are not group names");
         assert_nothing_changed(f);
@@ -496,10 +502,14 @@ static void test_reset_peak_refuses_other_subtrees_and_missing_groups(void **sta
 
         refusal_init(&rf);
         assert_refused(service_reset_peak(f->svc, f->other, "/d", &rf), &rf, -EPERM, "/d: permission denied");
-        assert_refused(service_reset_peak(f->svc, f->delegate, "/e", &rf), &rf, -EPERM, "/e: permission denied");
-        assert_refused(service_reset_peak(f->svc, f->delegate, "/", &rf), &rf, -EPERM, "/: permission denied");
-        assert_refused(service_reset_peak(f->svc, f->root, "/nosuch", &rf), &rf, -ENOENT, "/nosuch: no such group");
-        assert_refused(service_reset_peak(f->svc, f->root, "", &rf), &rf, -EINVAL, "a group path is required");
+        assert_refused(service_reset_peak(f->svc, f->delegate, "/e", &rf), &rf, -EPERM,
+                       "/e: permission denied");
+        assert_refused(service_reset_peak(f->svc, f->delegate, "/", &rf), &rf, -EPERM,
+                       "/: permission denied");
+        assert_refused(service_reset_peak(f->svc, f->root, "/nosuch", &rf), &rf, -ENOENT,
+                       "/nosuch: no such group");
+        assert_refused(service_reset_peak(f->svc, f->root, "", &rf), &rf, -EINVAL,
+                       "a group path is required");
 }
 
 /* ---- import ---------------------------------------------------------------- */
@@ -525,8 +535,8 @@ static void test_import_without_a_mirror_says_so(void **state) {
         refusal_init(&rf);
         assert_refused(service_import_cgroups(f->svc, f->root, NULL, NULL, &counts, &rf), &rf, -ENOENT,
                        "no kernel cgroup mirror in this daemon");
-        assert_refused(service_import_cgroups(f->svc, service_daemon_peer(f->svc), "/", "/a", &counts, &rf), &rf,
-                       -ENOENT, "no kernel cgroup mirror in this daemon");
+        assert_refused(service_import_cgroups(f->svc, service_daemon_peer(f->svc), "/", "/a", &counts, &rf),
+                       &rf, -ENOENT, "no kernel cgroup mirror in this daemon");
         assert_nothing_changed(f);
 }
 

@@ -103,7 +103,8 @@ static void test_get_refuses_a_reclaim_root_that_is_not_above(void **state) {
                        "/d/x is not below the reclaim root /a");
         assert_refused(get(f, f->root, "/d", "/d/x", 0, &r, &rf), &rf, -EINVAL,
                        "/d is not below the reclaim root /d/x");
-        assert_refused(get(f, f->root, "/d/x", "/nosuch", 0, &r, &rf), &rf, -ENOENT, "/nosuch: no such group");
+        assert_refused(get(f, f->root, "/d/x", "/nosuch", 0, &r, &rf), &rf, -ENOENT,
+                       "/nosuch: no such group");
         assert_refused(get(f, f->root, "/d/x", "d", 0, &r, &rf), &rf, -EINVAL, "d: path must start with '/'");
         assert_int_equal(r.n, 0);
 }
@@ -203,7 +204,8 @@ static void test_list_recursive_covers_the_subtree_parents_first(void **state) {
         Reads r = {};
         Refusal rf;
 
-        assert_not_refused(list(f, f->other, "/d", SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, &r, &rf), &rf);
+        assert_not_refused(list(f, f->other, "/d", SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, &r, &rf),
+                           &rf);
         assert_reads_are(&r, subtree, 3);
         assert_int_equal(r.info[0].owner, UID_DELEGATE);
         assert_int_equal(r.info[1].nr_children, 1);

@@ -37,7 +37,8 @@ static int move(Fixture *f, Peer *p, pid_t pid, const char *path, Refusal *rf) {
         return service_move(f->svc, p, pid, path, rf);
 }
 
-static int get_client(Fixture *f, Peer *p, pid_t pid, pid_t *ret_pid, uint64_t rss[_MEM_RSS_MAX], Refusal *rf) {
+static int get_client(Fixture *f, Peer *p, pid_t pid, pid_t *ret_pid, uint64_t rss[_MEM_RSS_MAX],
+                      Refusal *rf) {
         refusal_init(rf);
         return service_get_client(f->svc, p, pid, true, ret_pid, rss, rf);
 }
@@ -194,9 +195,10 @@ static void test_session_cap_refuses_a_bus_session_at_its_first_use(void **state
         Refusal rf;
 
         fixture_settings(f, READ_ACCESS_ALL, 1);
-        assert_refused(charge(f, f->bus, session_bytes("/d", PAGE), &rf), &rf, -EUSERS, "too many sessions for uid %u",
+        assert_refused(charge(f, f->bus, session_bytes("/d", PAGE), &rf), &rf, -EUSERS,
+                       "too many sessions for uid %u", UID_DELEGATE);
+        assert_refused(attach(f, f->bus, "/d", &rf), &rf, -EUSERS, "too many sessions for uid %u",
                        UID_DELEGATE);
-        assert_refused(attach(f, f->bus, "/d", &rf), &rf, -EUSERS, "too many sessions for uid %u", UID_DELEGATE);
         assert_null(f->bus->session);
         assert_true(tree_usage(f, "/d") == 0);
         assert_int_equal(service_session_count(f->svc), 3);
@@ -249,7 +251,8 @@ static void test_attach_of_a_session_holding_charges_is_refused(void **state) {
         Refusal rf;
 
         assert_not_refused(charge(f, f->delegate, session_bytes("/d/x", PAGE), &rf), &rf);
-        assert_refused(attach(f, f->delegate, "/d/x/y", &rf), &rf, -EBUSY, "the session holds charges; move it instead");
+        assert_refused(attach(f, f->delegate, "/d/x/y", &rf), &rf, -EBUSY,
+                       "the session holds charges; move it instead");
         assert_string_equal(attached_to(f->delegate), "/d/x");
         assert_true(tree_usage(f, "/d/x") == PAGE);
         assert_int_equal(tree_info(f, "/d/x/y").nr_attached, 0);
@@ -335,8 +338,10 @@ static void test_move_of_another_pid_is_root_only(void **state) {
         Refusal rf;
 
         assert_not_refused(charge(f, f->other, session_bytes("/e", PAGE), &rf), &rf);
-        assert_refused(move(f, f->delegate, PID_OTHER, "/d", &rf), &rf, -EPERM, "only root moves other processes");
-        assert_refused(move(f, f->other, PID_DELEGATE, "/e", &rf), &rf, -EPERM, "only root moves other processes");
+        assert_refused(move(f, f->delegate, PID_OTHER, "/d", &rf), &rf, -EPERM,
+                       "only root moves other processes");
+        assert_refused(move(f, f->other, PID_DELEGATE, "/e", &rf), &rf, -EPERM,
+                       "only root moves other processes");
         assert_string_equal(attached_to(f->other), "/e");
         assert_true(tree_usage(f, "/e") == PAGE);
 }
@@ -357,7 +362,8 @@ static void test_move_of_a_pid_without_a_session_is_refused(void **state) {
         Fixture *f = *state;
         Refusal rf;
 
-        assert_refused(move(f, f->root, NO_SUCH_PID, "/a", &rf), &rf, -ESRCH, "pid %d has no session", NO_SUCH_PID);
+        assert_refused(move(f, f->root, NO_SUCH_PID, "/a", &rf), &rf, -ESRCH, "pid %d has no session",
+                       NO_SUCH_PID);
         /* The bus peer's pid has none until it is used. */
         assert_refused(move(f, f->root, PID_BUS, "/a", &rf), &rf, -ESRCH, "pid %d has no session", PID_BUS);
 }
@@ -366,7 +372,8 @@ static void test_move_of_an_unattached_session_is_refused(void **state) {
         Fixture *f = *state;
         Refusal rf;
 
-        assert_refused(move(f, f->delegate, 0, "/d", &rf), &rf, -ENOTCONN, "/d: session not attached to a group");
+        assert_refused(move(f, f->delegate, 0, "/d", &rf), &rf, -ENOTCONN,
+                       "/d: session not attached to a group");
         assert_refused(move(f, f->bus, 0, "/d", &rf), &rf, -ENOTCONN, "/d: session not attached to a group");
         assert_refused(move(f, f->root, PID_DELEGATE, "/d", &rf), &rf, -ENOTCONN,
                        "/d: session not attached to a group");
@@ -380,7 +387,8 @@ static void test_move_refused_by_a_max_names_it_and_moves_nothing(void **state) 
 
         tree_set_max(f, "/d/x/y", PAGE);
         assert_not_refused(charge(f, f->delegate, session_bytes("/d/x", 3 * PAGE), &rf), &rf);
-        assert_refused(move(f, f->delegate, 0, "/d/x/y", &rf), &rf, -EDQUOT, "/d/x/y: limit exceeded (max of /d/x/y)");
+        assert_refused(move(f, f->delegate, 0, "/d/x/y", &rf), &rf, -EDQUOT,
+                       "/d/x/y: limit exceeded (max of /d/x/y)");
         assert_string_equal(rf.refused_by, "/d/x/y");
         assert_refused(move(f, f->root, PID_DELEGATE, "/d/x/y", &rf), &rf, -EDQUOT,
                        "/d/x/y: limit exceeded (max of /d/x/y)");
@@ -419,13 +427,13 @@ static void test_get_client_of_another_pid_follows_read_access(void **state) {
         assert_not_refused(get_client(f, f->other, PID_DELEGATE, &pid, rss, &rf), &rf);
         assert_int_equal(pid, PID_DELEGATE);
         fixture_settings(f, READ_ACCESS_OWNER, 0);
-        assert_refused(get_client(f, f->other, PID_DELEGATE, &pid, rss, &rf), &rf, -EPERM, "pid %d: permission denied",
-                       PID_DELEGATE);
+        assert_refused(get_client(f, f->other, PID_DELEGATE, &pid, rss, &rf), &rf, -EPERM,
+                       "pid %d: permission denied", PID_DELEGATE);
         assert_not_refused(get_client(f, f->other, PID_OTHER, &pid, rss, &rf), &rf);
         assert_not_refused(get_client(f, f->root, PID_DELEGATE, &pid, rss, &rf), &rf);
         fixture_settings(f, READ_ACCESS_ROOT, 0);
-        assert_refused(get_client(f, f->delegate, PID_OTHER, &pid, rss, &rf), &rf, -EPERM, "pid %d: permission denied",
-                       PID_OTHER);
+        assert_refused(get_client(f, f->delegate, PID_OTHER, &pid, rss, &rf), &rf, -EPERM,
+                       "pid %d: permission denied", PID_OTHER);
         assert_not_refused(get_client(f, f->delegate, 0, &pid, rss, &rf), &rf);
         assert_int_equal(pid, PID_DELEGATE);
 }
@@ -436,9 +444,10 @@ static void test_get_client_of_a_pid_without_a_session_is_refused(void **state) 
         pid_t pid = 0;
         Refusal rf;
 
-        assert_refused(get_client(f, f->root, NO_SUCH_PID, &pid, rss, &rf), &rf, -ESRCH, "pid %d has no session",
-                       NO_SUCH_PID);
-        assert_refused(get_client(f, f->bus, 0, &pid, rss, &rf), &rf, -ESRCH, "pid %d has no session", PID_BUS);
+        assert_refused(get_client(f, f->root, NO_SUCH_PID, &pid, rss, &rf), &rf, -ESRCH,
+                       "pid %d has no session", NO_SUCH_PID);
+        assert_refused(get_client(f, f->bus, 0, &pid, rss, &rf), &rf, -ESRCH, "pid %d has no session",
+                       PID_BUS);
         assert_int_equal(pid, 0);
 }
 

@@ -98,8 +98,8 @@ static void test_stock_setup_refuses_a_page_of_the_wrong_size(void **state) {
         int big = stock_memfd(2 * SERVICE_STOCK_PAGE_SIZE, true), small = stock_memfd(64, true);
         Refusal rf;
 
-        assert_refused(stock_setup(f, f->delegate, big, &rf), &rf, -EINVAL, "the stock memfd must be exactly %d bytes",
-                       SERVICE_STOCK_PAGE_SIZE);
+        assert_refused(stock_setup(f, f->delegate, big, &rf), &rf, -EINVAL,
+                       "the stock memfd must be exactly %d bytes", SERVICE_STOCK_PAGE_SIZE);
         assert_refused(stock_setup(f, f->delegate, small, &rf), &rf, -EINVAL,
                        "the stock memfd must be exactly %d bytes", SERVICE_STOCK_PAGE_SIZE);
         assert_null(f->delegate->stock_page);
@@ -115,7 +115,8 @@ static void test_stock_setup_accepts_a_sealed_page_once(void **state) {
 
         assert_non_null(f->delegate->stock_page);
         assert_int_equal(f->delegate->stock_page_size, SERVICE_STOCK_PAGE_SIZE);
-        assert_refused(stock_setup(f, f->delegate, again, &rf), &rf, -EBUSY, "the session has a stock page already");
+        assert_refused(stock_setup(f, f->delegate, again, &rf), &rf, -EBUSY,
+                       "the session has a stock page already");
         /* The fd stays the caller's: closing it is the caller's business. */
         assert_int_equal(close(again), 0);
         page_done(&c);
