@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@
 #include "service-test.h"
 
 #define PREFIX "/k"
+#define NO_SUCH_PID 424242
 
 /* The fake hierarchy of the test running now. */
 static char fake[64];
@@ -253,6 +255,21 @@ static void test_attach_auto_without_auto_create_says_how_to_mirror(void **state
         assert_int_equal(f->commits, 0);
 }
 
+static void test_attach_auto_of_a_process_that_is_gone_is_refused(void **state) {
+        Fixture *f = *state;
+        Peer *p = fixture_peer_with_pid(f, UID_ROOT, NO_SUCH_PID, true, false);
+        Refusal rf;
+
+        if (kill(NO_SUCH_PID, 0) == 0 || errno != ESRCH)
+                skip(); /* there is one on this host */
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_refused(service_attach(f->svc, p, "auto", &rf), &rf, -ESRCH,
+                       "pid %d: cannot read its memory cgroup: %s", NO_SUCH_PID, strerror(ESRCH));
+        assert_null(atomic_load(&p->session->group));
+        assert_int_equal(f->commits, 0);
+}
+
 #define CGROUP_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -262,6 +279,7 @@ int main(void) {
                 CGROUP_TEST(test_import_of_a_missing_cgroup_is_refused),
                 CGROUP_TEST(test_attach_auto_places_the_session_by_its_cgroup_and_commits),
                 CGROUP_TEST(test_attach_auto_without_auto_create_says_how_to_mirror),
+                CGROUP_TEST(test_attach_auto_of_a_process_that_is_gone_is_refused),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

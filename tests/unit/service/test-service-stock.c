@@ -107,6 +107,36 @@ static void test_stock_setup_refuses_a_page_of_the_wrong_size(void **state) {
         close(small);
 }
 
+static void test_stock_setup_refuses_what_is_no_memfd(void **state) {
+        Fixture *f = *state;
+        int pipefd[2];
+        Refusal rf;
+
+        assert_int_equal(pipe(pipefd), 0);
+        assert_refused(stock_setup(f, f->delegate, pipefd[0], &rf), &rf, -EINVAL,
+                       "the stock memfd must be sealed against shrink, grow and seal");
+        assert_null(f->delegate->stock_page);
+        close(pipefd[0]);
+        close(pipefd[1]);
+}
+
+static void test_stock_setup_refuses_a_page_it_cannot_map_shared(void **state) {
+        Fixture *f = *state;
+        int fd = stock_memfd(SERVICE_STOCK_PAGE_SIZE, true), ro;
+        char path[64];
+        Refusal rf;
+
+        /* The same sealed page, opened read-only: no shared writable mapping. */
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ro = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(ro >= 0);
+        assert_refused(stock_setup(f, f->delegate, ro, &rf), &rf, -EACCES,
+                       "cannot map the stock page: %s", strerror(EACCES));
+        assert_null(f->delegate->stock_page);
+        close(ro);
+        close(fd);
+}
+
 static void test_stock_setup_accepts_a_sealed_page_once(void **state) {
         Fixture *f = *state;
         ClientPage c = page_setup(f, f->delegate);
@@ -226,6 +256,8 @@ int main(void) {
                 SERVICE_TEST(test_stock_setup_needs_a_memfd),
                 SERVICE_TEST(test_stock_setup_refuses_an_unsealed_memfd),
                 SERVICE_TEST(test_stock_setup_refuses_a_page_of_the_wrong_size),
+                SERVICE_TEST(test_stock_setup_refuses_what_is_no_memfd),
+                SERVICE_TEST(test_stock_setup_refuses_a_page_it_cannot_map_shared),
                 SERVICE_TEST(test_stock_setup_accepts_a_sealed_page_once),
                 SERVICE_TEST(test_stock_setup_opens_a_bus_session),
                 SERVICE_TEST(test_stock_refill_is_held_and_lands_in_the_page),
