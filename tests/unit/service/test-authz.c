@@ -17,8 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "service/authz.h"
 #include "service-test.h"
+#include "service/authz.h"
 
 static const char *const groups[] = { "/", "/a", "/d", "/d/x", "/d/x/y", "/e" };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))

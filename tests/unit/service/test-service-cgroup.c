@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include "core/session.h"
-#include "service/cgroup-sync.h"
 #include "service-test.h"
+#include "service/cgroup-sync.h"
 
 #define PREFIX "/k"
 #define NO_SUCH_PID 424242
