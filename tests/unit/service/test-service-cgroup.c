@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The operations that use the kernel cgroup mirror (service-groups.c,
+ * service-charges.c), on a fake memory hierarchy: a temporary directory
+ * laid out like the host's, so that the mirror of this very process's
+ * cgroup can be found. Import is root's and committed when it changed
+ * something; Attach "auto" places a session by its cgroup and commits
+ * the mirror it created.
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/session.h"
+#include "service-test.h"
+#include "service/cgroup-sync.h"
+
+#define PREFIX "/k"
+#define NO_SUCH_PID 424242
+
+/* The fake hierarchy of the test running now. */
+static char fake[64];
+static CgroupSync *mirror;
+static bool fake_v2;
+
+static void put(const char *dir, const char *name, const char *value) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%s\n", value);
+        fclose(f);
+}
+
+/* A cgroup directory below the fake mount, with the files a memory cgroup has. */
+static void fake_cgroup(const char *rel, uint64_t max) {
+        char dir[PATH_MAX], value[32];
+
+        snprintf(dir, sizeof(dir), "%s%s", fake, strcmp(rel, "/") == 0 ? "" : rel);
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        snprintf(value, sizeof(value), "%llu", (unsigned long long) max);
+        if (fake_v2) {
+                put(dir, "memory.max", max == UINT64_MAX ? "max" : value);
+                put(dir, "memory.high", "max");
+                put(dir, "memory.low", "0");
+                put(dir, "memory.min", "0");
+                put(dir, "memory.current", "8192");
+        } else {
+                put(dir, "memory.limit_in_bytes", max == UINT64_MAX ? "9223372036854771712" : value);
+                put(dir, "memory.soft_limit_in_bytes", "9223372036854771712");
+                put(dir, "memory.usage_in_bytes", "8192");
+        }
+}
+
+/* This process's memory cgroup as the mirror reads it: v1's memory line, else v2's. */
+static bool own_cgroup(char *buf, size_t size, bool *ret_v2) {
+        char line[PATH_MAX + 64], v2path[PATH_MAX] = "";
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        bool found = false;
+
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                char *ctl = strchr(line, ':'), *p;
+
+                if (!ctl || !(p = strchr(ctl + 1, ':')))
+                        continue;
+                *p++ = 0;
+                p[strcspn(p, "\n")] = 0;
+                if (strstr(ctl + 1, "memory")) {
+                        snprintf(buf, size, "%s", p);
+                        *ret_v2 = false;
+                        found = true;
+                } else if (strcmp(line, "0") == 0 && ctl[1] == 0)
+                        snprintf(v2path, sizeof(v2path), "%s", p);
+        }
+        fclose(f);
+        if (!found && *v2path) {
+                snprintf(buf, size, "%s", v2path);
+                *ret_v2 = found = true;
+        }
+        return found;
+}
+
+static int setup(void **state) {
+        if (service_setup(state) < 0)
+                return -1;
+        snprintf(fake, sizeof(fake), "/tmp/memacct-svc-cgfake.XXXXXX");
+        fake_v2 = false;
+        return mkdtemp(fake) ? 0 : -1;
+}
+
+/* A mirror of the fake hierarchy as it is now, installed in the service. */
+static void mirror_install(Fixture *f, bool auto_create) {
+        int r;
+
+        mirror = cgroup_sync_free(mirror);
+        r = cgroup_sync_new(f->core, service_events(f->svc), fake, PREFIX, auto_create, &mirror);
+        assert_int_equal(r, 0);
+        assert_true(cgroup_sync_available(mirror));
+        service_set_cgroup(f->svc, mirror);
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+        Fixture *f = *state;
+
+        service_set_cgroup(f->svc, NULL);
+        mirror = cgroup_sync_free(mirror);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
+        service_teardown(state);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The hierarchy's cgroups, laid out before the mirror looks at them. */
+static void fake_tree(Fixture *f) {
+        fake_cgroup("/", UINT64_MAX);
+        fake_cgroup("/web", 64 * MIB);
+        fake_cgroup("/web/app", 32 * MIB);
+        mirror_install(f, false);
+}
+
+/* ---- import ---------------------------------------------------------------- */
+
+static void test_import_by_root_mirrors_the_hierarchy_and_commits(void **state) {
+        Fixture *f = *state;
+        ServiceImportCounts n = {};
+        Refusal rf;
+
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_not_refused(service_import_cgroups(f->svc, f->root, NULL, NULL, &n, &rf), &rf);
+        assert_int_equal(n.created, 3);
+        assert_int_equal(f->commits, 1);
+        assert_true(tree_info(f, PREFIX "/web").mirror);
+        assert_true(tree_info(f, PREFIX "/web/app").max == 32 * MIB);
+        assert_non_null(event_log_find(&f->sink, EVENT_GROUP_ADDED, -1, PREFIX "/web/app"));
+        /* Nothing changed since: counted, not committed. */
+        assert_not_refused(service_import_cgroups(f->svc, f->root, "/", PREFIX, &n, &rf), &rf);
+        assert_int_equal(n.created, 0);
+        assert_int_equal(n.unchanged, 3);
+        assert_int_equal(f->commits, 1);
+}
+
+static void test_import_with_a_mirror_is_still_root_only(void **state) {
+        Fixture *f = *state;
+        ServiceImportCounts n = {};
+        Refusal rf;
+
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_refused(service_import_cgroups(f->svc, f->delegate, NULL, NULL, &n, &rf), &rf, -EPERM,
+                       "only root imports cgroups");
+        assert_false(tree_exists(f, PREFIX));
+        assert_int_equal(f->commits, 0);
+        assert_int_equal(f->sink.n, 0);
+}
+
+static void test_import_of_a_missing_cgroup_is_refused(void **state) {
+        Fixture *f = *state;
+        ServiceImportCounts n = {};
+        Refusal rf;
+
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_int_equal(service_import_cgroups(f->svc, f->root, "/nope", NULL, &n, &rf), -ENOENT);
+        assert_int_equal(rf.error, -ENOENT);
+        assert_non_null(strstr(rf.message, "cgroup /nope: no such cgroup"));
+        assert_int_equal(service_import_cgroups(f->svc, f->root, "relative", NULL, &n, &rf), -EINVAL);
+        assert_int_equal(rf.error, -EINVAL);
+        assert_false(tree_exists(f, PREFIX "/nope"));
+        assert_int_equal(f->commits, 0);
+}
+
+/* ---- attach "auto" ------------------------------------------------------------- */
+
+/*
+ * Lay out this process's own cgroup in the fake hierarchy and return the
+ * group that mirrors it; skips the test where this host's cgroup cannot
+ * be mirrored within the test core's depth.
+ */
+static const char *own_mirror(Fixture *f, char *group, size_t size) {
+        char cg[PATH_MAX], rel[PATH_MAX];
+        MemPathError why;
+        bool v2;
+
+        if (!own_cgroup(cg, sizeof(cg), &v2))
+                skip();
+        snprintf(group, size, "%s%s", PREFIX, strcmp(cg, "/") == 0 ? "" : cg);
+        if (group_path_check(group, TEST_MAX_DEPTH, &why) < 0)
+                skip();
+        fake_v2 = v2;
+        if (v2)
+                put(fake, "cgroup.controllers", "memory");
+        fake_cgroup("/", UINT64_MAX);
+        /* Each ancestor, then the cgroup itself. */
+        for (size_t i = 1; cg[i - 1]; i++)
+                if (cg[i] == '/' || cg[i] == 0) {
+                        snprintf(rel, sizeof(rel), "%.*s", (int) i, cg);
+                        fake_cgroup(rel, UINT64_MAX);
+                }
+        mirror_install(f, true);
+        return group;
+}
+
+static void test_attach_auto_places_the_session_by_its_cgroup_and_commits(void **state) {
+        Fixture *f = *state;
+        Peer *p = fixture_peer_with_pid(f, UID_ROOT, getpid(), true, false);
+        Peer *q = fixture_peer_with_pid(f, UID_ROOT, getpid(), true, false);
+        char group[MEM_PATH_MAX + 1];
+        Refusal rf;
+
+        own_mirror(f, group, sizeof(group));
+        refusal_init(&rf);
+        assert_not_refused(service_attach(f->svc, p, "auto", &rf), &rf);
+        assert_true(tree_exists(f, group));
+        assert_true(tree_info(f, group).mirror);
+        assert_int_equal(tree_info(f, group).nr_attached, 1);
+        assert_int_equal(f->commits, 1);
+        /* The mirror exists now: placed there again, nothing new to save. */
+        assert_not_refused(service_attach(f->svc, q, "", &rf), &rf);
+        assert_int_equal(tree_info(f, group).nr_attached, 2);
+        assert_int_equal(f->commits, 1);
+}
+
+static void test_attach_auto_without_auto_create_says_how_to_mirror(void **state) {
+        Fixture *f = *state;
+        Peer *p = fixture_peer_with_pid(f, UID_ROOT, getpid(), true, false);
+        char group[MEM_PATH_MAX + 1], cg[PATH_MAX];
+        bool v2;
+        Refusal rf;
+
+        own_mirror(f, group, sizeof(group));
+        assert_true(own_cgroup(cg, sizeof(cg), &v2));
+        mirror_install(f, false);
+        refusal_init(&rf);
+        assert_refused(service_attach(f->svc, p, "auto", &rf), &rf, -ENOENT,
+                       "%s: no mirror of kernel cgroup %s (import it with memacctctl import-cgroups, "
+                       "or set [cgroup] auto-create = yes)",
+                       group, cg);
+        assert_null(atomic_load(&p->session->group));
+        assert_int_equal(f->commits, 0);
+}
+
+static void test_attach_auto_of_a_process_that_is_gone_is_refused(void **state) {
+        Fixture *f = *state;
+        Peer *p = fixture_peer_with_pid(f, UID_ROOT, NO_SUCH_PID, true, false);
+        Refusal rf;
+
+        if (kill(NO_SUCH_PID, 0) == 0 || errno != ESRCH)
+                skip(); /* there is one on this host */
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_refused(service_attach(f->svc, p, "auto", &rf), &rf, -ESRCH,
+                       "pid %d: cannot read its memory cgroup: %s", NO_SUCH_PID, strerror(ESRCH));
+        assert_null(atomic_load(&p->session->group));
+        assert_int_equal(f->commits, 0);
+}
+
+#define CGROUP_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                CGROUP_TEST(test_import_by_root_mirrors_the_hierarchy_and_commits),
+                CGROUP_TEST(test_import_with_a_mirror_is_still_root_only),
+                CGROUP_TEST(test_import_of_a_missing_cgroup_is_refused),
+                CGROUP_TEST(test_attach_auto_places_the_session_by_its_cgroup_and_commits),
+                CGROUP_TEST(test_attach_auto_without_auto_create_says_how_to_mirror),
+                CGROUP_TEST(test_attach_auto_of_a_process_that_is_gone_is_refused),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
