@@ -5,7 +5,8 @@
  * Subscriptions are one list under one mutex: the core raises an event
  * on the charging thread, which walks the list, encodes the event once
  * per delivery (all socket subscribers share one frame) and pushes it to
- * every subscriber of the group or an ancestor. The lock is what keeps a
+ * every subscriber of the group or an ancestor that may read the group
+ * under the read access in force. The lock is what keeps a
  * subscriber alive while it is pushed to: events_unsubscribe_all() takes
  * it. The sink is called after the subscribers, outside the lock; it has
  * its own.
@@ -17,12 +18,15 @@
  */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu/list.h>
 
 #include "core/core.h"
 #include "core/session.h"
+#include "macro.h"
+#include "service/authz.h"
 #include "service/events.h"
 
 typedef struct Subscription {
@@ -33,6 +37,7 @@ typedef struct Subscription {
 
 struct Events {
         MemCore *core;
+        _Atomic int read_access; /* ReadAccess; relaxed: each event reads it once */
         pthread_mutex_t lock;
         struct cds_list_head subscriptions;
         /* Set while no other thread raises events: read without the lock. */
@@ -48,7 +53,11 @@ bool events_path_within(const char *path, const char *top) {
         return strncmp(path, top, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
-/* One encoding per delivery and event: the subscribers of one transport share it. */
+/* The encodings of one event, one per delivery: the subscribers of one
+ * transport share theirs. Few deliveries exist (one per transport); past
+ * ENCODED_MAX the last slot is encoded again as needed. */
+#define ENCODED_MAX 4
+
 typedef struct Encoded {
         const EventDelivery *delivery;
         uint8_t *buf;
@@ -56,12 +65,36 @@ typedef struct Encoded {
         bool failed;
 } Encoded;
 
-static void deliver(EventSubscriber *sub, const EventItem *ev, Encoded *enc) {
-        if (enc->delivery != sub->delivery) {
+typedef struct Encodings {
+        Encoded v[ENCODED_MAX];
+        unsigned n;
+} Encodings;
+
+static Encoded *encoding(Encodings *encs, const EventDelivery *d, const EventItem *ev) {
+        Encoded *enc;
+
+        for (unsigned i = 0; i < encs->n; i++)
+                if (encs->v[i].delivery == d)
+                        return &encs->v[i];
+        if (encs->n < ENCODED_MAX)
+                enc = &encs->v[encs->n++];
+        else {
+                enc = &encs->v[ENCODED_MAX - 1];
                 free(enc->buf);
-                *enc = (Encoded) { .delivery = sub->delivery };
-                enc->failed = sub->delivery->encode(ev, &enc->buf, &enc->len) < 0;
         }
+        *enc = (Encoded) { .delivery = d };
+        enc->failed = d->encode(ev, &enc->buf, &enc->len) < 0;
+        return enc;
+}
+
+static void encodings_done(Encodings *encs) {
+        for (unsigned i = 0; i < encs->n; i++)
+                free(encs->v[i].buf);
+}
+
+static void deliver(EventSubscriber *sub, const EventItem *ev, Encodings *encs) {
+        Encoded *enc = encoding(encs, sub->delivery, ev);
+
         /* Out of memory: this event is lost for these subscribers; the
          * counters it reports stay exact in the group. */
         if (!enc->failed)
@@ -71,15 +104,16 @@ static void deliver(EventSubscriber *sub, const EventItem *ev, Encoded *enc) {
 static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *userdata) {
         Events *e = userdata;
         EventItem ev = { .kind = EVENT_MEMORY, .path = g->path, .event = event, .count = local };
-        Encoded enc = {};
+        ReadAccess access = atomic_load_explicit(&e->read_access, memory_order_relaxed);
+        Encodings encs = {};
         Subscription *s;
 
         pthread_mutex_lock(&e->lock);
         cds_list_for_each_entry(s, &e->subscriptions, link)
-                if (events_path_within(g->path, s->path))
-                        deliver(s->sub, &ev, &enc);
+                if (events_path_within(g->path, s->path) && authz_may_read(access, s->sub->uid, g))
+                        deliver(s->sub, &ev, &encs);
         pthread_mutex_unlock(&e->lock);
-        free(enc.buf);
+        encodings_done(&encs);
         if (e->sink)
                 e->sink(&ev, e->sink_userdata);
 }
@@ -94,13 +128,13 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
 static void core_move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         EventSubscriber *sub = s->userdata;
         EventItem ev = { .kind = EVENT_MOVED, .path = dst->path };
-        Encoded enc = {};
+        Encodings encs = {};
 
         (void) userdata;
         if (!sub || !sub->delivery)
                 return;
-        deliver(sub, &ev, &enc); /* a hint: the move itself stands if it is lost */
-        free(enc.buf);
+        deliver(sub, &ev, &encs); /* a hint: the move itself stands if it is lost */
+        encodings_done(&encs);
 }
 
 int events_new(MemCore *core, Events **ret) {
@@ -129,6 +163,10 @@ Events *events_free(Events *e) {
         pthread_mutex_destroy(&e->lock);
         free(e);
         return NULL;
+}
+
+void events_set_read_access(Events *e, int read_access) {
+        atomic_store_explicit(&e->read_access, read_access, memory_order_relaxed);
 }
 
 void events_set_sink(Events *e, EventsSinkFn sink, void *userdata) {

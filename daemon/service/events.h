@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/model.h"
 
@@ -66,6 +67,7 @@ typedef struct EventDelivery {
 typedef struct EventSubscriber {
         const EventDelivery *delivery; /* NULL: this peer cannot receive events */
         void *userdata;
+        uid_t uid;      /* whose reads it delivers: checked against the read access of each event's time */
         unsigned nsubs; /* its subscriptions; its own thread only */
 } EventSubscriber;
 
@@ -81,6 +83,14 @@ int events_new(MemCore *core, Events **ret);
 
 /** events_free() - uninstall the hooks and free; every subscription must be gone. */
 Events *events_free(Events *e);
+
+/**
+ * events_set_read_access() - who may read now: a memory event reaches a
+ * subscriber only while its uid may read the group (authz_may_read()),
+ * so a reload that restricts reads stops what it forbids at once. Any
+ * thread.
+ */
+void events_set_read_access(Events *e, int read_access);
 
 /**
  * events_set_sink() - the one broadcasting transport (NULL: none). Set or

@@ -124,7 +124,7 @@ int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *
                 return -ENOMEM;
         p->registry = r;
         p->creds = *creds;
-        p->subscriber = (EventSubscriber) { .delivery = delivery, .userdata = userdata };
+        p->subscriber = (EventSubscriber) { .delivery = delivery, .userdata = userdata, .uid = creds->uid };
         *ret = p;
         return 0;
 }

@@ -35,6 +35,7 @@ typedef struct Peer {
         MemSession *session;        /* NULL until peer_open_session() */
         void *stock_page;           /* mapped from the client; NULL: none */
         size_t stock_page_size;
+        bool internal;              /* the daemon itself (service_daemon_peer()): no session */
 } Peer;
 
 /** registry_new() - an empty registry; peers' subscriptions go to @events. Return: 0, -ENOMEM. */

@@ -55,7 +55,13 @@ static int parse_stat(const char *s, MemStatItem *ret, Refusal *rf) {
 
 /* @p's session, opened now if it has none. */
 static int open_session(Peer *p, Refusal *rf) {
-        int r = peer_open_session(p);
+        int r;
+
+        /* The daemon's own peer acts on groups; a session of its own
+         * would outlive every client. */
+        if (p->internal)
+                return refusal_set(rf, -EINVAL, "the daemon's own requests have no session");
+        r = peer_open_session(p);
 
         if (r == -EUSERS)
                 return refusal_set(rf, r, "too many sessions for uid %u", (unsigned) p->creds.uid);
@@ -83,10 +89,14 @@ static MemGroup *attached_group(MemSession *s) {
 
 /*
  * The group a session charge of @p goes to: the one its session is
- * attached to, or, when it is not attached yet, @path (the session
- * attaches to it). @path NULL or "" means "the attached group".
+ * attached to, or, when it is not attached yet, @path, to which the
+ * session attaches when @attach (a charge) and does not otherwise (an
+ * uncharge: a session that is not attached holds nothing to release).
+ * @path NULL or "" means "the attached group". *@ret_attached says
+ * whether the session is attached to the group returned.
  */
-static int session_target(Service *svc, Peer *p, const char *path, MemGroup **ret, Refusal *rf) {
+static int session_target(Service *svc, Peer *p, const char *path, bool attach, MemGroup **ret,
+                          bool *ret_attached, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *attached = NULL;
         MemGroup *g;
         int r;
@@ -95,6 +105,7 @@ static int session_target(Service *svc, Peer *p, const char *path, MemGroup **re
         if (r < 0)
                 return r;
         attached = attached_group(p->session);
+        *ret_attached = attached != NULL;
         if (!path || !*path) {
                 if (!attached)
                         return refusal_set(rf, -ENOTCONN, "session not attached to a group");
@@ -115,19 +126,23 @@ static int session_target(Service *svc, Peer *p, const char *path, MemGroup **re
                         group_unref(g);
                         return refusal_denied(rf, path);
                 }
-                r = session_attach(p->session, g);
+                r = attach ? session_attach(p->session, g) : 0;
                 if (r < 0) {
                         group_unref(g);
                         return refusal_path(rf, r, path);
                 }
+                *ret_attached = attach;
         }
         *ret = g;
         return 0;
 }
 
-/* The checks a charge and an uncharge share; a charge's target, with a reference. */
-static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, MemStatItem *ret_item,
-                        MemGroup **ret, Refusal *rf) {
+/*
+ * The checks a charge and an uncharge share; a charge's target, with a
+ * reference, and whether the session is attached to it (kept: true).
+ */
+static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool attach, MemStatItem *ret_item,
+                        MemGroup **ret, bool *ret_attached, Refusal *rf) {
         int r;
 
         r = parse_stat(c->stat, ret_item, rf);
@@ -137,9 +152,10 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, MemStatIt
                 return refusal_set(rf, -EINVAL, "bytes is required");
         if (c->keep && c->stock)
                 return refusal_set(rf, -EINVAL, "a stock refill belongs to the session, not the group");
+        *ret_attached = true;
         if (c->keep)
                 return service_lookup_for(svc, p, c->path, authz_may_use, ret, rf);
-        return session_target(svc, p, c->path, ret, rf);
+        return session_target(svc, p, c->path, attach, ret, ret_attached, rf);
 }
 
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
@@ -147,6 +163,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         unsigned flags = MEM_CHARGE_DRAIN;
         MemChargeResult res = {};
         MemStatItem item;
+        bool attached;
         int r;
 
         if (c->force) {
@@ -154,7 +171,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                         return refusal_set(rf, -EPERM, "only root forces a charge past max");
                 flags |= MEM_CHARGE_FORCE;
         }
-        r = charge_begin(svc, p, c, &item, &g, rf);
+        r = charge_begin(svc, p, c, true, &item, &g, &attached, rf);
         if (r < 0)
                 return r;
         if (c->keep) {
@@ -187,17 +204,20 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         ServiceCharge u = *c;
         MemStatItem item;
+        bool attached;
         int r;
 
         u.force = u.stock = false;
-        r = charge_begin(svc, p, &u, &item, &g, rf);
+        r = charge_begin(svc, p, &u, false, &item, &g, &attached, rf);
         if (r < 0)
                 return r;
         if (u.keep) {
                 r = group_uncharge_kept(svc->core, g, u.bytes, item);
                 if (r == 0)
                         service_committed(svc);
-        } else
+        } else if (!attached)
+                r = u.bytes > 0 ? -ERANGE : 0; /* it holds nothing */
+        else
                 r = session_uncharge(p->session, u.bytes, item);
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,

@@ -50,7 +50,7 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
         uid_t uid = p->creds.uid;
         int r;
 
-        if (!path)
+        if (!path || !*path)
                 return refusal_set(rf, -EINVAL, "a group path is required");
         r = group_path_check(path, svc->core->config.max_depth, NULL);
         if (r < 0)
@@ -84,6 +84,8 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
         if (r < 0)
                 return r;
+        if (!g->parent)
+                return refusal_set(rf, -EINVAL, "/: the root cannot be removed");
         r = group_remove(svc->core, g->path);
         if (r == -EBUSY)
                 return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
@@ -105,12 +107,13 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
                 return r;
         if (!limits)
                 limits = &none;
+        if (!limits->set)
+                return 0; /* nothing to change, nothing to save */
         r = group_set_limits(g, limits, force);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
         service_committed(svc);
-        if (limits->set)
-                service_emit(svc, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        service_emit(svc, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }
 

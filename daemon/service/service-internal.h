@@ -19,6 +19,7 @@
 typedef struct LiveSettings {
         _Atomic uint32_t max_frame;
         _Atomic uint64_t charge_batch;
+        _Atomic unsigned max_sessions_per_uid;
         _Atomic int read_access;
 } LiveSettings;
 

@@ -18,7 +18,10 @@ static void settings_store(Service *svc, const ServiceSettings *s) {
         atomic_store_explicit(&svc->settings.max_frame, s->max_frame, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.charge_batch, s->charge_batch, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.read_access, (int) s->read_access, memory_order_relaxed);
+        atomic_store_explicit(&svc->settings.max_sessions_per_uid, s->max_sessions_per_uid,
+                              memory_order_relaxed);
         registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
+        events_set_read_access(svc->events, s->read_access);
 }
 
 int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
@@ -41,6 +44,7 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
         svc->daemon_peer = (Peer) {
                 .registry = svc->registry,
                 .creds = { .pid = getpid(), .uid = 0, .gid = 0 },
+                .internal = true,
         };
         *ret = svc;
         return 0;
@@ -63,6 +67,8 @@ ServiceSettings service_settings(Service *svc) {
         return (ServiceSettings) {
                 .max_frame = atomic_load_explicit(&svc->settings.max_frame, memory_order_relaxed),
                 .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
+                .max_sessions_per_uid = atomic_load_explicit(&svc->settings.max_sessions_per_uid,
+                                                             memory_order_relaxed),
                 .read_access = service_read_access(svc),
         };
 }
