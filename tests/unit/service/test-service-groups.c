@@ -463,6 +463,9 @@ static void test_set_limits_naming_none_changes_and_announces_nothing(void **sta
         assert_not_refused(set_limits(f, f->root, "/a", &none, false, &rf), &rf);
         assert_true(tree_info(f, "/a").max == UINT64_MAX);
         assert_null(event_log_find(&f->sink, EVENT_LIMITS_CHANGED, -1, NULL));
+        assert_int_equal(f->commits, 0); /* nothing changed: nothing to save */
+        /* Still refused to a caller that may not set them. */
+        assert_refused(set_limits(f, f->other, "/a", &none, false, &rf), &rf, -EPERM, "/a: permission denied");
 }
 
 /* ---- reset peak ------------------------------------------------------------ */

@@ -291,6 +291,23 @@ static void test_attach_opens_a_bus_session(void **state) {
         assert_int_equal(service_session_count(f->svc), 4);
 }
 
+/* The daemon's own peer acts on groups and never opens a session: one
+ * would outlive every client. Kept charges it may make. */
+static void test_daemon_peer_opens_no_session(void **state) {
+        Fixture *f = *state;
+        Peer *self = service_daemon_peer(f->svc);
+        Refusal rf;
+
+        assert_refused(charge(f, self, session_bytes("/a", PAGE), &rf), &rf, -EINVAL,
+                       "the daemon's own requests have no session");
+        assert_refused(attach(f, self, "/a", &rf), &rf, -EINVAL, "the daemon's own requests have no session");
+        assert_null(self->session);
+        assert_int_equal(service_session_count(f->svc), 3);
+        assert_int_equal(tree_info(f, "/a").nr_attached, 0);
+        assert_not_refused(charge(f, self, kept_bytes("/a", PAGE), &rf), &rf);
+        assert_true(tree_info(f, "/a").current == PAGE);
+}
+
 /* ---- move ------------------------------------------------------------------ */
 
 static void test_move_of_the_own_session_takes_its_charges(void **state) {
@@ -468,6 +485,7 @@ int main(void) {
                 SERVICE_TEST(test_attach_refuses_groups_the_caller_may_not_use),
                 SERVICE_TEST(test_attach_auto_without_a_mirror_says_so),
                 SERVICE_TEST(test_attach_opens_a_bus_session),
+                SERVICE_TEST(test_daemon_peer_opens_no_session),
                 SERVICE_TEST(test_move_of_the_own_session_takes_its_charges),
                 SERVICE_TEST(test_move_by_root_of_a_pid_moves_every_session_of_it),
                 SERVICE_TEST(test_move_of_another_pid_is_root_only),
