@@ -58,28 +58,12 @@ field() {
 
 # ---- the bus and the daemon ----
 
-# start_bus: a private dbus-daemon on $BUS.
+# start_bus: a private dbus-daemon on $BUS (tests/bus-conf.sh open: any
+# uid may connect, so a test may drop to another one), with the project's
+# policy file included when it exists.
 start_bus() {
-        local include=
-
-        if [[ -n ${MEMACCT_BUS_POLICY:-} && -e $MEMACCT_BUS_POLICY ]]; then
-                include="<include>$MEMACCT_BUS_POLICY</include>"
-        fi
-        cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  $include
-</busconfig>
-EOF
+        sh "$(dirname "${BASH_SOURCE[0]}")/../bus-conf.sh" open "$BUS_SOCK" "${MEMACCT_BUS_POLICY:-}" \
+                >"$TMP/bus.conf" || return 1
         launch_bus "$TMP/bus.conf"
 }
 
