@@ -32,6 +32,9 @@ fi
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+# Others may traverse it: the tests that drop to uid 65534 reach the
+# daemon's socket and the bus's through it.
+chmod 0755 "$TMP"
 SOCK=$TMP/memacctd.sock
 BUS_SOCK=$TMP/bus.sock
 BUS=unix:path=$BUS_SOCK
@@ -72,10 +75,12 @@ daemon_answers() {
 }
 
 # start_daemon [OPTIONS...]: memacctd on $SOCK and $BUS, answering both
-# when this returns 0.
+# when this returns 0. Its configuration file holds $DAEMON_CONF (empty
+# by default: every default).
+DAEMON_CONF=
 start_daemon() {
         mkdir -p "$STATE"
-        : >"$TMP/memacctd.conf"
+        printf '%s' "$DAEMON_CONF" >"$TMP/memacctd.conf"
         echo "--- start_daemon $*" >>"$DAEMON_LOG"
         "$MEMACCTD" --socket "$SOCK" --bus "$BUS" --state-dir "$STATE" --config "$TMP/memacctd.conf" \
                 --workers 2 "$@" >>"$DAEMON_LOG" 2>&1 &
