@@ -5,11 +5,11 @@
 # BUILDDIR/daemon/memacctd (or $MEMACCTD), BUILDDIR/tests/bench/bench-dbus
 # and dbus-daemon from $PATH.
 #
-# It starts a private dbus-daemon (a session-type bus on a socket in a
-# temporary directory; the project's policy file units/org.memacct1.conf
-# is included when it exists), memacctd on that bus, and bench-dbus
-# --echo-server, a minimal sd-bus service whose Echo method has Charge's
-# signature and returns at once. Then, for 1 and 16 calls in flight, it
+# It starts a private dbus-daemon (tests/bus-conf.sh open: a session-type
+# bus on a socket in a temporary directory; the project's policy file
+# units/org.memacct1.conf is included when it exists), memacctd on that
+# bus, and bench-dbus --echo-server, a minimal sd-bus service whose Echo
+# method has Charge's signature and returns at once. Then, for 1 and 16 calls in flight, it
 # measures in turn memacctd (Charge and Uncharge of 4 KiB, alternating, a
 # checked charge of four levels) and Echo, BENCH_ROUNDS rounds (default 5)
 # with the order of the two swapped every point, and prints the medians,
@@ -83,23 +83,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 bus=unix:path=$tmp/bus.sock
-include=
-[ -e "$policy" ] && include="<include>$policy</include>"
-cat >"$tmp/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  $include
-</busconfig>
-EOF
+sh "$here/../bus-conf.sh" open "$tmp/bus.sock" "$policy" >"$tmp/bus.conf"
 dbus-daemon --config-file="$tmp/bus.conf" --nofork --nopidfile >"$tmp/bus.log" 2>&1 &
 bpid=$!
 i=0

@@ -32,6 +32,9 @@ fi
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+# Others may traverse it: the tests that drop to uid 65534 reach the
+# daemon's socket and the bus's through it.
+chmod 0755 "$TMP"
 SOCK=$TMP/memacctd.sock
 BUS_SOCK=$TMP/bus.sock
 BUS=unix:path=$BUS_SOCK
@@ -58,28 +61,12 @@ field() {
 
 # ---- the bus and the daemon ----
 
-# start_bus: a private dbus-daemon on $BUS.
+# start_bus: a private dbus-daemon on $BUS (tests/bus-conf.sh open: any
+# uid may connect, so a test may drop to another one), with the project's
+# policy file included when it exists.
 start_bus() {
-        local include=
-
-        if [[ -n ${MEMACCT_BUS_POLICY:-} && -e $MEMACCT_BUS_POLICY ]]; then
-                include="<include>$MEMACCT_BUS_POLICY</include>"
-        fi
-        cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  $include
-</busconfig>
-EOF
+        sh "$(dirname "${BASH_SOURCE[0]}")/../bus-conf.sh" open "$BUS_SOCK" "${MEMACCT_BUS_POLICY:-}" \
+                >"$TMP/bus.conf" || return 1
         launch_bus "$TMP/bus.conf"
 }
 
@@ -88,10 +75,12 @@ daemon_answers() {
 }
 
 # start_daemon [OPTIONS...]: memacctd on $SOCK and $BUS, answering both
-# when this returns 0.
+# when this returns 0. Its configuration file holds $DAEMON_CONF (empty
+# by default: every default).
+DAEMON_CONF=
 start_daemon() {
         mkdir -p "$STATE"
-        : >"$TMP/memacctd.conf"
+        printf '%s' "$DAEMON_CONF" >"$TMP/memacctd.conf"
         echo "--- start_daemon $*" >>"$DAEMON_LOG"
         "$MEMACCTD" --socket "$SOCK" --bus "$BUS" --state-dir "$STATE" --config "$TMP/memacctd.conf" \
                 --workers 2 "$@" >>"$DAEMON_LOG" 2>&1 &

@@ -7,16 +7,24 @@
  * What a bus handle promises: the buses are found as memacct.h says; what
  * has no bus form fails with -EOPNOTSUPP and says so; every other call
  * answers as the same call on a socket handle, results, errno and message
- * alike (each check makes the call both ways and compares); a session
+ * alike (each check makes the call both ways and compares: every
+ * operation, on two trees of the same shape, and every refusal, root's
+ * and those of a uid that was delegated a subtree); a session
  * charge belongs to the bus peer and ends with it; subscriptions deliver
  * the Event signals of their subtree and nothing else; and one handle
  * serves several threads at once, a thread asleep in memacct_next_event()
  * included, which must wake for an event another thread's call read.
  *
  * Usage is always checked from a socket connection of its own.
+ *
+ * With MEMACCT_TEST_RESTRICTED=1 the daemon runs with [access] read =
+ * owner and [limits] sessions-per-uid = 2 (test-dbus-lib.sh restarts it
+ * so), and only the tests of what that refuses run.
  */
 
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -402,6 +411,695 @@ static void test_same_errors(void **state) {
         memacct_close(b);
 }
 
+/* ---- every operation both ways, on twin trees ---- */
+
+/*
+ * A step runs on the socket handle against one tree (trees[0]) and on the
+ * bus handle against another of the same shape (trees[1]); T("/x") is
+ * the path /x in the tree of the side running. The two results must be
+ * equal: the return value (and @want unless it is ANY), the message and
+ * the refused path with the tree's name written /T, and whatever the step
+ * read. So successes are compared too, without one side's change being
+ * what the other side sees.
+ *
+ * In a child that dropped to another uid (as_uid()), a difference is
+ * counted rather than failed: cmocka's fail() must not run there.
+ */
+
+#define ANY INT_MIN
+#define NOBODY 65534u
+
+static const char *trees[2];
+static int side;                 /* 0: the socket, 1: the bus */
+static bool in_child;
+static unsigned soft_failures;
+static unsigned compared;        /* the steps compared both ways */
+
+static const char *T(const char *suffix) {
+        static char buf[16][512];
+        static unsigned next;
+        char *p = buf[next++ % 16];
+
+        snprintf(p, sizeof(buf[0]), "%s%s", trees[side], suffix);
+        return p;
+}
+
+/* @s with every occurrence of @tree replaced by "/T", in place. */
+static void untree(char *s, const char *tree) {
+        size_t n = strlen(tree);
+        char *p;
+
+        while ((p = strstr(s, tree)) && (p[n] == 0 || p[n] == '/' || p[n] == ':' || p[n] == ' ' || p[n] == ')' ||
+                                         p[n] == ';' || p[n] == '\'')) {
+                p[1] = 'T';
+                memmove(p + 2, p + n, strlen(p + n) + 1);
+        }
+}
+
+static void differs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void differs(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        if (in_child)
+                soft_failures++;
+        else
+                fail();
+}
+
+#define CHECK(cond)                                                                      \
+        do {                                                                             \
+                if (!(cond))                                                             \
+                        differs("%s:%d: %s is false (uid %u)", __FILE__, __LINE__, #cond, \
+                                (unsigned) geteuid());                                   \
+        } while (0)
+
+typedef struct Result {
+        int r;
+        char error[512], refused[512];
+} Result;
+
+static void result_of(memacct *m, int r, Result *ret) {
+        last_error(m, r, ret->error, sizeof(ret->error), ret->refused, sizeof(ret->refused));
+        ret->r = r;
+        untree(ret->error, trees[side]);
+        untree(ret->refused, trees[side]);
+}
+
+static void same_results(const char *what, const Result *rs, const Result *rb, int want) {
+        compared++;
+        if (rs->r == rb->r && (want == ANY || rs->r == want) &&
+            (rs->r >= 0 || (strcmp(rs->error, rb->error) == 0 && strcmp(rs->refused, rb->refused) == 0)))
+                return;
+        differs("%s (uid %u):\n  socket %d (%s) refused by %s\n  bus    %d (%s) refused by %s\n  want %d",
+                what, (unsigned) geteuid(), rs->r, rs->error, rs->refused, rb->r, rb->error, rb->refused,
+                want);
+}
+
+/* @call (on a handle named m, with SIDE its side) on both: see above. */
+#define TWIN(call, want)                                                  \
+        do {                                                              \
+                Result res_[2];                                           \
+                for (side = 0; side < 2; side++) {                        \
+                        memacct *m = side ? b : s;                        \
+                        const int SIDE = side;                            \
+                        (void) SIDE;                                      \
+                        result_of(m, (call), &res_[side]);                \
+                }                                                         \
+                side = 0;                                                 \
+                same_results(#call, &res_[0], &res_[1], (want));          \
+        } while (0)
+
+static bool counters_same(const memacct_counter *a, size_t na, const memacct_counter *b, size_t nb) {
+        if (na != nb)
+                return false;
+        for (size_t i = 0; i < na; i++)
+                if (strcmp(a[i].name, b[i].name) != 0 || a[i].value != b[i].value)
+                        return false;
+        return true;
+}
+
+/* Group infos of the two trees alike: every member a bus read fills, the
+ * stat items only when @stats (over the bus they lag by a flush). */
+static bool infos_same(const memacct_group_info *gs, const memacct_group_info *gb, bool stats) {
+        char ps[512], pb[512];
+
+        snprintf(ps, sizeof(ps), "%s", gs->path);
+        snprintf(pb, sizeof(pb), "%s", gb->path);
+        untree(ps, trees[0]);
+        untree(pb, trees[1]);
+        return strcmp(ps, pb) == 0 && gs->current == gb->current && gs->peak == gb->peak &&
+               gs->max == gb->max && gs->high == gb->high && gs->low == gb->low && gs->min == gb->min &&
+               gs->effective_min == gb->effective_min && gs->effective_low == gb->effective_low &&
+               gs->failcnt == gb->failcnt && gs->kernel_current == gb->kernel_current &&
+               counters_same(gs->events, gs->n_events, gb->events, gb->n_events) &&
+               counters_same(gs->events_local, gs->n_events_local, gb->events_local, gb->n_events_local) &&
+               (!stats || counters_same(gs->stat, gs->n_stat, gb->stat, gb->n_stat));
+}
+
+static void print_info(const char *who, const memacct_group_info *g) {
+        fprintf(stderr, "  %s: %s current %llu peak %llu max %llu high %llu low %llu min %llu emin %llu "
+                        "elow %llu failcnt %llu events.max %llu\n",
+                who, g->path, (unsigned long long) g->current, (unsigned long long) g->peak,
+                (unsigned long long) g->max, (unsigned long long) g->high, (unsigned long long) g->low,
+                (unsigned long long) g->min, (unsigned long long) g->effective_min,
+                (unsigned long long) g->effective_low, (unsigned long long) g->failcnt,
+                (unsigned long long) (g->n_events > 2 ? g->events[2].value : 0));
+}
+
+static void same_infos(const char *what, memacct_group_info *g[2], bool stats) {
+        compared++;
+        if (g[0] && g[1] && infos_same(g[0], g[1], stats))
+                return;
+        if (g[0])
+                print_info("socket", g[0]);
+        if (g[1])
+                print_info("bus", g[1]);
+        differs("%s: the group reads differently", what);
+}
+
+static void same_lists(const char *what, memacct_group_list *l[2], bool stats) {
+        size_t n = memacct_group_list_size(l[0]);
+
+        compared++;
+        if (!l[0] || !l[1] || memacct_group_list_size(l[1]) != n) {
+                differs("%s: %zu groups over the socket, %zu over the bus", what, n,
+                        memacct_group_list_size(l[1]));
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!infos_same(memacct_group_list_get(l[0], i), memacct_group_list_get(l[1], i), stats)) {
+                        print_info("socket", memacct_group_list_get(l[0], i));
+                        print_info("bus", memacct_group_list_get(l[1], i));
+                        differs("%s: group %zu differs", what, i);
+                }
+}
+
+/* Read @path of both trees (socket exact), waiting for the bus's stat items. */
+static void same_reads_settled(memacct *s, memacct *b, const char *suffix) {
+        uint64_t deadline = now_msec() + WAIT_MSEC;
+        memacct_group_info *g[2] = {};
+
+        for (;;) {
+                side = 0;
+                (void) memacct_get_group(s, T(suffix), NULL, MEMACCT_EXACT, &g[0]);
+                side = 1;
+                (void) memacct_get_group(b, T(suffix), NULL, 0, &g[1]);
+                side = 0;
+                if ((g[0] && g[1] && infos_same(g[0], g[1], true)) || now_msec() > deadline)
+                        break;
+                g[0] = memacct_group_info_free(g[0]);
+                g[1] = memacct_group_info_free(g[1]);
+                sleep_msec(50);
+        }
+        same_infos(suffix, g, true);
+        memacct_group_info_free(g[0]);
+        memacct_group_info_free(g[1]);
+}
+
+static void same_clients(const char *what, const memacct_client_info c[2]) {
+        compared++;
+        if (c[0].pid == c[1].pid && c[0].file == c[1].file && c[0].anon == c[1].anon && c[0].swap == c[1].swap &&
+            c[0].shmem == c[1].shmem)
+                return;
+        differs("%s: socket pid %u anon %llu file %llu, bus pid %u anon %llu file %llu", what, c[0].pid,
+                (unsigned long long) c[0].anon, (unsigned long long) c[0].file, c[1].pid,
+                (unsigned long long) c[1].anon, (unsigned long long) c[1].file);
+}
+
+/* This process's memory cgroup ("/" when none is found). */
+static void own_memory_cgroup(char *buf, size_t size) {
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[1024];
+
+        snprintf(buf, size, "/");
+        if (!f)
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                char *c = strchr(line, ':'), *path = c ? strchr(c + 1, ':') : NULL;
+
+                if (!path)
+                        continue;
+                path[strcspn(path, "\n")] = 0;
+                /* v1 memory, or the v2 unified line ("0::/x"). */
+                if (strncmp(c + 1, "memory:", 7) == 0 || (c[1] == ':' && strcmp(buf, "/") == 0))
+                        snprintf(buf, size, "%s", path + 1);
+                if (strncmp(c + 1, "memory:", 7) == 0)
+                        break;
+        }
+        fclose(f);
+}
+
+static void test_same_operations(void **state) {
+        memacct *s = sock_open(), *b = bus_open();
+        memacct_limits top = { .set = MEMACCT_LIMIT_MAX | MEMACCT_LIMIT_HIGH | MEMACCT_LIMIT_LOW |
+                                      MEMACCT_LIMIT_MIN,
+                               .max = 1024 * K, .high = 768 * K, .low = 256 * K, .min = 128 * K };
+        memacct_limits max64 = { .set = MEMACCT_LIMIT_MAX, .max = 64 * K };
+        memacct_limits low1g = { .set = MEMACCT_LIMIT_LOW, .low = 1024 * 1024 * K };
+        memacct_limits max10 = { .set = MEMACCT_LIMIT_MAX, .max = 10 * K };
+        memacct_limits max16 = { .set = MEMACCT_LIMIT_MAX, .max = 16 * K };
+        memacct_limits nomax = { .set = MEMACCT_LIMIT_MAX | MEMACCT_LIMIT_HIGH, .max = MEMACCT_UNLIMITED,
+                                 .high = MEMACCT_UNLIMITED };
+        memacct_group_info *g[2] = {};
+        memacct_group_list *l[2] = {};
+        memacct_charge_result cr[2] = {};
+        memacct_client_info c[2] = {};
+        memacct_import_result ir[2] = {};
+        unsigned moved[2] = {};
+        char cg[512];
+
+        (void) state;
+        trees[0] = "/ts";
+        trees[1] = "/tb";
+        compared = 0;
+
+        /* CreateGroup */
+        TWIN(memacct_create_group(m, T(""), &top, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_create_group(m, T("/u"), NULL, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_create_group(m, T("/u/v"), &max64, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_create_group(m, T("/w"), &low1g, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_create_group(m, T("/d"), NULL, NOBODY), 0);
+        TWIN(memacct_create_group(m, T(""), NULL, MEMACCT_NO_OWNER), -EEXIST);
+        TWIN(memacct_create_group(m, T("/nope/x"), NULL, MEMACCT_NO_OWNER), -ENOENT);
+        TWIN(memacct_create_group(m, T("/bad%name"), NULL, MEMACCT_NO_OWNER), -EINVAL);
+        TWIN(memacct_create_group(m, T("/u/"), NULL, MEMACCT_NO_OWNER), -EINVAL);
+        TWIN(memacct_create_group(m, "/", NULL, MEMACCT_NO_OWNER), -EEXIST);
+        TWIN(memacct_create_group(m, "", NULL, MEMACCT_NO_OWNER), -EINVAL);
+
+        /* GetGroup */
+        TWIN(memacct_get_group(m, T(""), NULL, MEMACCT_EXACT, &g[SIDE]), 0);
+        same_infos("a new group", g, true);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_get_group(m, T("/nope"), NULL, 0, &g[SIDE]), -ENOENT);
+        TWIN(memacct_get_group(m, "relative", NULL, 0, &g[SIDE]), -EINVAL);
+
+        /* Charge, Uncharge: kept */
+        TWIN(memacct_charge(m, T("/u"), 100 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP, &cr[SIDE]), 0);
+        TWIN(memacct_charge(m, T("/u"), 12 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), 0);
+        TWIN(memacct_charge(m, T("/u/v"), 100 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EDQUOT);
+        TWIN(memacct_charge(m, T("/u"), 2048 * K, MEMACCT_STAT_SHMEM, MEMACCT_KEEP, &cr[SIDE]), -EDQUOT);
+        /* Past high: the reply says by how much, both ways. */
+        TWIN(memacct_charge(m, T("/w"), 800 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), 0);
+        compared++;
+        CHECK(cr[0].over_high == cr[1].over_high && cr[0].throttle_usec == cr[1].throttle_usec &&
+              cr[0].over_max == cr[1].over_max);
+        CHECK(cr[1].over_high > 0);
+        /* Above what any charge may be (MEM_CHARGE_MAX, 2^48), and an item out of range. */
+        /* (-EOVERFLOW is INVALID_ARGUMENT on the wire, -EINVAL for the client.) */
+        TWIN(memacct_charge(m, T("/u"), (UINT64_C(1) << 48) + 1, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]),
+             -EINVAL);
+        TWIN(memacct_charge(m, T("/u"), UINT64_MAX, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EINVAL);
+        TWIN(memacct_charge(m, T("/u"), 4 * K, MEMACCT_STAT_MAX, MEMACCT_KEEP, &cr[SIDE]), -EINVAL);
+        TWIN(memacct_charge(m, T("/nope"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -ENOENT);
+        TWIN(memacct_uncharge(m, T("/u"), 200 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP), -ERANGE);
+        TWIN(memacct_uncharge(m, T("/u"), 50 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP), 0);
+        TWIN(memacct_uncharge(m, T("/u"), 1 * K, MEMACCT_STAT_SOCK, MEMACCT_KEEP), -ERANGE);
+        TWIN(memacct_uncharge(m, T("/u"), (UINT64_C(1) << 48) + 1, MEMACCT_STAT_ANON, MEMACCT_KEEP), ANY);
+        TWIN(memacct_uncharge(m, T("/w"), 800 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP), 0);
+        TWIN(memacct_get_group(m, T("/u"), NULL, MEMACCT_EXACT, &g[SIDE]), 0);
+        same_infos("after the charges", g, false);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+
+        /* SetLimits */
+        TWIN(memacct_set_limits(m, T(""), &max10, 0), -EBUSY);
+        TWIN(memacct_set_limits(m, T(""), &max10, MEMACCT_FORCE), 0);
+        TWIN(memacct_get_group(m, T(""), NULL, 0, &g[SIDE]), 0);
+        same_infos("a forced max", g, false);
+        CHECK(g[1] && g[1]->max == 10 * K);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_charge(m, T("/u"), 1 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EDQUOT);
+        TWIN(memacct_set_limits(m, T(""), &nomax, 0), 0);
+        TWIN(memacct_set_limits(m, T("/nope"), &max10, 0), -ENOENT);
+
+        /* ResetPeak */
+        TWIN(memacct_reset_peak(m, T("/u")), 0);
+        TWIN(memacct_reset_peak(m, T("/nope")), -ENOENT);
+        TWIN(memacct_get_group(m, T("/u"), NULL, MEMACCT_EXACT, &g[SIDE]), 0);
+        same_infos("a reset peak", g, false);
+        CHECK(g[1] && g[1]->peak == g[1]->current);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+
+        /* ListGroups */
+        TWIN(memacct_list_groups(m, T(""), MEMACCT_RECURSIVE | MEMACCT_EXACT, &l[SIDE]), 0);
+        same_lists("a recursive list", l, false);
+        CHECK(memacct_group_list_size(l[1]) == 5);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        TWIN(memacct_list_groups(m, T(""), 0, &l[SIDE]), 0);
+        same_lists("the children", l, false);
+        CHECK(memacct_group_list_size(l[1]) == 3);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        TWIN(memacct_list_groups(m, T("/nope"), 0, &l[SIDE]), -ENOENT);
+
+        /* Attach and session charges: this process has a session on each
+         * transport, one client (GetClient and MoveProcess count both). */
+        TWIN(memacct_charge(m, NULL, 4 * K, MEMACCT_STAT_ANON, 0, &cr[SIDE]), -ENOTCONN);
+        TWIN(memacct_uncharge(m, NULL, 4 * K, MEMACCT_STAT_ANON, 0), -ENOTCONN);
+        TWIN(memacct_move(m, 0, T("/u"), &moved[SIDE]), -ENOTCONN);
+        TWIN(memacct_attach(m, T("/nope")), -ENOENT);
+        TWIN(memacct_attach(m, T("/w")), 0);
+        TWIN(memacct_charge(m, NULL, 16 * K, MEMACCT_STAT_ANON, 0, &cr[SIDE]), 0);
+        TWIN(memacct_charge(m, NULL, 8 * K, MEMACCT_STAT_FILE, 0, &cr[SIDE]), 0);
+        /* Attached elsewhere; holding charges. */
+        TWIN(memacct_charge(m, T("/u"), 4 * K, MEMACCT_STAT_ANON, 0, &cr[SIDE]), -EINVAL);
+        TWIN(memacct_attach(m, T("/u")), -EBUSY);
+        TWIN(memacct_charge(m, NULL, (UINT64_C(1) << 48) + 1, MEMACCT_STAT_ANON, 0, &cr[SIDE]), -EINVAL);
+        TWIN(memacct_uncharge(m, NULL, 64 * K, MEMACCT_STAT_ANON, 0), -ERANGE);
+        TWIN(memacct_get_client(m, 0, MEMACCT_EXACT, &c[SIDE]), 0);
+        same_clients("GetClient of the caller", c);
+        CHECK(c[1].pid == (uint32_t) getpid() && c[1].anon == 32 * K && c[1].file == 16 * K);
+        TWIN(memacct_get_client(m, getpid(), MEMACCT_EXACT, &c[SIDE]), 0);
+        same_clients("GetClient by pid", c);
+        TWIN(memacct_get_client(m, 2147483646, 0, &c[SIDE]), -ENOENT);
+        /* MoveProcess: the caller's own session, then both by pid, and back. */
+        TWIN(memacct_move(m, 0, T("/u"), &moved[SIDE]), 0);
+        compared++;
+        CHECK(moved[0] == 1 && moved[1] == 1);
+        TWIN(memacct_get_group(m, T("/u"), NULL, 0, &g[SIDE]), 0);
+        same_infos("a moved session", g, false);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_move(m, getpid(), T("/w"), &moved[SIDE]), 0);
+        compared++;
+        CHECK(moved[0] == 2 && moved[1] == 2);
+        TWIN(memacct_move(m, 0, T("/u"), &moved[SIDE]), 0);
+        TWIN(memacct_move(m, 0, T("/nope"), &moved[SIDE]), -ENOENT);
+        TWIN(memacct_move(m, 2147483646, T("/u"), &moved[SIDE]), -ENOENT);
+        /* 24 K held, into a group of max 16 K. */
+        TWIN(memacct_set_limits(m, T("/u/v"), &max16, 0), 0);
+        TWIN(memacct_move(m, 0, T("/u/v"), &moved[SIDE]), -EDQUOT);
+        TWIN(memacct_uncharge(m, NULL, 16 * K, MEMACCT_STAT_ANON, 0), 0);
+        TWIN(memacct_uncharge(m, NULL, 8 * K, MEMACCT_STAT_FILE, 0), 0);
+        TWIN(memacct_uncharge(m, NULL, 1, MEMACCT_STAT_FILE, 0), -ERANGE);
+        /* "auto": the mirror of our kernel cgroup, which is not imported
+         * (and [cgroup] auto-create is off). */
+        TWIN(memacct_attach(m, "auto"), ANY);
+        TWIN(memacct_attach(m, ""), ANY);
+
+        /* ImportCgroups */
+        TWIN(memacct_import_cgroups(m, "/memacct-no-such-cgroup", T("/imp"), &ir[SIDE]), -ENOENT);
+        TWIN(memacct_import_cgroups(m, "bad//cgroup", T("/imp"), &ir[SIDE]), -EINVAL);
+        TWIN(memacct_import_cgroups(m, "/", "relative", &ir[SIDE]), -EINVAL);
+        own_memory_cgroup(cg, sizeof(cg));
+        if (strcmp(cg, "/") != 0) {
+                /* Our own cgroup, a leaf that no other test touches. */
+                TWIN(memacct_import_cgroups(m, cg, T("/imp"), &ir[SIDE]), ANY);
+                compared++;
+                CHECK(ir[0].created == ir[1].created && ir[0].updated == ir[1].updated &&
+                      ir[0].unchanged == ir[1].unchanged);
+                TWIN(memacct_import_cgroups(m, cg, T("/imp"), &ir[SIDE]), ANY);
+                compared++;
+                CHECK(ir[0].created == ir[1].created && ir[0].updated == ir[1].updated &&
+                      ir[0].unchanged == ir[1].unchanged);
+                TWIN(memacct_list_groups(m, T("/imp"), MEMACCT_RECURSIVE, &l[SIDE]), ANY);
+                same_lists("the imported mirrors", l, false);
+                l[0] = memacct_group_list_free(l[0]);
+                l[1] = memacct_group_list_free(l[1]);
+        } else
+                fprintf(stderr, "SKIP: the import of a cgroup (this process is in the root memory cgroup)\n");
+
+        /* Subscribe (its refusals; the events are test_events') */
+        TWIN(memacct_subscribe(m, T("/nope")), -ENOENT);
+        TWIN(memacct_subscribe(m, T("")), 0);
+
+        /* RemoveGroup */
+        TWIN(memacct_remove_group(m, T("")), -EBUSY);
+        TWIN(memacct_remove_group(m, T("/nope")), -ENOENT);
+        TWIN(memacct_remove_group(m, T("/u/v")), 0);
+        TWIN(memacct_remove_group(m, T("/u/v")), -ENOENT);
+        TWIN(memacct_remove_group(m, T("/u")), -EBUSY); /* the sessions are attached */
+        TWIN(memacct_remove_group(m, "/"), ANY);
+
+        /* The stat items, once the bus's have had their flush. */
+        same_reads_settled(s, b, "");
+        same_reads_settled(s, b, "/u");
+        same_reads_settled(s, b, "/w");
+        TWIN(memacct_uncharge(m, T("/u"), 50 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP), 0);
+        TWIN(memacct_uncharge(m, T("/u"), 12 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP), 0);
+        assert_int_equal(current("/ts"), 0);
+        assert_int_equal(current("/tb"), 0);
+        fprintf(stderr, "# test_same_operations: %u steps compared both ways\n", compared);
+        memacct_close(s);
+        memacct_close(b);
+}
+
+/* ---- refusals of a uid that is not root ---- */
+
+/*
+ * Run @fn in a child that dropped to uid and gid 65534 (and no groups),
+ * which opens its own handles; its differences are counted there. Return
+ * the child's exit status: 0 when nothing differed.
+ */
+static int as_nobody(void (*fn)(void)) {
+        int status = 0;
+        pid_t pid;
+
+        fflush(stderr);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0) {
+                        perror("dropping to uid 65534");
+                        _exit(3);
+                }
+                in_child = true;
+                soft_failures = 0;
+                compared = 0;
+                fn();
+                fprintf(stderr, "# uid %u: %u steps compared both ways, %u differences\n",
+                        (unsigned) geteuid(), compared, soft_failures);
+                fflush(stderr);
+                _exit(soft_failures ? 1 : 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static memacct *child_connect(bool bus) {
+        memacct *m = NULL;
+        int r = bus ? memacct_connect_bus(bus_address, &m) : memacct_connect(socket_path, &m);
+
+        if (r < 0) {
+                fprintf(stderr, "uid %u cannot reach the daemon over the %s: %s (%s)\n", (unsigned) geteuid(),
+                        bus ? "bus" : "socket", strerror(-r), memacct_last_error(NULL) ?: "");
+                _exit(4);
+        }
+        return m;
+}
+
+static pid_t parent_pid;
+
+static void nobody_delegated(void) {
+        memacct *s = child_connect(false), *b = child_connect(true);
+        memacct_limits max1g = { .set = MEMACCT_LIMIT_MAX, .max = 1024 * 1024 * K };
+        memacct_limits max64 = { .set = MEMACCT_LIMIT_MAX, .max = 64 * K };
+        memacct_group_info *g[2] = {};
+        memacct_group_list *l[2] = {};
+        memacct_charge_result cr[2] = {};
+        memacct_client_info c[2] = {};
+        memacct_import_result ir[2] = {};
+        unsigned moved[2] = {};
+
+        /* Outside the delegated subtree, or above it. */
+        TWIN(memacct_create_group(m, T("/y"), NULL, MEMACCT_NO_OWNER), -EPERM);
+        TWIN(memacct_create_group(m, T("/r/y"), NULL, MEMACCT_NO_OWNER), -EPERM);
+        TWIN(memacct_create_group(m, "/memacct-nobody", NULL, MEMACCT_NO_OWNER), -EPERM);
+        TWIN(memacct_create_group(m, T("/d/gift"), NULL, 0), -EPERM);
+        TWIN(memacct_create_group(m, T("/d/gift"), NULL, 4242), -EPERM);
+        TWIN(memacct_remove_group(m, T("/r")), -EPERM);
+        TWIN(memacct_remove_group(m, T("/d")), -EPERM);
+        TWIN(memacct_set_limits(m, T("/r"), &max1g, 0), -EPERM);
+        TWIN(memacct_set_limits(m, T("/d"), &max1g, 0), -EPERM);
+        TWIN(memacct_set_limits(m, T("/d"), &max1g, MEMACCT_FORCE), -EPERM);
+        TWIN(memacct_set_limits(m, T(""), &max1g, 0), -EPERM);
+        TWIN(memacct_reset_peak(m, T("/r")), -EPERM);
+        TWIN(memacct_charge(m, T("/r"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EPERM);
+        TWIN(memacct_charge(m, T(""), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EPERM);
+        TWIN(memacct_uncharge(m, T("/r"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP), -EPERM);
+        TWIN(memacct_charge(m, T("/r"), 4 * K, MEMACCT_STAT_ANON, 0, &cr[SIDE]), -EPERM);
+        TWIN(memacct_attach(m, T("/r")), -EPERM);
+        TWIN(memacct_move(m, 0, T("/r"), &moved[SIDE]), -EPERM);
+        TWIN(memacct_move(m, parent_pid, T("/d"), &moved[SIDE]), -EPERM);
+        TWIN(memacct_import_cgroups(m, "/", T("/d/imp"), &ir[SIDE]), -EPERM);
+        TWIN(memacct_import_cgroups(m, "/memacct-no-such-cgroup", NULL, &ir[SIDE]), -EPERM);
+        /* Forcing a charge past max: root only on the socket; no bus form at all. */
+        side = 0;
+        CHECK(memacct_charge(s, T("/d"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP | MEMACCT_FORCE, &cr[0]) ==
+              -EPERM);
+        CHECK(strcmp(memacct_last_error(s) ?: "", "only root forces a charge past max") == 0);
+        side = 1;
+        CHECK(memacct_charge(b, T("/d"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP | MEMACCT_FORCE, &cr[1]) ==
+              -EOPNOTSUPP);
+        side = 0;
+        compared++;
+
+        /* Reads are open ([access] read = all). */
+        TWIN(memacct_get_group(m, T("/r"), NULL, 0, &g[SIDE]), 0);
+        same_infos("nobody reads root's group", g, false);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_list_groups(m, T(""), MEMACCT_RECURSIVE, &l[SIDE]), 0);
+        same_lists("nobody lists the tree", l, false);
+        CHECK(memacct_group_list_size(l[1]) == 3);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        TWIN(memacct_get_client(m, parent_pid, MEMACCT_EXACT, &c[SIDE]), 0);
+        same_clients("nobody reads root's client", c);
+        TWIN(memacct_subscribe(m, T("/r")), 0);
+
+        /* Inside it. */
+        TWIN(memacct_create_group(m, T("/d/g"), &max64, NOBODY), 0);
+        TWIN(memacct_create_group(m, T("/d/h"), NULL, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_create_group(m, T("/d/g/x"), NULL, MEMACCT_NO_OWNER), 0);
+        TWIN(memacct_set_limits(m, T("/d/g"), &max64, 0), 0);
+        TWIN(memacct_set_limits(m, T("/d/h"), &max64, MEMACCT_FORCE), 0);
+        TWIN(memacct_charge(m, T("/d/g/x"), 16 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP, &cr[SIDE]), 0);
+        TWIN(memacct_charge(m, T("/d"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), 0);
+        TWIN(memacct_charge(m, T("/d/g"), 100 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EDQUOT);
+        TWIN(memacct_charge(m, T("/d/h"), 600 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &cr[SIDE]), -EDQUOT);
+        TWIN(memacct_reset_peak(m, T("/d")), 0);
+        TWIN(memacct_reset_peak(m, T("/d/g")), 0);
+        TWIN(memacct_attach(m, T("/d/h")), 0);
+        TWIN(memacct_charge(m, NULL, 8 * K, MEMACCT_STAT_ANON, 0, &cr[SIDE]), 0);
+        TWIN(memacct_move(m, 0, T("/d/g"), &moved[SIDE]), 0);
+        TWIN(memacct_move(m, getpid(), T("/d/h"), &moved[SIDE]), 0);
+        compared++;
+        CHECK(moved[0] == 2 && moved[1] == 2);
+        TWIN(memacct_move(m, 0, T("/d/g"), &moved[SIDE]), 0);
+        TWIN(memacct_get_client(m, 0, MEMACCT_EXACT, &c[SIDE]), 0);
+        same_clients("nobody reads its own client", c);
+        CHECK(c[1].pid == (uint32_t) getpid() && c[1].anon == 16 * K);
+        TWIN(memacct_get_group(m, T("/d/g"), NULL, MEMACCT_EXACT, &g[SIDE]), 0);
+        same_infos("nobody's group", g, false);
+        CHECK(g[1] && g[1]->current == 16 * K + 8 * K);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_uncharge(m, NULL, 8 * K, MEMACCT_STAT_ANON, 0), 0);
+        TWIN(memacct_uncharge(m, T("/d/g/x"), 16 * K, MEMACCT_STAT_FILE, MEMACCT_KEEP), 0);
+        TWIN(memacct_uncharge(m, T("/d"), 4 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP), 0);
+        TWIN(memacct_remove_group(m, T("/d/g/x")), 0);
+        TWIN(memacct_remove_group(m, T("/d/h")), 0);
+        memacct_close(s);
+        memacct_close(b);
+}
+
+/* Root's side of the twin trees the children work in. */
+static void make_nobody_trees(const char *ts, const char *tb) {
+        memacct *s = sock_open();
+        memacct_limits max1m = { .set = MEMACCT_LIMIT_MAX, .max = 1024 * K };
+        memacct_limits max512 = { .set = MEMACCT_LIMIT_MAX, .max = 512 * K };
+
+        trees[0] = ts;
+        trees[1] = tb;
+        for (side = 0; side < 2; side++) {
+                assert_int_equal(memacct_create_group(s, T(""), &max1m, MEMACCT_NO_OWNER), 0);
+                assert_int_equal(memacct_create_group(s, T("/r"), NULL, MEMACCT_NO_OWNER), 0);
+                assert_int_equal(memacct_create_group(s, T("/d"), &max512, NOBODY), 0);
+        }
+        side = 0;
+        memacct_close(s);
+}
+
+static void test_same_refusals_nonroot(void **state) {
+        memacct *s;
+
+        (void) state;
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: test_same_refusals_nonroot needs root, to drop to uid 65534\n");
+                skip();
+        }
+        make_nobody_trees("/ns", "/nb");
+        /* Something in root's client for nobody to read (outside the trees,
+         * which must stay alike). */
+        create("/nroot", 0, 0, 0);
+        s = sock_open();
+        assert_int_equal(memacct_charge(s, "/nroot", 12 * K, MEMACCT_STAT_ANON, 0, NULL), 0);
+        parent_pid = getpid();
+        assert_int_equal(as_nobody(nobody_delegated), 0);
+        /* What nobody did inside /ns/d and /nb/d it undid. */
+        assert_int_equal(current("/ns"), 0);
+        assert_int_equal(current("/nb"), 0);
+        assert_int_equal(current("/nroot"), 12 * K);
+        memacct_close(s);
+        assert_int_equal(current_soon("/nroot", 0), 0);
+}
+
+/* ---- what [access] read = owner and [limits] sessions-per-uid = 2 refuse ---- */
+
+static void nobody_restricted(void) {
+        memacct *s = child_connect(false), *b = child_connect(true), *s2 = NULL, *b2;
+        memacct_group_info *g[2] = {};
+        memacct_group_list *l[2] = {};
+        memacct_client_info c[2] = {};
+        Result rs, rb;
+        int r;
+
+        /* Reads of what is not delegated to us. */
+        TWIN(memacct_get_group(m, T("/r"), NULL, 0, &g[SIDE]), -EPERM);
+        TWIN(memacct_get_group(m, T(""), NULL, MEMACCT_EXACT, &g[SIDE]), -EPERM);
+        TWIN(memacct_get_group(m, "/", NULL, 0, &g[SIDE]), -EPERM);
+        TWIN(memacct_subscribe(m, T("/r")), -EPERM);
+        TWIN(memacct_subscribe(m, "/"), -EPERM);
+        TWIN(memacct_get_client(m, parent_pid, 0, &c[SIDE]), -EPERM);
+        TWIN(memacct_get_client(m, 2147483646, 0, &c[SIDE]), -EPERM);
+        /* ... and of what is. */
+        TWIN(memacct_get_group(m, T("/d"), NULL, MEMACCT_EXACT, &g[SIDE]), 0);
+        same_infos("nobody reads its delegated group", g, false);
+        g[0] = memacct_group_info_free(g[0]);
+        g[1] = memacct_group_info_free(g[1]);
+        TWIN(memacct_subscribe(m, T("/d")), 0);
+        TWIN(memacct_get_client(m, 0, 0, &c[SIDE]), 0);
+        same_clients("nobody reads its own client", c);
+        /* A list shows only what we may read: /d of each tree. */
+        TWIN(memacct_list_groups(m, T(""), MEMACCT_RECURSIVE, &l[SIDE]), 0);
+        same_lists("the visible part of the tree", l, false);
+        CHECK(memacct_group_list_size(l[1]) == 1);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        TWIN(memacct_list_groups(m, T(""), 0, &l[SIDE]), 0);
+        same_lists("the visible children", l, false);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        /* The whole tree: /ns/d and /nb/d over either transport. */
+        side = 0;
+        CHECK(memacct_list_groups(s, "/", MEMACCT_RECURSIVE, &l[0]) == 0);
+        CHECK(memacct_list_groups(b, "/", MEMACCT_RECURSIVE, &l[1]) == 0);
+        compared++;
+        CHECK(memacct_group_list_size(l[0]) == memacct_group_list_size(l[1]));
+        for (size_t i = 0; i < memacct_group_list_size(l[0]) && i < memacct_group_list_size(l[1]); i++)
+                CHECK(strcmp(memacct_group_list_get(l[0], i)->path, memacct_group_list_get(l[1], i)->path) ==
+                      0);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+
+        /* Sessions: the socket connection is one, the bus session (opened
+         * by Attach) the second; a third is refused on either transport. */
+        TWIN(memacct_attach(m, T("/d")), 0);
+        r = memacct_connect(socket_path, &s2);
+        rs = (Result) { .r = r };
+        snprintf(rs.error, sizeof(rs.error), "%s", memacct_last_error(NULL) ?: "-");
+        snprintf(rs.refused, sizeof(rs.refused), "-");
+        s2 = memacct_close(s2);
+        b2 = child_connect(true);
+        side = 1;
+        result_of(b2, memacct_attach(b2, T("/d")), &rb);
+        side = 0;
+        same_results("a third session", &rs, &rb, -ENOSPC);
+        CHECK(strcmp(rb.error, "too many sessions for uid 65534") == 0);
+        memacct_close(b2);
+        memacct_close(s);
+        memacct_close(b);
+}
+
+static void test_same_refusals_restricted(void **state) {
+        memacct *s;
+
+        (void) state;
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: test_same_refusals_restricted needs root, to drop to uid 65534\n");
+                skip();
+        }
+        make_nobody_trees("/os", "/ob");
+        create("/oroot", 0, 0, 0);
+        s = sock_open();
+        assert_int_equal(memacct_charge(s, "/oroot", 12 * K, MEMACCT_STAT_ANON, 0, NULL), 0);
+        parent_pid = getpid();
+        assert_int_equal(as_nobody(nobody_restricted), 0);
+        /* Root reads everything. */
+        assert_int_equal(current("/oroot"), 12 * K);
+        memacct_close(s);
+}
+
 /* ---- the session is the bus peer ---- */
 
 static void test_session(void **state) {
@@ -576,11 +1274,16 @@ static void test_threads(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_connect_buses), cmocka_unit_test(test_unsupported),
-                cmocka_unit_test(test_same_reads),    cmocka_unit_test(test_same_errors),
-                cmocka_unit_test(test_session),       cmocka_unit_test(test_events),
+                cmocka_unit_test(test_connect_buses),     cmocka_unit_test(test_unsupported),
+                cmocka_unit_test(test_same_reads),        cmocka_unit_test(test_same_errors),
+                cmocka_unit_test(test_same_operations),   cmocka_unit_test(test_same_refusals_nonroot),
+                cmocka_unit_test(test_session),           cmocka_unit_test(test_events),
                 cmocka_unit_test(test_threads),
         };
+        const struct CMUnitTest restricted[] = {
+                cmocka_unit_test(test_same_refusals_restricted),
+        };
+        const char *mode = getenv("MEMACCT_TEST_RESTRICTED");
 
         bus_address = getenv("MEMACCT_TEST_BUS");
         socket_path = getenv("MEMACCT_TEST_SOCKET");
@@ -589,5 +1292,7 @@ int main(void) {
                                 "(run test-dbus-lib.sh)\n");
                 return 1;
         }
+        if (mode && strcmp(mode, "1") == 0)
+                return cmocka_run_group_tests(restricted, NULL, NULL);
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,51 +22,16 @@ need() {
         done
 }
 
-# write_bus_conf FILE SOCKET POLICY [SERVICEDIR]: a bus configuration
-# with the system bus's default policy (system.conf: everyone connects,
-# nobody owns or calls anything unless a policy file allows it), then
-# POLICY included.
-write_bus_conf() {
-        local servicedir=
-
-        if [[ -n ${4:-} ]]; then
-                servicedir="<servicedir>$4</servicedir>"
-        fi
-        cat >"$1" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$2</listen>
-  <auth>EXTERNAL</auth>
-  $servicedir
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <include>$3</include>
-</busconfig>
-EOF
-}
-
 # start_bus [POLICY [SERVICEDIR]]: a private bus daemon (launch_bus, from
-# tests/lib.sh); BUS_ADDR is its address. POLICY defaults to the source
-# tree's units/org.memacct1.conf.
+# tests/lib.sh) with the system bus's default policy (tests/bus-conf.sh
+# system: everyone connects, nobody owns or calls anything unless a policy
+# file allows it), then POLICY included; BUS_ADDR is its address. POLICY
+# defaults to the source tree's units/org.memacct1.conf.
 start_bus() {
         local policy=${1:-$MEMACCT_SOURCE_ROOT/units/org.memacct1.conf}
 
-        write_bus_conf "$TMP/bus.conf" "$TMP/bus.sock" "$policy" "${2:-}"
+        sh "$MEMACCT_SOURCE_ROOT/tests/bus-conf.sh" system "$TMP/bus.sock" "$policy" ${2:+"$2"} \
+                >"$TMP/bus.conf" || return 1
         launch_bus "$TMP/bus.conf"
 }
 

@@ -7,7 +7,8 @@
  * libmemacct). What it checks:
  * - the same failure gives the same status over both transports (the D-Bus
  *   error name is status_to_dbus_error() of the socket's status) and the
- *   same message, word for word;
+ *   same message, word for word; a stat item the daemon does not know,
+ *   which libmemacct cannot send, with a request of our own on the socket;
  * - the same group reads the same over both (every Group property against
  *   the socket's GetGroup), and lists the same;
  * - Event signals arrive for events raised by charges over either
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +44,8 @@
 
 #include <memacct.h>
 
+#include "frame.h"
+#include "memacct.pb-c.h"
 #include "status.h"
 
 #define K UINT64_C(1024)
@@ -130,6 +135,74 @@ static void sock_outcome(memacct *m, int r, Outcome *o) {
                 snprintf(o->name, sizeof(o->name), "%s", status_to_dbus_error(status_from_errno(r)));
                 snprintf(o->message, sizeof(o->message), "%s", msg ? msg : "");
         }
+}
+
+/*
+ * A Charge (or Uncharge) of @stat sent as it is, in a frame of our own on
+ * a connection of its own: libmemacct checks the stat item before it
+ * sends, so only this way does the daemon's own check answer.
+ */
+static void raw_charge(bool uncharge, const char *path, uint64_t bytes, const char *stat, bool keep,
+                       Outcome *o) {
+        Memacct__V1__Request req = MEMACCT__V1__REQUEST__INIT;
+        Memacct__V1__Charge c = MEMACCT__V1__CHARGE__INIT;
+        Memacct__V1__Uncharge u = MEMACCT__V1__UNCHARGE__INIT;
+        Memacct__V1__Response *resp;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        uint8_t out[4096], in[4096];
+        size_t n, body, prefix, got = 0;
+        int fd;
+
+        req.has_id = true;
+        req.id = 1;
+        if (uncharge) {
+                u.path = (char *) path;
+                u.has_bytes = true;
+                u.bytes = bytes;
+                u.stat = (char *) stat;
+                u.has_keep = true;
+                u.keep = keep;
+                req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
+                req.uncharge = &u;
+        } else {
+                c.path = (char *) path;
+                c.has_bytes = true;
+                c.bytes = bytes;
+                c.stat = (char *) stat;
+                c.has_keep = true;
+                c.keep = keep;
+                req.op_case = MEMACCT__V1__REQUEST__OP_CHARGE;
+                req.charge = &c;
+        }
+        n = memacct__v1__request__get_packed_size(&req);
+        assert_true(n + FRAME_PREFIX_MAX <= sizeof(out));
+        prefix = frame_prefix_encode((uint32_t) n, out);
+        memacct__v1__request__pack(&req, out + prefix);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(write(fd, out, prefix + n), (ssize_t) (prefix + n));
+        for (;;) {
+                ssize_t k;
+
+                if (got > 0 && frame_prefix_decode(in, got, sizeof(in), &body, &prefix) == 0 &&
+                    got >= prefix + body)
+                        break;
+                k = read(fd, in + got, sizeof(in) - got);
+                assert_true(k > 0);
+                got += (size_t) k;
+        }
+        close(fd);
+        resp = memacct__v1__response__unpack(NULL, body, in + prefix);
+        assert_non_null(resp);
+        *o = (Outcome) { .r = resp->status == 0 ? 0 : status_to_errno((MemStatus) resp->status) };
+        if (o->r < 0) {
+                snprintf(o->name, sizeof(o->name), "%s", status_to_dbus_error((MemStatus) resp->status));
+                snprintf(o->message, sizeof(o->message), "%s", resp->message ? resp->message : "");
+        }
+        memacct__v1__response__free_unpacked(resp, NULL);
 }
 
 /* Both failed, with the same status and message (and that name, when given). */
@@ -295,6 +368,24 @@ static void test_errors_match_the_socket(void **state) {
         assert_same_failure("a kept charge over the parent's max", &b, &s,
                             "org.memacct1.Error.LimitExceeded");
         assert_string_equal(b.message, "/eq/kid: limit exceeded (max of /eq)");
+
+        /* A stat item the daemon does not know: its own check, both ways. */
+        bcall(bus, &b, NULL, "Charge", "stsb", "/eq", 4 * K, "bogus", 1);
+        raw_charge(false, "/eq", 4 * K, "bogus", true, &s);
+        assert_same_failure("a kept charge of an unknown stat item", &b, &s, "org.memacct1.Error.InvalidArgument");
+        assert_string_equal(b.message, "unknown stat item 'bogus'");
+        bcall(bus, &b, NULL, "Charge", "stsb", "/eq", 4 * K, "ANON", 0);
+        raw_charge(false, "/eq", 4 * K, "ANON", false, &s);
+        assert_same_failure("a session charge of an unknown stat item", &b, &s,
+                            "org.memacct1.Error.InvalidArgument");
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "/eq", 4 * K, "nosuch", 1);
+        raw_charge(true, "/eq", 4 * K, "nosuch", true, &s);
+        assert_same_failure("an uncharge of an unknown stat item", &b, &s, "org.memacct1.Error.InvalidArgument");
+        /* And one it knows, the same way: the raw request is a real one. */
+        raw_charge(false, "/eq", 4 * K, "sock", true, &s);
+        assert_ok("a raw kept charge", &s);
+        raw_charge(true, "/eq", 4 * K, "sock", true, &s);
+        assert_ok("a raw kept uncharge", &s);
 
         bcall(bus, &b, NULL, "Uncharge", "stsb", "/eq", UINT64_C(1), "file", 1);
         sock_outcome(m, memacct_uncharge(m, "/eq", 1, MEMACCT_STAT_FILE, MEMACCT_KEEP), &s);

@@ -41,28 +41,11 @@ def check(what, ok, detail=''):
         print(f'FAIL: {what}' + (f': {detail}' if detail else ''), file=sys.stderr)
 
 
-BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={sock}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-  </policy>
-  <include>{policy}</include>
-</busconfig>
-"""
+def bus_conf(sock, policy):
+    """The private system bus's configuration (tests/bus-conf.sh system)."""
+    script = os.path.join(SOURCE, 'tests', 'bus-conf.sh')
+    return subprocess.run(['sh', script, 'system', sock, policy], check=True, capture_output=True,
+                          text=True).stdout
 
 
 class Notifications:
@@ -133,8 +116,7 @@ def main():
     try:
         conf = os.path.join(tmp, 'bus.conf')
         with open(conf, 'w') as f:
-            f.write(BUS_CONF.format(sock=os.path.join(tmp, 'bus.sock'),
-                                    policy=os.path.join(SOURCE, 'units', 'org.memacct1.conf')))
+            f.write(bus_conf(os.path.join(tmp, 'bus.sock'), os.path.join(SOURCE, 'units', 'org.memacct1.conf')))
         bus = subprocess.Popen(['dbus-daemon', f'--config-file={conf}', '--nofork', '--print-address=1'],
                                stdout=subprocess.PIPE, text=True)
         procs.append(bus)
