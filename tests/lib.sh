@@ -147,7 +147,10 @@ bg() {
         local out=$1
 
         shift
-        "$@" >"$out" 2>&1 &
+        # Emptied here, not by the child's redirection: a caller that waits
+        # for a line in $out must never see one the last run left there.
+        : >"$out"
+        "$@" >>"$out" 2>&1 &
         BG_PID=$!
         BG_PIDS+=("$BG_PID")
 }

@@ -3,7 +3,7 @@
 #
 # memacctctl --bus against the real memacctd on a private bus: every
 # command prints the same and exits the same over the bus as over the
-# socket (issue 4: "same output").
+# socket, to the letter.
 #
 # The same command sequence runs twice, over the socket on a tree /S and
 # over the bus on a tree /B; each step's exit status, stdout and stderr
