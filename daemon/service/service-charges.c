@@ -21,6 +21,7 @@
 
 #include "core/charge.h"
 #include "core/session.h"
+#include "macro.h"
 #include "service/cgroup-sync.h"
 #include "service/service-internal.h"
 
@@ -53,8 +54,15 @@ static int parse_stat(const char *s, MemStatItem *ret, Refusal *rf) {
         return 0;
 }
 
-/* @p's session, opened now if it has none. */
-static int open_session(Peer *p, Refusal *rf) {
+/* @p's session, opened now if it has none; the test inline, as every
+ * session charge asks. */
+static int open_session_slow(Peer *p, Refusal *rf);
+
+static inline int open_session(Peer *p, Refusal *rf) {
+        return _likely_(p->session) ? 0 : open_session_slow(p, rf);
+}
+
+static int open_session_slow(Peer *p, Refusal *rf) {
         int r;
 
         /* The daemon's own peer acts on groups; a session of its own
@@ -138,10 +146,11 @@ static int session_target(Service *svc, Peer *p, const char *path, bool attach, 
 }
 
 /*
- * The checks a charge and an uncharge share; a charge's target, with a
- * reference, and whether the session is attached to it (kept: true).
+ * The checks a charge (@charging) and an uncharge share; the target,
+ * with a reference, and whether the session is attached to it (kept:
+ * true). Force and stock are a charge's only: an uncharge ignores them.
  */
-static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool attach, MemStatItem *ret_item,
+static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool charging, MemStatItem *ret_item,
                         MemGroup **ret, bool *ret_attached, Refusal *rf) {
         int r;
 
@@ -150,12 +159,12 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool atta
                 return r;
         if (!c->has_bytes)
                 return refusal_set(rf, -EINVAL, "bytes is required");
-        if (c->keep && c->stock)
+        if (charging && c->keep && c->stock)
                 return refusal_set(rf, -EINVAL, "a stock refill belongs to the session, not the group");
         *ret_attached = true;
         if (c->keep)
                 return service_lookup_for(svc, p, c->path, authz_may_use, ret, rf);
-        return session_target(svc, p, c->path, attach, ret, ret_attached, rf);
+        return session_target(svc, p, c->path, charging, ret, ret_attached, rf);
 }
 
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
@@ -202,27 +211,25 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
 
 int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        ServiceCharge u = *c;
         MemStatItem item;
         bool attached;
         int r;
 
-        u.force = u.stock = false;
-        r = charge_begin(svc, p, &u, false, &item, &g, &attached, rf);
+        r = charge_begin(svc, p, c, false, &item, &g, &attached, rf);
         if (r < 0)
                 return r;
-        if (u.keep) {
-                r = group_uncharge_kept(svc->core, g, u.bytes, item);
+        if (c->keep) {
+                r = group_uncharge_kept(svc->core, g, c->bytes, item);
                 if (r == 0)
                         service_committed(svc);
         } else if (!attached)
-                r = u.bytes > 0 ? -ERANGE : 0; /* it holds nothing */
+                r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else
-                r = session_uncharge(p->session, u.bytes, item);
+                r = session_uncharge(p->session, c->bytes, item);
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
-                                   (unsigned long long) u.bytes, mem_stat_item_to_string(item),
-                                   u.keep ? "the group keeps" : "the session holds");
+                                   (unsigned long long) c->bytes, mem_stat_item_to_string(item),
+                                   c->keep ? "the group keeps" : "the session holds");
         if (r < 0)
                 return refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
         return 0;

@@ -73,6 +73,10 @@ ServiceSettings service_settings(Service *svc) {
         };
 }
 
+uint32_t service_max_frame(Service *svc) {
+        return atomic_load_explicit(&svc->settings.max_frame, memory_order_relaxed);
+}
+
 ReadAccess service_read_access(Service *svc) {
         return (ReadAccess) atomic_load_explicit(&svc->settings.read_access, memory_order_relaxed);
 }

@@ -70,6 +70,9 @@ void service_set_settings(Service *svc, const ServiceSettings *settings);
 /** service_settings() - the settings in force; any thread. */
 ServiceSettings service_settings(Service *svc);
 
+/** service_max_frame() - the frame limit in force, read on every frame; any thread. */
+uint32_t service_max_frame(Service *svc);
+
 /** service_reads_open() - may anyone read every group (read access "all")? Any thread. */
 bool service_reads_open(Service *svc);
 

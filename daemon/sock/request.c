@@ -323,7 +323,7 @@ int request_status_append(int r, const char *message, struct evbuffer *out) {
 }
 
 int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out) {
-        uint32_t max_frame = service_settings(svc).max_frame;
+        uint32_t max_frame = service_max_frame(svc);
         ProtobufCAllocator alloc = wire_arena_allocator();
         Memacct__V1__Request *req = NULL;
         Request x;
