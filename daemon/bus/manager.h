@@ -4,7 +4,7 @@
 /*
  * The D-Bus transport's objects (org.memacct1(5)): the manager object
  * /org/memacct1 (interface org.memacct1.Manager, plus the ObjectManager)
- * and, through group.c, one object per group. proto/org.memacct1.xml is
+ * and, through groups.c, one object per group. proto/org.memacct1.xml is
  * the reference; the vtables match it (tests/dbus checks).
  *
  * Everything here runs on the bus thread (thread.c), which owns the
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 
-#include "bus/group.h"
+#include "bus/groups.h"
 #include "bus/signals.h"
 #include "service/service.h"
 
@@ -23,7 +23,7 @@ typedef struct BusManager {
         Service *service;    /* NULL: only introspection is served */
         BusSignals *signals; /* NULL: none (introspection) */
         void *peers;         /* tsearch() tree of BusPeer, by unique name */
-        BusGroupView view;   /* the group the last find callback read (group.c) */
+        BusGroupView view;   /* the group the last find callback read (groups.c) */
 } BusManager;
 
 /**

@@ -3,7 +3,7 @@
 
 /*
  * The bus thread: the one thread that owns the sd_bus connection, runs it
- * on its own sd-event loop and serves org.memacct1 (manager.c, group.c).
+ * on its own sd-event loop and serves org.memacct1 (manager.c, groups.c).
  * The service's events reach it through a bounded queue and an eventfd
  * (signals.c), so a slow bus (or bus peer) costs the threads that make
  * changes a mutex and a malloc at most, never a wait.

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "bus/error.h"
-#include "bus/group.h"
+#include "bus/groups.h"
 #include "bus/manager.h"
 #include "bus/names.h"
 #include "bus/peer.h"

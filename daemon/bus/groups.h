@@ -3,7 +3,7 @@
 
 /*
  * org.memacct1.Group: one bus object per group, served by a fallback
- * vtable and a node enumerator (group.c), so that groups need no
+ * vtable and a node enumerator (groups.c), so that groups need no
  * registration of their own.
  */
 
