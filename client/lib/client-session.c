@@ -120,9 +120,11 @@ int client_ensure_connected(memacct *m) {
                         break;
                 if (m->conn.fd >= 0)
                         conn_break(&m->conn, -ECONNRESET);
-                /* Refused for a reason a retry will not change. */
+                /* Refused for a reason a retry will not change. (EPIPE:
+                 * a daemon on its way out accepted the connection and
+                 * closed it; its successor may be up by the next try.) */
                 if (r != -ECONNRESET && r != -ECONNREFUSED && r != -ENOENT && r != -ETIMEDOUT &&
-                    r != -EPROTO && r != -EAGAIN)
+                    r != -EPROTO && r != -EAGAIN && r != -EPIPE)
                         break;
         }
         m->reconnecting = false;

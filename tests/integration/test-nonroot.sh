@@ -166,6 +166,7 @@ check_eq "the delegation survived the restart" "$(owner /deleg)" $NOBODY
 check_current_soon "nobody's hold charges its bytes again after the restart" /deleg/own $((300 * K)) 20
 rc=0
 stop_bg "$holder" INT || rc=$?
+[[ $rc == 0 ]] || echo "the hold said: $(<"$TMP/hold2.out")" >&2
 check_eq "nobody's hold exits 0 after the restart" "$rc" 0
 check_current_soon "and releases its bytes" /deleg/own 0
 
