@@ -534,7 +534,11 @@ static bool infos_same(const memacct_group_info *gs, const memacct_group_info *g
         return strcmp(ps, pb) == 0 && gs->current == gb->current && gs->peak == gb->peak &&
                gs->max == gb->max && gs->high == gb->high && gs->low == gb->low && gs->min == gb->min &&
                gs->effective_min == gb->effective_min && gs->effective_low == gb->effective_low &&
-               gs->failcnt == gb->failcnt && gs->kernel_current == gb->kernel_current &&
+               gs->failcnt == gb->failcnt &&
+               /* A mirror's kernel usage is a live sample of the kernel
+                * cgroup: the two reads are moments apart. Whether it is a
+                * mirror must agree. */
+               (gs->kernel_current == MEMACCT_NO_KERNEL_CURRENT) == (gb->kernel_current == MEMACCT_NO_KERNEL_CURRENT) &&
                counters_same(gs->events, gs->n_events, gb->events, gb->n_events) &&
                counters_same(gs->events_local, gs->n_events_local, gb->events_local, gb->n_events_local) &&
                (!stats || counters_same(gs->stat, gs->n_stat, gb->stat, gb->n_stat));
