@@ -59,15 +59,21 @@ static int charge_counters(MemGroup *g, uint64_t bytes, unsigned flags, MemCharg
 
         if (flags & MEM_CHARGE_FORCE) {
                 r = counter_charge(&g->counter, bytes);
-                if (r <= 0)
+                if (r < 0)
                         return r;
-                /* Forced past a max: say so, and raise max where it was
-                 * passed, as the kernel's force path does. */
-                res->over_max = true;
-                for (MemGroup *i = g; i; i = i->parent)
-                        if (counter_read(&i->counter) > counter_read_limit(&i->counter.max))
-                                group_event_raise(i, MEM_EVENT_MAX);
-                return 1; /* rare: let the high walk look */
+                if (r > 0) {
+                        /* Forced past a max: say so, and raise max where it
+                         * was passed, as the kernel's force path does. */
+                        res->over_max = true;
+                        for (MemGroup *i = g; i; i = i->parent)
+                                if (counter_read(&i->counter) > counter_read_limit(&i->counter.max))
+                                        group_event_raise(i, MEM_EVENT_MAX);
+                }
+                /* Past a max or within every one, a forced charge is then
+                 * an ordinary one: its high events and throttle as any
+                 * charge's. Forced charges are rare: let the high walk
+                 * look rather than note high on the way up. */
+                return 1;
         }
 
         r = counter_try_charge(&g->counter, NULL, bytes, &fail);

@@ -273,6 +273,63 @@ static void test_forced_charge_over_max_succeeds_and_says_so(void **state) {
         group_unref(a);
 }
 
+/*
+ * high applies to every charge that is admitted, forced or not: a forced
+ * charge within max is an ordinary charge (try_charge_memcg()'s force path
+ * ends in the same high handling), and one past max is too. The same
+ * charges, unforced and forced, give the same events, over_high and
+ * throttle hint.
+ */
+static void test_forced_charge_is_throttled_above_high_as_any_charge(void **state) {
+        MemCore *core = *state;
+        MemChargeResult plain, forced;
+        MemGroup *a, *b;
+        uint64_t high = 64 * KiB, big = 256 * KiB;
+        MemGroupInfo ia;
+
+        assert_int_equal(group_create(core, "/a", 0), 0);
+        assert_int_equal(group_create(core, "/a/b", 0), 0);
+        a = take_group(core, "/a");
+        b = take_group(core, "/a/b");
+        group_set_high(a, high);
+        assert_int_equal(group_set_max(a, 1 * MiB, false), 0);
+
+        /* Above high, within max: unforced, then the same forced. */
+        assert_int_equal(group_charge(core, b, big, MEM_STAT_ANON, 0, &plain), 0);
+        group_uncharge(core, b, big, MEM_STAT_ANON);
+        assert_int_equal(group_charge(core, b, big, MEM_STAT_ANON, MEM_CHARGE_FORCE, &forced), 0);
+        ia = read_info(core, a, false);
+        assert_int_equal(ia.events[MEM_EVENT_HIGH], 2);
+        assert_int_equal(ia.events_local[MEM_EVENT_HIGH], 2);
+        assert_int_equal(forced.over_high, big - high);
+        assert_int_equal(forced.over_high, plain.over_high);
+        assert_int_equal(forced.throttle_usec, charge_high_delay_usec((int64_t) big, (int64_t) high, big));
+        assert_true(forced.throttle_usec > 0);
+        assert_int_equal(forced.throttle_usec, plain.throttle_usec);
+        assert_false(forced.over_max);
+        assert_int_equal(ia.events[MEM_EVENT_MAX], 0);
+
+        /* Past max, forced: over max and over high, both said. */
+        assert_int_equal(group_charge(core, b, 1 * MiB, MEM_STAT_ANON, MEM_CHARGE_FORCE, &forced), 0);
+        ia = read_info(core, a, false);
+        assert_true(forced.over_max);
+        assert_int_equal(ia.events[MEM_EVENT_MAX], 1);
+        assert_int_equal(ia.events[MEM_EVENT_HIGH], 3);
+        assert_int_equal(forced.over_high, big + 1 * MiB - high);
+        assert_true(forced.throttle_usec > 0);
+
+        /* Below high nothing is said, forced or not. */
+        group_uncharge(core, b, big + 1 * MiB, MEM_STAT_ANON);
+        assert_int_equal(group_charge(core, b, 4 * KiB, MEM_STAT_ANON, MEM_CHARGE_FORCE, &forced), 0);
+        assert_int_equal(forced.over_high, 0);
+        assert_int_equal(forced.throttle_usec, 0);
+        assert_int_equal(read_info(core, a, false).events[MEM_EVENT_HIGH], 3);
+
+        group_uncharge(core, b, 4 * KiB, MEM_STAT_ANON);
+        group_unref(b);
+        group_unref(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 CORE_TEST(test_refusal_raises_max_and_oom_on_refusing_group),
@@ -280,6 +337,7 @@ int main(void) {
                 CORE_TEST(test_over_high_reports_worst_ancestor),
                 CORE_TEST(test_forced_max_below_usage_raises_oom),
                 CORE_TEST(test_forced_charge_over_max_succeeds_and_says_so),
+                CORE_TEST(test_forced_charge_is_throttled_above_high_as_any_charge),
         };
 
         return cmocka_run_group_tests_name("core-group-events", tests, NULL, NULL);
