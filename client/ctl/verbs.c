@@ -262,7 +262,7 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
 static int verb_move(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         unsigned sessions = 0;
-        pid_t pid;
+        pid_t pid = 0;
         int r;
 
         (void) argc;
@@ -281,7 +281,7 @@ static int verb_move(memacct **mp, int argc, char **argv) {
 static int verb_client(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         memacct_client_info c;
-        pid_t pid;
+        pid_t pid = 0;
         int r;
 
         (void) argc;

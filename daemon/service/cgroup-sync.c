@@ -192,7 +192,8 @@ static void describe_cgroup2(CgroupSync *cs, char *buf, size_t size) {
                 if (read_file(me->mnt_dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
                         ctl[0] = 0;
                 ctl[strcspn(ctl, "\n")] = 0;
-                snprintf(buf, size, "; cgroup2 at %s has no memory controller (controllers: %s)",
+                /* A log line: long names are cut, never the buffer overrun. */
+                snprintf(buf, size, "; cgroup2 at %.64s has no memory controller (controllers: %.128s)",
                          me->mnt_dir, *ctl ? ctl : "none");
                 break;
         }

@@ -38,7 +38,7 @@ static void put(const char *dir, const char *name, const char *value) {
         char path[PATH_MAX];
         FILE *f;
 
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        assert_true((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) < sizeof(path));
         f = fopen(path, "w");
         assert_non_null(f);
         fprintf(f, "%s\n", value);
