@@ -298,6 +298,24 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         }
 }
 
+/*
+ * Every string of the request as the client sent it: one with a NUL
+ * byte would be cut there by every C function after the decoder, and the
+ * daemon act on another path than the one it was sent. Return: 0, or
+ * -EINVAL with the refusal naming the field.
+ */
+static int request_strings_check(Request *x, const uint8_t *body, size_t len) {
+        char field[128];
+        int r;
+
+        r = wire_find_nul_string(&memacct__v1__request__descriptor, body, len, field, sizeof(field));
+        if (r > 0)
+                return refusal_set(&x->rf, -EINVAL, "%s: a string must not hold a NUL byte", field);
+        if (r < 0)
+                return refusal_set(&x->rf, -EPROTO, "malformed request: not a memacct.v1.Request");
+        return 0;
+}
+
 static void request_done(Request *x) {
         if (x->has_group)
                 wire_group_info_free(&x->res.gi);
@@ -349,7 +367,9 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         x.list_bytes = 0;
         refusal_init(&x.rf);
 
-        r = request_handle(&x, req, fd);
+        r = request_strings_check(&x, body, len);
+        if (r == 0)
+                r = request_handle(&x, req, fd);
         if (fd >= 0)
                 close(fd);
         if (r < 0) {

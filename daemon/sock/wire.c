@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,93 @@ int wire_arena_reset(uint32_t max_frame) {
         }
         tls_arena.used = 0;
         return 0;
+}
+
+/* A varint at @p (at most @n bytes): its value and length, or -EBADMSG. */
+static int varint_get(const uint8_t *p, size_t n, uint64_t *ret, size_t *ret_len) {
+        uint64_t v = 0;
+
+        for (size_t i = 0; i < n && i < 10; i++) {
+                v |= (uint64_t) (p[i] & 0x7f) << (7 * i);
+                if (!(p[i] & 0x80)) {
+                        *ret = v;
+                        *ret_len = i + 1;
+                        return 0;
+                }
+        }
+        return -EBADMSG;
+}
+
+/* Nested messages deeper than this are not looked into (ours nest two). */
+#define NUL_SCAN_DEPTH 8
+
+static int find_nul(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n, unsigned depth,
+                    char *name, size_t size) {
+        size_t off = 0, k;
+        uint64_t key, len;
+        int r;
+
+        while (off < n) {
+                const ProtobufCFieldDescriptor *f;
+
+                if (varint_get(p + off, n - off, &key, &k) < 0)
+                        return -EBADMSG;
+                off += k;
+                switch (key & 7) {
+                case 0: /* varint */
+                        if (varint_get(p + off, n - off, &len, &k) < 0)
+                                return -EBADMSG;
+                        off += k;
+                        continue;
+                case 1: /* 64-bit */
+                        k = 8;
+                        break;
+                case 5: /* 32-bit */
+                        k = 4;
+                        break;
+                case 2: /* length-delimited: strings, bytes, messages */
+                        if (varint_get(p + off, n - off, &len, &k) < 0 || len > n - off - k)
+                                return -EBADMSG;
+                        off += k;
+                        f = key >> 3 <= UINT32_MAX ?
+                                    protobuf_c_message_descriptor_get_field(desc, (unsigned) (key >> 3)) : NULL;
+                        r = 0;
+                        if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p + off, 0, len))
+                                r = 1;
+                        else if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && depth < NUL_SCAN_DEPTH)
+                                r = find_nul(f->descriptor, p + off, len, depth + 1, name, size);
+                        if (r != 0) {
+                                if (r > 0) {
+                                        /* Outer names first: prepend ours. */
+                                        size_t have = strnlen(name, size), ours = strlen(f->name);
+
+                                        if (have > 0 && have + ours + 1 < size) {
+                                                memmove(name + ours + 1, name, have + 1);
+                                                memcpy(name, f->name, ours);
+                                                name[ours] = '.';
+                                        } else if (have == 0)
+                                                snprintf(name, size, "%s", f->name);
+                                }
+                                return r;
+                        }
+                        k = len;
+                        break;
+                default:
+                        return -EBADMSG;
+                }
+                if (k > n - off)
+                        return -EBADMSG;
+                off += k;
+        }
+        return 0;
+}
+
+int wire_find_nul_string(const ProtobufCMessageDescriptor *desc, const uint8_t *body, size_t len, char *ret_name,
+                         size_t size) {
+        if (size == 0)
+                return -EINVAL;
+        ret_name[0] = 0;
+        return find_nul(desc, body, len, 0, ret_name, size);
 }
 
 int wire_response_append(const Memacct__V1__Response *resp, struct evbuffer *out) {

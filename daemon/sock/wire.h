@@ -28,6 +28,17 @@ int wire_arena_reset(uint32_t max_frame);
 ProtobufCAllocator wire_arena_allocator(void);
 
 /**
+ * wire_find_nul_string() - the first string field of @body (an encoded
+ * message of @desc) that holds a NUL byte, as its dotted name
+ * ("create_group.path") in @ret_name. protobuf strings may hold NUL, C
+ * strings end at one: unchecked, "/a\0b" would be taken as "/a". Only
+ * for a body protobuf-c has unpacked (it is well-formed).
+ * Return: 1 (found), 0 (none), -EBADMSG (not well-formed after all).
+ */
+int wire_find_nul_string(const ProtobufCMessageDescriptor *desc, const uint8_t *body, size_t len, char *ret_name,
+                         size_t size);
+
+/**
  * wire_response_append() - append @resp to @out as one frame (varint length,
  * then the body). Return: 0, -EMSGSIZE, -ENOMEM.
  */

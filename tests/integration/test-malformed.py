@@ -190,7 +190,7 @@ class Conn:
         return self.call(REQ_HELLO, f_varint(1, 1) + f_bytes(2, "malformed test"))
 
 
-def charge_body(path, nbytes, keep=False):
+def charge_body(path, nbytes, keep=False):  # path: str or bytes
     return f_bytes(1, path) + f_varint(2, nbytes) + (f_varint(4, 1) if keep else b"")
 
 
@@ -338,6 +338,30 @@ def run(sock_path, ctl):
     check(got == [(1, OK), (2, OK), (0, PROTOCOL_ERROR)],
           f"pipelined: answered in order up to the bad frame, nothing after: {got}")
     bad.close()
+
+    # A NUL inside a string: C would cut the string there and act on
+    # another path than the one sent. Refused, the field named, nothing
+    # done, and the connection goes on.
+    nul = Conn(sock_path)
+    nul.hello()
+    for what, op, body, field in (
+            ("create", REQ_CREATE, f_bytes(1, b"/held\0x"), "create_group.path"),
+            ("create below", REQ_CREATE, f_bytes(1, b"/victim/a\0b"), "create_group.path"),
+            ("charge", REQ_CHARGE, charge_body(b"/held\0/x", 4096, keep=True), "charge.path"),
+            ("a stat item", REQ_CHARGE, charge_body("/held", 4096, keep=True) + f_bytes(3, b"anon\0x"),
+             "charge.stat"),
+            ("attach", REQ_ATTACH, f_bytes(1, b"/held\0"), "attach.path"),
+            ("get", REQ_GET_GROUP, f_bytes(1, b"/held\0/../victim"), "get_group.path")):
+        r = nul.call(op, body)
+        msg = first(r, RESP_MESSAGE, b"").decode(errors="replace")
+        check(first(r, RESP_STATUS, 0) == INVALID_ARGUMENT,
+              f"a NUL in {what}'s string: status {first(r, RESP_STATUS, 0)}, want INVALID_ARGUMENT")
+        check(msg.startswith(field + ":"), f"a NUL in {what}'s string: the message names {field}: {msg!r}")
+    r = root.call(REQ_GET_GROUP, f_bytes(1, "/victim/a"))
+    check(first(r, RESP_STATUS, 0) != OK, "the group before the NUL was not created")
+    check(usage(root, "/held") == held, "nothing was charged by the refused requests")
+    check(first(nul.hello(), RESP_STATUS, 0) == OK, "and the connection goes on")
+    nul.close()
 
     # The frame limit is inclusive: a body of exactly 64 KiB is served.
     body = f_varint(REQ_ID, 1) + f_bytes(REQ_HELLO, f_varint(1, 1))
