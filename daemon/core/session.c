@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "group-internal.h"
-#include "session.h"
+#include "session-internal.h"
 
 static const char *const mem_rss_table[_MEM_RSS_MAX] = {
         [MEM_RSS_FILE] = "file",
@@ -47,15 +47,6 @@ MemRss mem_rss_from_stat(MemStatItem item) {
         }
 }
 
-static int64_t load64(_Atomic int64_t *v) {
-        return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-/* A single writer's update: the atomics only make concurrent readers
- * well-defined, and compile to a plain load and store. */
-static void store64(_Atomic int64_t *v, int64_t x) {
-        atomic_store_explicit(v, x, memory_order_relaxed);
-}
 
 /*
  * Fast path 4: add_mm_counter_fast() after "mm: Move RSS stat event count
@@ -173,8 +164,7 @@ static int pid_match(struct cds_lfht_node *node, const void *key) {
         return caa_container_of(node, MemClient, node)->pid == *(const pid_t *) key;
 }
 
-/* Caller in an RCU read-side section. */
-static MemClient *client_lookup(MemCore *core, pid_t pid) {
+MemClient *client_lookup(MemCore *core, pid_t pid) {
         struct cds_lfht_iter iter;
         struct cds_lfht_node *node;
 
@@ -561,130 +551,6 @@ uint64_t session_held(MemSession *s, MemStatItem item) {
         if (!item_ok(item))
                 return 0;
         return (uint64_t) load64(&s->held[item]);
-}
-
-/*
- * Move what @s holds from @src to @dst with the move lock of @src held.
- * Only the levels below the common ancestor change: the ancestors already
- * count the bytes, and charging them twice for a moment could refuse the
- * move at a limit the move does not really approach. move_seq is odd
- * while the two sides disagree.
- */
-static int move_locked(MemSession *s, MemGroup *src, MemGroup *dst, MemChargeResult *res) {
-        MemCore *core = s->core;
-        MemGroup *top = group_common_ancestor(src, dst);
-        unsigned slot = core_thread_slot(core);
-        MemCounter *fail = NULL;
-        uint64_t total = 0;
-        int r = 0;
-
-        for (int i = 0; i < _MEM_STAT_MAX; i++)
-                total += (uint64_t) load64(&s->held[i]);
-
-        atomic_fetch_add(&core->move_seq, 1);
-        if (total > 0) {
-                r = counter_try_charge(&dst->counter, &top->counter, total, &fail);
-                /* A move raises no high events (nor does the kernel's). */
-                if (r > 0)
-                        r = 0;
-                if (r == -EDQUOT) {
-                        MemGroup *refused = group_from_counter(fail);
-
-                        group_event_raise(refused, MEM_EVENT_MAX);
-                        res->refused = group_ref(refused);
-                }
-                if (r == 0)
-                        counter_uncharge(&src->counter, &top->counter, total);
-        }
-        if (r == 0) {
-                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
-                        int64_t h = load64(&s->held[i]);
-
-                        stats_mod(&core->stats, slot, src->id, i, -h);
-                        stats_mod(&core->stats, slot, dst->id, i, h);
-                }
-                atomic_store_explicit(&s->group, dst, memory_order_release);
-        }
-        atomic_fetch_add(&core->move_seq, 1);
-        return r;
-}
-
-/* Caller holds move_mutex. */
-static int session_move_locked(MemSession *s, MemGroup *dst, MemChargeResult *res) {
-        MemCore *core = s->core;
-        MemGroup *src = atomic_load(&s->group);
-        int r;
-
-        if (!src)
-                return -ENOTCONN;
-        if (src == dst)
-                return 0;
-        r = group_attach(dst);
-        if (r < 0)
-                return r;
-
-        /* mem_cgroup_start_move(): raise the flags, then wait until every
-         * update that may not have seen them is finished. */
-        atomic_fetch_add(&core->moving, 1);
-        atomic_fetch_add(&src->moving_account, 1);
-        urcu_memb_synchronize_rcu();
-        rcu_tsan_grace_period();
-
-        pthread_mutex_lock(&src->move_lock);
-        r = move_locked(s, src, dst, res);
-        pthread_mutex_unlock(&src->move_lock);
-
-        atomic_fetch_sub(&src->moving_account, 1);
-        atomic_fetch_sub(&core->moving, 1);
-        group_detach(r == 0 ? src : dst);
-        if (r == 0 && core->move_hook)
-                core->move_hook(s, dst, core->move_hook_userdata);
-        return r;
-}
-
-int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret) {
-        MemChargeResult res = {};
-        int r;
-
-        pthread_mutex_lock(&s->core->move_mutex);
-        r = session_move_locked(s, dst, &res);
-        pthread_mutex_unlock(&s->core->move_mutex);
-        if (ret)
-                *ret = res;
-        else
-                charge_result_done(&res);
-        return r;
-}
-
-int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret) {
-        MemChargeResult res = {};
-        MemSession *s;
-        MemClient *c;
-        int r = 0, n = 0;
-
-        pthread_mutex_lock(&core->clients_lock);
-        core_read_lock();
-        c = client_lookup(core, pid);
-        core_read_unlock();
-        if (!c)
-                r = -ESRCH;
-        else {
-                /* clients_lock keeps the client and its sessions alive. */
-                pthread_mutex_lock(&core->move_mutex);
-                cds_list_for_each_entry(s, &c->sessions, client_link) {
-                        r = session_move_locked(s, dst, &res);
-                        if (r < 0)
-                                break;
-                        n++;
-                }
-                pthread_mutex_unlock(&core->move_mutex);
-        }
-        pthread_mutex_unlock(&core->clients_lock);
-        if (ret)
-                *ret = res;
-        else
-                charge_result_done(&res);
-        return r < 0 ? r : n;
 }
 
 int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_MAX]) {

@@ -130,9 +130,13 @@ int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem ite
 int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret);
 
 /**
- * client_move() - move every session of @pid to @dst.
- * Return: the number of sessions moved; -ESRCH (no such client); or the
- * first session's error (sessions moved before it stay moved).
+ * client_move() - move every session of @pid to @dst with everything they
+ * hold, all or nothing: when this fails, none moved. A session that is
+ * not attached yet (it holds nothing) is attached to @dst with the
+ * others, as writing a pid to cgroup.procs moves every thread.
+ * Return: the number of sessions (now all in @dst); -ESRCH (no such
+ * client); -EDQUOT (ret->refused set); -ENOENT (@dst is being removed);
+ * -ENOMEM.
  */
 int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret);
 

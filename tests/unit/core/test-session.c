@@ -472,12 +472,11 @@ static void test_session_move_refused_by_max(void **state) {
         assert_int_equal(current(f, root), 0);
 }
 
-static void test_client_move_moves_every_session_of_the_pid_until_refused(void **state) {
+static void test_client_move_moves_every_session_of_the_pid_or_none(void **state) {
         Fixture *f = *state;
         MemGroup *a = grp(f, "/a"), *b = grp(f, "/b"), *c = grp(f, "/c"), *d = grp(f, "/d");
         MemSession *s[3], *other = new_session(f, 301);
         MemChargeResult res = {};
-        uint64_t in_d = 0, in_c = 0;
         int r;
 
         for (unsigned i = 0; i < 3; i++) {
@@ -502,26 +501,29 @@ static void test_client_move_moves_every_session_of_the_pid_until_refused(void *
         assert_int_equal(client_move(f->core, 999, c, &res), -ESRCH);
         charge_result_done(&res);
 
-        /* /d takes at most two of the three: the first refusal is returned,
-         * those moved before it stay moved. */
+        /* /d takes at most two of the three (5 pages of 6): the move is
+         * refused, by /d, and none of them moves. */
         assert_int_equal(group_set_max(d, 5 * PAGE, false), 0);
         r = client_move(f->core, 300, d, &res);
         assert_int_equal(r, -EDQUOT);
         assert_ptr_equal(res.refused, d);
         charge_result_done(&res);
-        for (unsigned i = 0; i < 3; i++) {
-                MemGroup *g = attached(s[i]);
-
-                assert_true(g == c || g == d);
-                if (g == d)
-                        in_d += session_held(s[i], MEM_STAT_ANON);
-                else
-                        in_c += session_held(s[i], MEM_STAT_ANON);
-        }
-        assert_int_equal(current(f, d), in_d);
-        assert_int_equal(current(f, c), in_c);
-        assert_int_equal(in_c + in_d, 6 * PAGE);
-        assert_true(in_d <= 5 * PAGE);
+        for (unsigned i = 0; i < 3; i++)
+                assert_ptr_equal(attached(s[i]), c);
+        assert_int_equal(current(f, d), 0);
+        assert_int_equal(current(f, c), 6 * PAGE);
+        assert_int_equal(info_of(f, d, false).nr_attached, 0);
+        assert_int_equal(info_of(f, c, false).nr_attached, 3);
+        assert_int_equal(info_of(f, d, false).events_local[MEM_EVENT_MAX], 1);
+        /* With room for all three it moves them all. */
+        assert_int_equal(group_set_max(d, 6 * PAGE, false), 0);
+        assert_int_equal(client_move(f->core, 300, d, &res), 3);
+        charge_result_done(&res);
+        for (unsigned i = 0; i < 3; i++)
+                assert_ptr_equal(attached(s[i]), d);
+        assert_int_equal(current(f, d), 6 * PAGE);
+        assert_int_equal(current(f, c), 0);
+        assert_int_equal(info_of(f, d, false).nr_attached, 3);
 
         for (unsigned i = 0; i < 3; i++)
                 assert_null(session_free(s[i]));
@@ -765,7 +767,7 @@ int main(void) {
                 SESSION_TEST(test_group_remove_refused_while_attached),
                 SESSION_TEST(test_session_move_takes_held_not_kept_across_subtrees),
                 SESSION_TEST(test_session_move_refused_by_max),
-                SESSION_TEST(test_client_move_moves_every_session_of_the_pid_until_refused),
+                SESSION_TEST(test_client_move_moves_every_session_of_the_pid_or_none),
                 cmocka_unit_test(test_rss_from_stat_maps_only_rss_items),
                 SESSION_TEST(test_rss_exact_equals_held_and_approximate_lags_by_threshold),
                 SESSION_TEST(test_rss_threshold_sets_how_far_approximate_lags),

@@ -385,17 +385,22 @@ static void test_move_of_a_pid_without_a_session_is_refused(void **state) {
         assert_refused(move(f, f->root, PID_BUS, "/a", &rf), &rf, -ESRCH, "pid %d has no session", PID_BUS);
 }
 
-static void test_move_of_an_unattached_session_is_refused(void **state) {
+/* Its own session must be attached to be moved (attach it instead); a
+ * move by pid takes every session of the process, the ones not attached
+ * yet (they hold nothing) included, as cgroup.procs takes every thread. */
+static void test_move_of_an_unattached_session_is_refused_but_a_pid_takes_it(void **state) {
         Fixture *f = *state;
         Refusal rf;
 
         assert_refused(move(f, f->delegate, 0, "/d", &rf), &rf, -ENOTCONN,
                        "/d: session not attached to a group");
         assert_refused(move(f, f->bus, 0, "/d", &rf), &rf, -ENOTCONN, "/d: session not attached to a group");
-        assert_refused(move(f, f->root, PID_DELEGATE, "/d", &rf), &rf, -ENOTCONN,
-                       "/d: session not attached to a group");
         assert_null(attached_to(f->delegate));
         assert_null(f->bus->session);
+        refusal_init(&rf);
+        assert_int_equal(move(f, f->root, PID_DELEGATE, "/d/x", &rf), 1);
+        assert_string_equal(attached_to(f->delegate), "/d/x");
+        assert_int_equal(tree_info(f, "/d/x").nr_attached, 1);
 }
 
 static void test_move_refused_by_a_max_names_it_and_moves_nothing(void **state) {
@@ -491,7 +496,7 @@ int main(void) {
                 SERVICE_TEST(test_move_of_another_pid_is_root_only),
                 SERVICE_TEST(test_move_into_a_group_not_delegated_is_refused),
                 SERVICE_TEST(test_move_of_a_pid_without_a_session_is_refused),
-                SERVICE_TEST(test_move_of_an_unattached_session_is_refused),
+                SERVICE_TEST(test_move_of_an_unattached_session_is_refused_but_a_pid_takes_it),
                 SERVICE_TEST(test_move_refused_by_a_max_names_it_and_moves_nothing),
                 SERVICE_TEST(test_get_client_reads_the_callers_own_counters),
                 SERVICE_TEST(test_get_client_of_another_pid_follows_read_access),
