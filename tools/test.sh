@@ -4,7 +4,8 @@
 # Install the dependencies, build, and run the whole test suite: a plain
 # optimised build (gcc); the unit tests of a clang -O2 build; gcc -O1 and
 # -O3 builds (warnings are errors at every level); AddressSanitizer +
-# UndefinedBehaviorSanitizer; ThreadSanitizer for the concurrency suite.
+# UndefinedBehaviorSanitizer; ThreadSanitizer for the concurrency suite;
+# every fuzz target under libFuzzer for FUZZ_SECONDS (default 20) each.
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +75,16 @@ CC=clang setup build-tsan --buildtype=debug -Db_sanitize=thread -Db_lundef=false
 ninja -C build-tsan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
         run_tests meson test -C build-tsan --print-errorlogs --suite concurrency --timeout-multiplier 5
+
+echo "== libFuzzer, the code under test instrumented, ${FUZZ_SECONDS:-20} s per target"
+rm -rf build-fuzz
+if tools/fuzz.sh "${FUZZ_SECONDS:-20}" build-fuzz; then
+        passed=$((passed + 1))
+else
+        failed=$((failed + 1))
+        echo "$passed passed, $failed failed, $skipped skipped"
+        exit 1
+fi
 
 # A skipped test is not a passed one: the total says how many there were.
 echo "$passed passed, $failed failed, $skipped skipped"
