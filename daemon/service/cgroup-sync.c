@@ -419,14 +419,6 @@ static int walk_libcgroup(CgroupSync *cs, const char *rel, PathList *out) {
         return r;
 }
 
-/* Tell the fan-out of a group this mirror created or whose limits it set. */
-static void notify(CgroupSync *cs, EventKind kind, const char *path, unsigned limits) {
-        EventItem ev = { .kind = kind, .path = path, .limits = limits };
-
-        if (cs->events)
-                events_emit(cs->events, &ev);
-}
-
 /* Create the missing groups above @path, plainly. Caller holds cs->lock. */
 static int make_parents(CgroupSync *cs, const char *path) {
         char buf[MEM_PATH_MAX + 1];
@@ -438,7 +430,7 @@ static int make_parents(CgroupSync *cs, const char *path) {
                 *s = 0;
                 r = group_create(cs->core, buf, 0);
                 if (r == 0)
-                        notify(cs, EVENT_GROUP_ADDED, buf, 0);
+                        events_emit(cs->events, EVENT_GROUP_ADDED, buf, 0);
                 *s = '/';
                 if (r < 0 && r != -EEXIST)
                         return r;
@@ -484,7 +476,7 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
                 r = group_create(cs->core, group, 0);
                 if (r < 0)
                         return r;
-                notify(cs, EVENT_GROUP_ADDED, group, 0);
+                events_emit(cs->events, EVENT_GROUP_ADDED, group, 0);
                 r = group_get(cs->core, group, &g);
                 ret = 2;
         }
@@ -497,7 +489,7 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
                 (void) group_set_limits(g, &l, true);
                 group_set_mirror(g, true);
                 if (l.set)
-                        notify(cs, EVENT_LIMITS_CHANGED, group, l.set);
+                        events_emit(cs->events, EVENT_LIMITS_CHANGED, group, l.set);
                 if (ret == 0)
                         ret = 1;
         }

@@ -204,7 +204,9 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub) {
         sub->nsubs = 0;
 }
 
-void events_emit(Events *e, const EventItem *ev) {
-        if (e->sink)
-                e->sink(ev, e->sink_userdata);
+void events_emit(Events *e, EventKind kind, const char *path, unsigned limits) {
+        EventItem ev = { .kind = kind, .path = path, .limits = limits };
+
+        if (e && e->sink)
+                e->sink(&ev, e->sink_userdata);
 }

@@ -112,8 +112,12 @@ int events_subscribe(Events *e, EventSubscriber *sub, const char *path);
  */
 void events_unsubscribe_all(Events *e, EventSubscriber *sub);
 
-/** events_emit() - tell the sink of a change the service layer made. Any thread. */
-void events_emit(Events *e, const EventItem *ev);
+/**
+ * events_emit() - tell the sink of a change to @path (EVENT_GROUP_ADDED,
+ * _REMOVED, _LIMITS_CHANGED with the MemLimitMask @limits) that the
+ * service layer made. @e NULL: nobody listens. Any thread.
+ */
+void events_emit(Events *e, EventKind kind, const char *path, unsigned limits);
 
 /**
  * events_path_within() - is @path @top or below it? Both canonical.

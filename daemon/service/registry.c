@@ -61,6 +61,10 @@ void registry_set_sessions_per_uid(Registry *r, unsigned max) {
         atomic_store_explicit(&r->max_sessions_per_uid, max, memory_order_relaxed);
 }
 
+unsigned registry_sessions_per_uid(Registry *r) {
+        return atomic_load_explicit(&r->max_sessions_per_uid, memory_order_relaxed);
+}
+
 unsigned registry_session_count(Registry *r) {
         /* A count for STATUS= and metrics: nothing is ordered by it. */
         return atomic_load_explicit(&r->nsessions, memory_order_relaxed);

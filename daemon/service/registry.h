@@ -47,6 +47,9 @@ Registry *registry_free(Registry *r);
 /** registry_set_sessions_per_uid() - the per-uid cap for sessions opened from now on (0: none). */
 void registry_set_sessions_per_uid(Registry *r, unsigned max);
 
+/** registry_sessions_per_uid() - the cap in force (0: none); any thread. */
+unsigned registry_sessions_per_uid(Registry *r);
+
 /** registry_session_count() - sessions open now, on every transport; any thread. */
 unsigned registry_session_count(Registry *r);
 

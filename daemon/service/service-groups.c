@@ -71,9 +71,9 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
         service_committed(svc);
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
-        service_emit(svc, EVENT_GROUP_ADDED, path, 0);
+        events_emit(svc->events, EVENT_GROUP_ADDED, path, 0);
         if (limits && limits->set)
-                service_emit(svc, EVENT_LIMITS_CHANGED, path, limits->set);
+                events_emit(svc->events, EVENT_LIMITS_CHANGED, path, limits->set);
         return 0;
 }
 
@@ -92,7 +92,7 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         if (r < 0)
                 return refusal_path(rf, r, g->path);
         service_committed(svc);
-        service_emit(svc, EVENT_GROUP_REMOVED, g->path, 0);
+        events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
 }
 
@@ -113,7 +113,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
         service_committed(svc);
-        service_emit(svc, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }
 

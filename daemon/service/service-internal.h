@@ -19,7 +19,6 @@
 typedef struct LiveSettings {
         _Atomic uint32_t max_frame;
         _Atomic uint64_t charge_batch;
-        _Atomic unsigned max_sessions_per_uid;
         _Atomic int read_access;
 } LiveSettings;
 
@@ -42,9 +41,6 @@ ReadAccess service_read_access(Service *svc);
  * the caller's OK goes out.
  */
 void service_committed(Service *svc);
-
-/** service_emit() - tell the fan-out of a change to @path. */
-void service_emit(Service *svc, EventKind kind, const char *path, unsigned limits);
 
 /**
  * service_lookup() - @path, with a reference.

@@ -18,8 +18,6 @@ static void settings_store(Service *svc, const ServiceSettings *s) {
         atomic_store_explicit(&svc->settings.max_frame, s->max_frame, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.charge_batch, s->charge_batch, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.read_access, (int) s->read_access, memory_order_relaxed);
-        atomic_store_explicit(&svc->settings.max_sessions_per_uid, s->max_sessions_per_uid,
-                              memory_order_relaxed);
         registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
         events_set_read_access(svc->events, s->read_access);
 }
@@ -67,8 +65,7 @@ ServiceSettings service_settings(Service *svc) {
         return (ServiceSettings) {
                 .max_frame = atomic_load_explicit(&svc->settings.max_frame, memory_order_relaxed),
                 .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
-                .max_sessions_per_uid = atomic_load_explicit(&svc->settings.max_sessions_per_uid,
-                                                             memory_order_relaxed),
+                .max_sessions_per_uid = registry_sessions_per_uid(svc->registry),
                 .read_access = service_read_access(svc),
         };
 }
@@ -117,12 +114,6 @@ unsigned service_group_count(Service *svc) {
 void service_committed(Service *svc) {
         if (svc->commit)
                 svc->commit(svc->commit_userdata);
-}
-
-void service_emit(Service *svc, EventKind kind, const char *path, unsigned limits) {
-        EventItem ev = { .kind = kind, .path = path, .limits = limits };
-
-        events_emit(svc->events, &ev);
 }
 
 int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
