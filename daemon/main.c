@@ -48,6 +48,7 @@
 #include "options.h"
 #include "service/cgroup-sync.h"
 #include "service/config.h"
+#include "service/durable.h"
 #include "service/housekeeping.h"
 #include "service/log.h"
 #include "service/paths.h"
@@ -72,6 +73,7 @@ typedef struct Manager {
         MemCore *core;
         Service *service;
         Housekeeping *housekeeping;
+        Durable *durable;
         CgroupSync *cgroup;
         SockServer *server;
         BusThread *bus;
@@ -382,6 +384,8 @@ static void manager_apply(Manager *m, Config *new) {
         sl = sock_limits(c);
         sock_server_set_limits(m->server, &sl);
         housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
+        c->sync = new->sync;
+        durable_set_sync(m->durable, c->sync);
         if (cgroup_sync_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
                 log_warning("Out of memory: [cgroup] prefix not changed");
         housekeeping_set_sample_interval(m->housekeeping, c->cgroup_sample_interval_sec * 1000);
@@ -449,15 +453,18 @@ static int manager_start_service(Manager *m) {
         r = persist_restore(m->core, c->state_dir);
         if (r < 0)
                 return r;
-        r = housekeeping_new(m->core, c->state_dir, c->flush_interval_msec, &m->housekeeping);
+        r = housekeeping_new(m->core, c->flush_interval_msec, &m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up housekeeping: %m");
+        r = durable_new(m->core, c->state_dir, c->sync, &m->durable);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the saver: %m");
         /* The service installs the core's hooks, and the bus its sink:
          * both before any other thread uses the core. */
         r = service_new(m->core, &ss, &m->service);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the service: %m");
-        service_set_commit(m->service, housekeeping_mark_dirty, m->housekeeping);
+        service_set_durable(m->service, m->durable);
         return 0;
 }
 
@@ -469,14 +476,7 @@ static int manager_start_socket(Manager *m) {
         r = sock_server_new(m->service, &sl, m->config.workers, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up %u workers: %m", m->config.workers);
-        r = sock_server_start(m->server);
-        if (r < 0)
-                return r;
-        r = sock_server_listen(m->server, m->base, m->listen.fd);
-        if (r < 0)
-                return log_error_errno(r, "Cannot listen: %m");
-        m->listen.fd = -1; /* the listener owns it now */
-        return 0;
+        return sock_server_start(m->server);
 }
 
 static int manager_start_metrics(Manager *m) {
@@ -533,8 +533,18 @@ static int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");
         r = manager_start_socket(m);
-        if (r >= 0)
-                r = manager_start_metrics(m);
+        if (r < 0)
+                return r;
+        /* After every transport added its waker, before the socket is
+         * served (the bus may already wait: its OKs go out from here). */
+        r = durable_start(m->durable);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the saver thread: %m");
+        r = sock_server_listen(m->server, m->base, m->listen.fd);
+        if (r < 0)
+                return log_error_errno(r, "Cannot listen: %m");
+        m->listen.fd = -1; /* the listener owns it now */
+        r = manager_start_metrics(m);
         if (r < 0)
                 return r;
 
@@ -548,8 +558,6 @@ static int manager_start(Manager *m) {
 
 /* Return: 0, or the error of the last save. */
 static int manager_stop(Manager *m) {
-        int r = 0;
-
         (void) sd_notify(0, "STOPPING=1\nSTATUS=Shutting down");
         /* A scrape during shutdown would only see groups emptying. */
         metrics_stop(m->metrics);
@@ -564,10 +572,9 @@ static int manager_stop(Manager *m) {
                 sock_server_stop(m->server, SHUTDOWN_GRACE_MSEC);
         /* The bus peers' sessions end with the bus thread. */
         bus_thread_stop(m->bus);
+        housekeeping_stop(m->housekeeping);
         /* Every session is gone: save what persists. */
-        if (m->housekeeping)
-                r = housekeeping_stop(m->housekeeping);
-        return r;
+        return durable_stop(m->durable);
 }
 
 static void manager_free(Manager *m) {
@@ -577,6 +584,7 @@ static void manager_free(Manager *m) {
         m->metrics = metrics_free(m->metrics);
         m->server = sock_server_free(m->server);
         m->housekeeping = housekeeping_free(m->housekeeping);
+        m->durable = durable_free(m->durable);
         /* Before the service: it stops being the event sink. */
         m->bus = bus_thread_free(m->bus);
         m->service = service_free(m->service);

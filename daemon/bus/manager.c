@@ -13,8 +13,15 @@
  * no force on Charge. Every change, whichever transport made it, is
  * signalled (signals.c); a change made here has its signals sent before
  * its reply.
+ *
+ * The OK of a durable change (a group, limits, a kept charge) is sent
+ * once the change is saved: the reply is built at once and held
+ * (bus_manager_release() sends it after the save), and the thread goes on
+ * serving other calls. D-Bus matches replies to calls by serial, so held
+ * replies need no order.
  */
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +31,101 @@
 #include "bus/peer.h"
 #include "macro.h"
 #include "service/log.h"
+
+struct BusHeldReply {
+        BusHeldReply *next;
+        uint64_t seq;
+        sd_bus_message *call, *reply;
+};
+
+static BusHeldReply *held_free(BusHeldReply *h) {
+        BusHeldReply *next = h->next;
+
+        sd_bus_message_unref(h->call);
+        sd_bus_message_unref(h->reply);
+        free(h);
+        return next;
+}
+
+/*
+ * Send @reply to @call now, or hold it until the change it reports (the
+ * one @p's operation just made, if any) is saved.
+ */
+static int reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_message *reply) {
+        uint64_t seq = service_peer_take_wait(p->peer);
+        BusHeldReply *h;
+        Refusal rf;
+        int r;
+
+        refusal_init(&rf);
+        r = service_durable_check(m->service, seq, &rf);
+        if (r > 0)
+                return sd_bus_send(NULL, reply, NULL);
+        if (r < 0) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                (void) bus_refusal(&error, &rf);
+                return sd_bus_reply_method_error(call, &error);
+        }
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        *h = (BusHeldReply) {
+                .next = m->held,
+                .seq = seq,
+                .call = sd_bus_message_ref(call),
+                .reply = sd_bus_message_ref(reply),
+        };
+        m->held = h;
+        return 1;
+}
+
+/* The method return of @call, with @types and the values after it, sent (or held) by reply_send(). */
+static int reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(reply, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        return reply_send(m, p, call, reply);
+}
+
+void bus_manager_release(BusManager *m) {
+        BusHeldReply **hp = &m->held;
+
+        while (*hp) {
+                BusHeldReply *h = *hp;
+                Refusal rf;
+                int r;
+
+                refusal_init(&rf);
+                r = service_durable_check(m->service, h->seq, &rf);
+                if (r == 0) {
+                        hp = &h->next;
+                        continue;
+                }
+                if (r > 0)
+                        r = sd_bus_send(NULL, h->reply, NULL);
+                else {
+                        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                        (void) bus_refusal(&error, &rf);
+                        r = sd_bus_reply_method_error(h->call, &error);
+                }
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send a held reply: %m");
+                *hp = held_free(h);
+        }
+}
 
 bool bus_manager_may_broadcast(BusManager *m) {
         return !m->service || service_reads_open(m->service);
@@ -36,12 +138,12 @@ uint64_t bus_manager_flush(BusManager *m) {
 }
 
 /* A service result as the reply: the refusal, or (after the signals of
- * the change it made) @reply. */
-static int reply(BusManager *m, sd_bus_message *msg, int r, const Refusal *rf, sd_bus_error *error) {
+ * the change it made) an empty return. */
+static int reply(BusManager *m, BusPeer *p, sd_bus_message *msg, int r, const Refusal *rf, sd_bus_error *error) {
         if (r < 0)
                 return bus_refusal(error, rf);
         (void) bus_manager_flush(m);
-        return sd_bus_reply_method_return(msg, NULL);
+        return reply_return(m, p, msg, NULL);
 }
 
 /* A service operation whose one argument is a group's path. */
@@ -69,7 +171,7 @@ static int path_call(BusManager *m, sd_bus_message *msg, PathOp op, sd_bus_error
 
         refusal_init(&rf);
         r = op(m->service, p->peer, path, &rf);
-        return reply(m, msg, r, &rf, error);
+        return reply(m, p, msg, r, &rf, error);
 }
 
 /* ---- limits: a{st} of max, high, low, min ---- */
@@ -143,7 +245,7 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r < 0)
                 return r;
         (void) bus_manager_flush(m);
-        return sd_bus_reply_method_return(msg, "o", object);
+        return reply_return(m, p, msg, "o", object);
 }
 
 static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -169,7 +271,7 @@ static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         refusal_init(&rf);
         r = service_set_limits(m->service, p->peer, path, &limits, force, &rf);
-        return reply(m, msg, r, &rf, error);
+        return reply(m, p, msg, r, &rf, error);
 }
 
 /* ServiceGroupFn of GetGroup: the object path of the one group. */
@@ -273,8 +375,8 @@ static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_err
         if (r < 0)
                 return bus_refusal(error, &rf);
         (void) bus_manager_flush(m);
-        return sd_bus_reply_method_return(msg, "uuu", (uint32_t) n.created, (uint32_t) n.updated,
-                                          (uint32_t) n.unchanged);
+        return reply_return(m, p, msg, "uuu", (uint32_t) n.created, (uint32_t) n.updated,
+                            (uint32_t) n.unchanged);
 }
 
 /* ---- charges and sessions ---- */
@@ -306,7 +408,7 @@ static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = service_charge(m->service, p->peer, &c, &res, &rf);
         if (r < 0)
                 return bus_refusal(error, &rf);
-        return sd_bus_reply_method_return(msg, "tt", res.throttle_usec, res.over_high);
+        return reply_return(m, p, msg, "tt", res.throttle_usec, res.over_high);
 }
 
 static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -323,7 +425,7 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
         refusal_init(&rf);
         r = service_uncharge(m->service, p->peer, &c, &rf);
-        return r < 0 ? bus_refusal(error, &rf) : sd_bus_reply_method_return(msg, NULL);
+        return r < 0 ? bus_refusal(error, &rf) : reply_return(m, p, msg, NULL);
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -457,5 +559,7 @@ int bus_manager_register(BusManager *m) {
 }
 
 void bus_manager_done(BusManager *m) {
+        while (m->held)
+                m->held = held_free(m->held);
         bus_peers_free(m);
 }

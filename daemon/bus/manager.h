@@ -18,12 +18,16 @@
 #include "bus/signals.h"
 #include "service/service.h"
 
+/* A reply held until the change it reports is saved. */
+typedef struct BusHeldReply BusHeldReply;
+
 typedef struct BusManager {
         sd_bus *bus;
         Service *service;    /* NULL: only introspection is served */
         BusSignals *signals; /* NULL: none (introspection) */
         void *peers;         /* tsearch() tree of BusPeer, by unique name */
         BusGroupView view;   /* the group the last find callback read (groups.c) */
+        BusHeldReply *held;  /* replies waiting for a save, in no order */
 } BusManager;
 
 /**
@@ -33,7 +37,13 @@ typedef struct BusManager {
  */
 int bus_manager_register(BusManager *m);
 
-/** bus_manager_done() - forget every peer: their sessions end, their charges are released. */
+/**
+ * bus_manager_release() - a save ended: send every held reply whose change
+ * is saved, or the refusal that replaces it when the save failed.
+ */
+void bus_manager_release(BusManager *m);
+
+/** bus_manager_done() - drop held replies and forget every peer: their sessions end, their charges are released. */
 void bus_manager_done(BusManager *m);
 
 /** bus_manager_may_broadcast() - may signals carry group data? Only while reads are open to all. */

@@ -49,8 +49,16 @@ struct BusThread {
         ThreadStart start;
 
         int stop_fd;
+        int saved_fd; /* the saver's wake-up: held replies may go */
         _Atomic bool stopping;
 };
+
+/* A DurableWakeFn: a save ended (on the saver thread). */
+static void bus_thread_saved(void *userdata) {
+        BusThread *t = userdata;
+
+        (void) eventfd_write(t->saved_fd, 1);
+}
 
 int bus_thread_new(Service *svc, BusThread **ret) {
         BusThread *t = calloc(1, sizeof(*t));
@@ -59,14 +67,19 @@ int bus_thread_new(Service *svc, BusThread **ret) {
         if (!t)
                 return -ENOMEM;
         t->service = svc;
-        t->stop_fd = -1;
         t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (t->stop_fd < 0) {
+        t->saved_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (t->stop_fd < 0 || t->saved_fd < 0) {
                 r = -errno;
                 bus_thread_free(t);
                 return r;
         }
         r = bus_signals_new(&t->signals);
+        if (r < 0) {
+                bus_thread_free(t);
+                return r;
+        }
+        r = service_add_durable_waker(svc, bus_thread_saved, t);
         if (r < 0) {
                 bus_thread_free(t);
                 return r;
@@ -164,6 +177,16 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
+static int on_saved(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Loop *l = userdata;
+        eventfd_t n;
+
+        (void) s, (void) revents;
+        (void) eventfd_read(fd, &n);
+        bus_manager_release(&l->m);
+        return 0;
+}
+
 static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Loop *l = userdata;
 
@@ -188,6 +211,8 @@ static int loop_setup(Loop *l) {
                 r = sd_bus_set_exit_on_disconnect(l->m.bus, 1);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, bus_signals_fd(t->signals), EPOLLIN, on_events, l);
+        if (r >= 0)
+                r = sd_event_add_io(l->event, NULL, t->saved_fd, EPOLLIN, on_saved, l);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, t->stop_fd, EPOLLIN, on_stop, l);
         if (r < 0)
@@ -293,6 +318,8 @@ BusThread *bus_thread_free(BusThread *t) {
         }
         if (t->stop_fd >= 0)
                 close(t->stop_fd);
+        if (t->saved_fd >= 0)
+                close(t->saved_fd);
         free(t->address);
         free(t);
         return NULL;

@@ -67,6 +67,7 @@ static const ConfigKey config_keys[] = {
         KEY("daemon", "socket", KEY_PATH, socket_path, 1, SOCKET_PATH_MAX),
         KEY("daemon", "workers", KEY_UNSIGNED, workers, 0, 1024),
         KEY("daemon", "state-dir", KEY_PATH, state_dir, 1, STATE_DIR_MAX),
+        KEY("daemon", "sync", KEY_BOOL, sync, 0, 1),
 
         KEY("limits", "frame-size", KEY_SIZE32, frame_size, 1024, 64u << 20),
         KEY("limits", "groups", KEY_UNSIGNED, max_groups, 1, 1u << 24),

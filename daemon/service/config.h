@@ -23,6 +23,7 @@ typedef struct Config {
         char *socket_path; /* NULL: the default for the user */
         char *state_dir;   /* NULL: the default for the user */
         unsigned workers;  /* 0: one per CPU */
+        bool sync;         /* a durable change's OK waits for fsync, not only the write */
 
         /* [limits] */
         uint32_t frame_size;           /* bytes in one frame body */
@@ -56,6 +57,7 @@ typedef struct Config {
 
 #define CONFIG_DEFAULT                                     \
         ((Config) {                                        \
+                .sync = true,                              \
                 .frame_size = 64 * 1024,                   \
                 .max_groups = 65536,                       \
                 .max_depth = 32,                           \

@@ -12,15 +12,10 @@
  *   who do not ask for exact numbers see statistics at most one interval
  *   old (the kernel's periodic rstat flush, flush_memcg_stats_dwork);
  * - every sample interval, a sampler another module installed (the
- *   kernel's usage of mirrored cgroups, cgroup-sync.c);
- * - after a persistent change (the service's commit, from any thread), a
- *   save of the state, coalesced to one per PERSIST_MIN_INTERVAL_MSEC.
+ *   kernel's usage of mirrored cgroups, cgroup-sync.c).
  *
- * The dirty flag is cleared *before* the state is read, so a change that
- * lands during a save marks it dirty again and is saved next time; a
- * change can be saved twice, never lost. Marking is a relaxed load on the
- * hot path when a save is already pending, and the signal is sent under
- * the mutex the thread checks the flag under, so no wake-up is lost.
+ * Saving the state is not among them: durable.c has a thread of its own,
+ * so that a slow disk delays neither the flush nor the keep-alive.
  */
 
 #include <errno.h>
@@ -35,14 +30,11 @@
 #include "macro.h"
 #include "service/housekeeping.h"
 #include "service/log.h"
-#include "service/persist.h"
 #include "thread-start.h"
 
 struct Housekeeping {
         MemCore *core;
-        char *state_dir;
 
-        _Atomic bool dirty;
         _Atomic unsigned flush_interval_msec;
         _Atomic unsigned sample_interval_msec; /* 0: no sampling */
         HousekeepingSampleFn sample;
@@ -55,7 +47,6 @@ struct Housekeeping {
         pthread_t thread;
 
         ThreadStart start;
-        int result; /* lock: the last save's, once the thread has ended */
 
         /* Set before the thread starts, then read by it only. */
         HousekeepingStatusFn status;
@@ -75,20 +66,14 @@ static struct timespec msec_to_timespec(uint64_t msec) {
         return (struct timespec) { .tv_sec = (time_t) (msec / 1000), .tv_nsec = (long) (msec % 1000) * 1000000 };
 }
 
-int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interval_msec, Housekeeping **ret) {
+int housekeeping_new(MemCore *core, unsigned flush_interval_msec, Housekeeping **ret) {
         pthread_condattr_t attr;
         Housekeeping *h;
 
         h = calloc(1, sizeof(*h));
         if (!h)
                 return -ENOMEM;
-        h->state_dir = strdup(state_dir);
-        if (!h->state_dir) {
-                free(h);
-                return -ENOMEM;
-        }
         h->core = core;
-        atomic_init(&h->dirty, false);
         atomic_init(&h->flush_interval_msec, flush_interval_msec ? flush_interval_msec : 1);
         pthread_mutex_init(&h->lock, NULL);
         pthread_condattr_init(&attr);
@@ -135,54 +120,16 @@ void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec) {
         wake(h);
 }
 
-void housekeeping_mark_dirty(void *userdata) {
-        Housekeeping *h = userdata;
-
-        /* Read first: while a save is pending, every worker's change costs
-         * a shared read, not a write to a line all workers bounce (the
-         * same reasoning as fast path 1). Relaxed is enough for the read:
-         * if it misses a concurrent clear, the exchange below is
-         * sequentially consistent and decides. */
-        if (atomic_load_explicit(&h->dirty, memory_order_relaxed))
-                return;
-        if (!atomic_exchange(&h->dirty, true))
-                wake(h);
-}
-
 void housekeeping_set_flush_interval(Housekeeping *h, unsigned msec) {
         atomic_store(&h->flush_interval_msec, msec ? msec : 1);
         wake(h);
 }
 
-static int save(Housekeeping *h) {
-        /* Cleared before reading: see the top of the file. */
-        atomic_store(&h->dirty, false);
-        return persist_save(h->core, h->state_dir);
-}
-
 /* When each duty is next due, in CLOCK_MONOTONIC ms; UINT64_MAX: never. */
 typedef struct Schedule {
-        uint64_t flush, save, status, watchdog, sample;
+        uint64_t flush, status, watchdog, sample;
         uint64_t watchdog_msec; /* sd_watchdog_enabled(3): ping at half the interval */
-        bool failing;           /* the last save failed */
 } Schedule;
-
-/* A save when something changed and the last save is long enough ago. */
-static void save_due(Housekeeping *h, Schedule *s) {
-        int r = save(h);
-
-        if (r < 0) {
-                /* persist_save() logged why; try again later. */
-                atomic_store(&h->dirty, true);
-                s->save = now_msec() + PERSIST_RETRY_MSEC;
-                s->failing = true;
-                return;
-        }
-        if (s->failing)
-                log_notice("State saved again to %s", h->state_dir);
-        s->failing = false;
-        s->save = now_msec() + PERSIST_MIN_INTERVAL_MSEC;
-}
 
 static void duty_watchdog(Housekeeping *h, Schedule *s, uint64_t now) {
         (void) h;
@@ -206,11 +153,6 @@ static void duty_sample(Housekeeping *h, Schedule *s, uint64_t now) {
         s->sample = UINT64_MAX; /* rescheduled by next_wake() */
 }
 
-static void duty_save(Housekeeping *h, Schedule *s, uint64_t now) {
-        (void) now;
-        save_due(h, s);
-}
-
 /*
  * Run the first duty that is due at @now, outside the lock (the caller
  * holds it). The keep-alive goes first: whatever else is due, it is late
@@ -227,8 +169,6 @@ static bool run_due(Housekeeping *h, Schedule *s, uint64_t now) {
                 duty = duty_flush;
         else if (now >= s->sample)
                 duty = duty_sample;
-        else if (atomic_load(&h->dirty) && now >= s->save)
-                duty = duty_save;
         if (!duty)
                 return false;
         pthread_mutex_unlock(&h->lock);
@@ -246,8 +186,6 @@ static uint64_t next_wake(Housekeeping *h, Schedule *s, uint64_t now) {
         /* 0 turns the sampler off. */
         s->sample = !h->sample || !sample_msec ? UINT64_MAX : MIN(s->sample, now + sample_msec);
         at = MIN(MIN(s->flush, s->status), MIN(s->watchdog, s->sample));
-        if (atomic_load(&h->dirty))
-                at = MIN(at, s->save);
         return at;
 }
 
@@ -286,10 +224,6 @@ static void *housekeeping_main(void *userdata) {
         pthread_mutex_unlock(&h->lock);
 
         core_stats_flush(h->core, true);
-        r = save(h);
-        pthread_mutex_lock(&h->lock);
-        h->result = r;
-        pthread_mutex_unlock(&h->lock);
         core_thread_unregister(h->core);
         return NULL;
 }
@@ -304,28 +238,23 @@ int housekeeping_start(Housekeeping *h) {
         return 0;
 }
 
-int housekeeping_stop(Housekeeping *h) {
-        int r;
-
+void housekeeping_stop(Housekeeping *h) {
         if (!h || !h->running)
-                return 0;
+                return;
         pthread_mutex_lock(&h->lock);
         h->stop = true;
         pthread_cond_signal(&h->cond);
         pthread_mutex_unlock(&h->lock);
         pthread_join(h->thread, NULL);
         h->running = false;
-        r = h->result;
-        return r;
 }
 
 Housekeeping *housekeeping_free(Housekeeping *h) {
         if (!h)
                 return NULL;
-        (void) housekeeping_stop(h);
+        housekeeping_stop(h);
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->cond);
-        free(h->state_dir);
         free(h);
         return NULL;
 }

@@ -3,9 +3,8 @@
 
 /*
  * The housekeeping thread: folds the per-thread statistics into the tree
- * every flush interval, and saves the state when something that persists
- * changed (at most every PERSIST_MIN_INTERVAL_MSEC), and once more when it
- * stops. It also keeps systemd informed: STATUS= when the status line
+ * every flush interval and runs the kernel cgroup sampler. It also keeps
+ * systemd informed: STATUS= when the status line
  * changes, and WATCHDOG=1 when the service has a watchdog.
  */
 
@@ -13,11 +12,6 @@
 #include <stdint.h>
 
 #include "core/core.h"
-
-/* Saves are coalesced: a burst of changes costs one save per this many ms. */
-#define PERSIST_MIN_INTERVAL_MSEC 200
-/* After a failed save, the next attempt waits this long. */
-#define PERSIST_RETRY_MSEC 5000
 
 /* How often the status line is recomputed (and sent if it changed). */
 #define HOUSEKEEPING_STATUS_INTERVAL_MSEC 5000
@@ -29,18 +23,17 @@ typedef void (*HousekeepingStatusFn)(void *userdata, char *buf, size_t size);
 
 /**
  * housekeeping_new() - the state of the thread, not started.
- * @state_dir: where persist_save() writes; copied
  * Return: 0, -ENOMEM.
  */
-int housekeeping_new(MemCore *core, const char *state_dir, unsigned flush_interval_msec, Housekeeping **ret);
+int housekeeping_new(MemCore *core, unsigned flush_interval_msec, Housekeeping **ret);
 
 /**
  * housekeeping_set_notify() - what to tell systemd (sd_notify(3)) from the
  * thread: STATUS= from @status every HOUSEKEEPING_STATUS_INTERVAL_MSEC when
  * it changed (called on the housekeeping thread), and WATCHDOG=1 every
  * half @watchdog_usec (0: no watchdog; see sd_watchdog_enabled()). The
- * watchdog is kept alive only as long as this thread runs its loop: a
- * save stuck on a dead disk stops it. Before housekeeping_start().
+ * watchdog is kept alive only as long as this thread runs its loop.
+ * Before housekeeping_start().
  */
 void housekeeping_set_notify(Housekeeping *h, HousekeepingStatusFn status, void *userdata,
                              uint64_t watchdog_usec);
@@ -65,23 +58,14 @@ void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec);
  */
 int housekeeping_start(Housekeeping *h);
 
-/**
- * housekeeping_mark_dirty() - something persistent changed: save soon.
- * A ServiceCommitFn (@userdata is the Housekeeping); any thread, cheap
- * when a save is already pending (one relaxed load).
- */
-void housekeeping_mark_dirty(void *userdata);
-
 /** housekeeping_set_flush_interval() - SIGHUP: a new interval; any thread. */
 void housekeeping_set_flush_interval(Housekeeping *h, unsigned msec);
 
 /**
- * housekeeping_stop() - stop the thread after a last flush and a last save
- * (whether or not anything changed), and join it. Call once every other
- * thread that changes the core has stopped.
- * Return: the result of the last save (0 or a negative errno; logged).
+ * housekeeping_stop() - stop the thread after a last flush, and join it.
+ * Call once every other thread that changes the core has stopped.
  */
-int housekeeping_stop(Housekeeping *h);
+void housekeeping_stop(Housekeeping *h);
 
 /** housekeeping_free() - free a stopped (or never started) Housekeeping. */
 Housekeeping *housekeeping_free(Housekeeping *h);

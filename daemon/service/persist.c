@@ -610,7 +610,7 @@ int persist_restore(MemCore *core, const char *dir) {
         _cleanup_(state_done) State st = {};
         const char *used = PERSIST_STATE;
         bool damaged = false, fallback = false;
-        int dirfd, r;
+        int dirfd = -1, r;
 
         r = open_dir(dir, &dirfd);
         if (r < 0)
@@ -684,31 +684,71 @@ static int write_all(int fd, const char *p, size_t n) {
         return 0;
 }
 
-int persist_save(MemCore *core, const char *dir) {
-        _cleanup_free_ char *text = NULL;
-        struct stat st;
-        size_t size;
+/* Return: the directory's descriptor, or a negative errno. */
+static int open_state_dir(const char *dir) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int persist_reserve(const char *dir, uint64_t size, int *ret_fd) {
         int dirfd, fd, r;
+
+        dirfd = open_state_dir(dir);
+        if (dirfd < 0)
+                return dirfd;
+        fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        r = fd < 0 ? -errno : 0;
+        close(dirfd);
+        if (r < 0)
+                return r;
+        /* KEEP_SIZE: the blocks are ours, the file stays empty until a
+         * save writes into them. A file system that cannot preallocate
+         * still gets its save; only the reservation is lost. */
+        if (size > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t) MIN(size, (uint64_t) INT64_MAX)) < 0 &&
+            errno != EOPNOTSUPP && errno != ENOSYS) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t *ret_size,
+                 const char **ret_step) {
+        _cleanup_free_ char *text = NULL;
+        const char *step = "format the state";
+        struct stat st;
+        int dirfd = -1, fd = spare_fd, r;
+        size_t size = 0;
 
         r = persist_format(core, &text, &size);
         if (r < 0)
-                return log_error_errno(r, "Cannot format the state: %m");
-        r = open_dir(dir, &dirfd);
+                goto out;
+        step = "open the state directory";
+        r = dirfd = open_state_dir(dir);
         if (r < 0)
-                return r;
+                goto out;
 
-        fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        step = "create " STATE_TMP;
+        if (fd < 0)
+                fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0) {
-                r = log_error_errno(errno, "Cannot create %s/%s: %m", dir, STATE_TMP);
+                r = -errno;
                 goto out;
         }
+        step = "write " STATE_TMP;
         r = write_all(fd, text, size);
-        if (r >= 0 && fsync(fd) < 0)
+        /* Drop what is left of the reservation beyond the state. */
+        if (r >= 0 && ftruncate(fd, (off_t) size) < 0)
+                r = -errno;
+        if (r >= 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (close(fd) < 0 && r >= 0)
                 r = -errno;
+        fd = -1;
         if (r < 0) {
-                log_error_errno(r, "Cannot write %s/%s: %m", dir, STATE_TMP);
                 (void) unlinkat(dirfd, STATE_TMP, 0);
                 goto out;
         }
@@ -717,6 +757,7 @@ int persist_save(MemCore *core, const char *dir) {
          * "state" is missing: a second name for it, renamed over the old
          * state.old. Where hard links fail, move it (restore falls back to
          * state.old when state is missing). */
+        step = "keep the previous state as " PERSIST_STATE_OLD;
         if (fstatat(dirfd, PERSIST_STATE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
                 if (linkat(dirfd, PERSIST_STATE, dirfd, STATE_OLD_TMP, 0) == 0)
@@ -724,24 +765,32 @@ int persist_save(MemCore *core, const char *dir) {
                 else
                         r = renameat(dirfd, PERSIST_STATE, dirfd, PERSIST_STATE_OLD);
                 if (r < 0) {
-                        r = log_error_errno(errno, "Cannot keep %s/%s as %s: %m", dir, PERSIST_STATE,
-                                            PERSIST_STATE_OLD);
+                        r = -errno;
                         (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
                         (void) unlinkat(dirfd, STATE_TMP, 0);
                         goto out;
                 }
         }
+        step = "rename " STATE_TMP " to " PERSIST_STATE;
         if (renameat(dirfd, STATE_TMP, dirfd, PERSIST_STATE) < 0) {
-                r = log_error_errno(errno, "Cannot rename %s/%s to %s: %m", dir, STATE_TMP, PERSIST_STATE);
+                r = -errno;
                 (void) unlinkat(dirfd, STATE_TMP, 0);
                 goto out;
         }
-        if (fsync(dirfd) < 0) {
-                r = log_error_errno(errno, "Cannot fsync the state directory %s: %m", dir);
+        step = "fsync the state directory";
+        if (sync && fsync(dirfd) < 0) {
+                r = -errno;
                 goto out;
         }
         r = 0;
+        if (ret_size)
+                *ret_size = size;
 out:
-        close(dirfd);
+        if (fd >= 0)
+                close(fd);
+        if (dirfd >= 0)
+                close(dirfd);
+        if (ret_step)
+                *ret_step = r < 0 ? step : NULL;
         return r;
 }

@@ -45,15 +45,29 @@ int persist_format(MemCore *core, char **ret, size_t *ret_size);
 int persist_check(const char *text, size_t size, unsigned max_depth, unsigned max_groups, char **ret_error);
 
 /**
- * persist_save() - write @core's state to @dir/state atomically: a
- * temporary file in @dir, fsync, the current state hard-linked to
- * state.old, rename over state, fsync of @dir. Creates @dir (0700) when
- * missing. A reader never sees a partial file. Errors are logged. The
- * calling thread is registered with @core; one saver at a time.
+ * persist_reserve() - create @dir/state.tmp with @size bytes allocated to
+ * it (fallocate(2), keeping its size 0): the room the next save writes
+ * into, so that a full disk refuses the reservation rather than a save.
+ * A file system that cannot preallocate gets the file without. Nothing
+ * is logged. Return: 0 with the open file in *@ret_fd; -ENOSPC, -EROFS,
+ * -EACCES, another negative errno.
+ */
+int persist_reserve(const char *dir, uint64_t size, int *ret_fd);
+
+/**
+ * persist_save() - write @core's state to @dir/state atomically: into
+ * @spare_fd (from persist_reserve(); taken and closed) or, with -1, a new
+ * temporary file in @dir; with @sync, fsync; the current state
+ * hard-linked to state.old; rename over state; with @sync, fsync of @dir.
+ * A reader never sees a partial file. Nothing is logged: on failure
+ * *@ret_step says what failed ("write state.tmp"). The calling thread is
+ * registered with @core; one saver at a time.
+ * @ret_size: optional; the size of the state written
  *
  * Return: 0 or a negative errno.
  */
-int persist_save(MemCore *core, const char *dir);
+int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t *ret_size,
+                 const char **ret_step);
 
 /**
  * persist_restore() - load @dir/state into @core, which holds only its

@@ -36,6 +36,7 @@ typedef struct Peer {
         void *stock_page;           /* mapped from the client; NULL: none */
         size_t stock_page_size;
         bool internal;              /* the daemon itself (service_daemon_peer()): no session */
+        uint64_t durable_seq;       /* the change the last OK waits for (service_peer_take_wait()) */
 } Peer;
 
 /** registry_new() - an empty registry; peers' subscriptions go to @events. Return: 0, -ENOMEM. */

@@ -184,9 +184,12 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         if (r < 0)
                 return r;
         if (c->keep) {
+                r = service_admit(svc, rf);
+                if (r < 0)
+                        return r;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0)
-                        service_committed(svc);
+                        service_committed(svc, p);
         } else if (c->stock)
                 r = session_charge_stock(p->session, c->bytes, item, &res);
         else
@@ -219,9 +222,12 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
         if (r < 0)
                 return r;
         if (c->keep) {
+                r = service_admit(svc, rf);
+                if (r < 0)
+                        return r;
                 r = group_uncharge_kept(svc->core, g, c->bytes, item);
                 if (r == 0)
-                        service_committed(svc);
+                        service_committed(svc, p);
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else
@@ -249,8 +255,10 @@ static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_
                 return refusal_set(rf, -ENOENT,
                                    "no group given, and no kernel cgroup mirror to place the session by");
         r = cgroup_sync_place(svc->cgroup, p->creds.pid, buf, size, &created, rf);
+        /* A mirror made on demand is made again on demand: saved, but
+         * nobody's OK waits for it. */
         if (created)
-                service_committed(svc);
+                service_changed(svc);
         if (r < 0)
                 return r;
         *ret = buf;

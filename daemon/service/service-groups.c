@@ -65,10 +65,13 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
         if (has_owner && !authz_may_give(uid, owner))
                 return refusal_set(rf, -EPERM, "only root delegates to another uid");
 
+        r = service_admit(svc, rf);
+        if (r < 0)
+                return r;
         r = group_create_limited(svc->core, path, has_owner ? owner : uid, limits);
         if (r < 0)
                 return refusal_path(rf, r, path);
-        service_committed(svc);
+        service_committed(svc, p);
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
         events_emit(svc->events, EVENT_GROUP_ADDED, path, 0);
@@ -86,12 +89,15 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return r;
         if (!g->parent)
                 return refusal_set(rf, -EINVAL, "/: the root cannot be removed");
+        r = service_admit(svc, rf);
+        if (r < 0)
+                return r;
         r = group_remove(svc->core, g->path);
         if (r == -EBUSY)
                 return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
         if (r < 0)
                 return refusal_path(rf, r, g->path);
-        service_committed(svc);
+        service_committed(svc, p);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
 }
@@ -109,10 +115,13 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
                 limits = &none;
         if (!limits->set)
                 return 0; /* nothing to change, nothing to save */
+        r = service_admit(svc, rf);
+        if (r < 0)
+                return r;
         r = group_set_limits(g, limits, force);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
-        service_committed(svc);
+        service_committed(svc, p);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }
@@ -248,11 +257,14 @@ int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *
                 return refusal_set(rf, -EPERM, "only root imports cgroups");
         if (!svc->cgroup)
                 return refusal_set(rf, -ENOENT, "no kernel cgroup mirror in this daemon");
-        r = cgroup_sync_import(svc->cgroup, from, under, &counts, rf);
+        r = service_admit(svc, rf);
         if (r < 0)
                 return r;
-        if (r > 0)
-                service_committed(svc);
+        r = cgroup_sync_import(svc->cgroup, from, under, &counts, rf);
+        if (r > 0 || (r < 0 && counts.created + counts.updated > 0))
+                service_committed(svc, p);
+        if (r < 0)
+                return r;
         log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",
                  from && *from ? from : "/", counts.created, counts.updated, counts.unchanged);
         *ret = (ServiceImportCounts) {

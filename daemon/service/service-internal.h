@@ -11,6 +11,7 @@
 
 #include "core/core.h"
 #include "core/group.h"
+#include "service/durable.h"
 #include "service/service.h"
 
 /* The settings, read on every request by every transport thread: one
@@ -27,8 +28,7 @@ struct Service {
         Events *events;
         Registry *registry;
         LiveSettings settings;
-        ServiceCommitFn commit;
-        void *commit_userdata;
+        Durable *durable; /* NULL: nothing is saved (tests) */
         CgroupSync *cgroup;
         Peer daemon_peer;
 };
@@ -37,10 +37,19 @@ struct Service {
 ReadAccess service_read_access(Service *svc);
 
 /**
- * service_committed() - a durable change was made: have it saved before
- * the caller's OK goes out.
+ * service_admit() - may a durable change be made now (the state can be
+ * saved)? Before the change. Return: 0; -ENOSPC with @rf naming the cause.
  */
-void service_committed(Service *svc);
+int service_admit(Service *svc, Refusal *rf);
+
+/**
+ * service_committed() - @p made a durable change: have it saved, and hold
+ * @p's OK until it is (the transport asks service_peer_take_wait()).
+ */
+void service_committed(Service *svc, Peer *p);
+
+/** service_changed() - something saved changed that nobody waits for: save it soon. */
+void service_changed(Service *svc);
 
 /**
  * service_lookup() - @path, with a reference.

@@ -4,9 +4,11 @@
  * shares (look-ups, persistence, change notices). The operations
  * themselves are in service-groups.c and service-charges.c.
  *
- * Persistence: an operation that changed what is saved (groups, limits,
- * owners, kept charges) calls service_committed() before it returns OK,
- * and the daemon's saver takes it from there.
+ * Durability: an operation that changes what is saved (groups, limits,
+ * owners, kept charges) asks service_admit() first (refused while the
+ * state cannot be saved) and calls service_committed() once the change
+ * is made; the transport holds its OK until the saver has it on disk
+ * (durable.h).
  */
 
 #include <stdlib.h>
@@ -82,9 +84,25 @@ bool service_reads_open(Service *svc) {
         return service_read_access(svc) == READ_ACCESS_ALL;
 }
 
-void service_set_commit(Service *svc, ServiceCommitFn commit, void *userdata) {
-        svc->commit = commit;
-        svc->commit_userdata = userdata;
+void service_set_durable(Service *svc, Durable *d) {
+        svc->durable = d;
+}
+
+int service_add_durable_waker(Service *svc, void (*fn)(void *userdata), void *userdata) {
+        return svc->durable ? durable_add_waker(svc->durable, fn, userdata) : 0;
+}
+
+uint64_t service_peer_take_wait(Peer *p) {
+        uint64_t seq = p->durable_seq;
+
+        p->durable_seq = 0;
+        return seq;
+}
+
+int service_durable_check(Service *svc, uint64_t seq, Refusal *rf) {
+        if (!svc->durable || seq == 0)
+                return 1;
+        return durable_check(svc->durable, seq, rf);
 }
 
 void service_set_cgroup(Service *svc, CgroupSync *cgroup) {
@@ -111,9 +129,25 @@ unsigned service_group_count(Service *svc) {
         return core_group_count(svc->core);
 }
 
-void service_committed(Service *svc) {
-        if (svc->commit)
-                svc->commit(svc->commit_userdata);
+int service_admit(Service *svc, Refusal *rf) {
+        return svc->durable ? durable_admit(svc->durable, rf) : 0;
+}
+
+void service_committed(Service *svc, Peer *p) {
+        uint64_t seq;
+
+        if (!svc->durable)
+                return;
+        seq = durable_committed(svc->durable);
+        /* The daemon's own peer is shared by threads, and nobody waits
+         * for its changes (the import at start). */
+        if (!p->internal)
+                p->durable_seq = MAX(p->durable_seq, seq);
+}
+
+void service_changed(Service *svc) {
+        if (svc->durable)
+                durable_changed(svc->durable);
 }
 
 int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,

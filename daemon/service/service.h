@@ -51,8 +51,7 @@ typedef struct ServiceSettings {
         ReadAccess read_access;
 } ServiceSettings;
 
-/* Told after every change that must survive a restart, before its OK. */
-typedef void (*ServiceCommitFn)(void *userdata);
+typedef struct Durable Durable;
 
 /**
  * service_new() - the service for @core, with its registry and event
@@ -76,8 +75,30 @@ uint32_t service_max_frame(Service *svc);
 /** service_reads_open() - may anyone read every group (read access "all")? Any thread. */
 bool service_reads_open(Service *svc);
 
-/** service_set_commit() - who saves durable changes; before other threads use @svc. */
-void service_set_commit(Service *svc, ServiceCommitFn commit, void *userdata);
+/** service_set_durable() - who saves durable changes (NULL: nothing is saved); before other threads use @svc. */
+void service_set_durable(Service *svc, Durable *d);
+
+/**
+ * service_add_durable_waker() - call @fn (on the saver thread) after every
+ * save, for a transport that holds OKs until their change is saved.
+ * Before the saver starts. Return: 0, -ENOSPC.
+ */
+int service_add_durable_waker(Service *svc, void (*fn)(void *userdata), void *userdata);
+
+/**
+ * service_peer_take_wait() - after an operation of @p: the change its OK
+ * must wait for (0: none), for service_durable_check(); forgotten here.
+ * On the peer's thread.
+ */
+uint64_t service_peer_take_wait(Peer *p);
+
+/**
+ * service_durable_check() - may the OK that waits for change @seq go
+ * out? Any thread. Return: 1 (it is saved, or @seq is 0); 0 (not yet: a
+ * waker is told after the next save); a negative errno with @rf (the save
+ * failed: the change is in effect but not saved; send @rf instead of OK).
+ */
+int service_durable_check(Service *svc, uint64_t seq, Refusal *rf);
 
 /** service_set_cgroup() - the kernel cgroup mirror (NULL: none); before other threads use @svc. */
 void service_set_cgroup(Service *svc, CgroupSync *cgroup);

@@ -35,6 +35,13 @@
  * more than one, or a second before the first was used, is a protocol
  * error. Unclaimed descriptors are closed.
  *
+ * Durable changes: the OK of a change that must survive is held (held.c)
+ * until the saver has it on disk, and every later reply of the same
+ * connection waits behind it, so that replies keep their order; reading
+ * and serving go on meanwhile (held replies count against the output
+ * bounds). The saver wakes each worker after a save (sock_host_saved());
+ * the worker releases what may go. A worker never blocks on the disk.
+ *
  * Events pushed by other threads (subscriptions) go to a queue under
  * push_lock and wake the worker through a per-connection event
  * (event_active(): the worker's base was created after
@@ -60,6 +67,7 @@
 #include "macro.h"
 #include "service/log.h"
 #include "sock/conn.h"
+#include "sock/held.h"
 #include "sock/request.h"
 #include "sock/wire.h"
 
@@ -101,6 +109,9 @@ struct SockConn {
 
         struct evbuffer *out;
         unsigned queued; /* responses added since the output was last empty */
+        HeldReplies held;
+        SockConn *wait_prev, *wait_next; /* host->waiting, while held is not empty */
+        bool waiting;
 
         uint64_t last_active_usec;  /* last byte read or written */
         uint64_t partial_since_usec;
@@ -131,6 +142,60 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
+static void conn_wait(SockConn *c) {
+        SockConnHost *h = c->host;
+
+        if (c->waiting)
+                return;
+        c->wait_prev = NULL;
+        c->wait_next = h->waiting;
+        if (h->waiting)
+                h->waiting->wait_prev = c;
+        h->waiting = c;
+        c->waiting = true;
+}
+
+static void conn_unwait(SockConn *c) {
+        if (!c->waiting)
+                return;
+        if (c->wait_prev)
+                c->wait_prev->wait_next = c->wait_next;
+        else
+                c->host->waiting = c->wait_next;
+        if (c->wait_next)
+                c->wait_next->wait_prev = c->wait_prev;
+        c->waiting = false;
+}
+
+/* Move out what may go of the held replies. */
+static void conn_release(SockConn *c) {
+        held_release(&c->held, c->host->service, c->out);
+        if (held_empty(&c->held))
+                conn_unwait(c);
+}
+
+/*
+ * The response in host->reply goes out now, or is held: behind its own
+ * change (@seq, from service_peer_take_wait()) until it is saved, or
+ * behind replies held before it.
+ */
+static int conn_emit(SockConn *c, uint64_t seq, uint64_t id) {
+        struct evbuffer *reply = c->host->reply;
+        int r;
+
+        if (seq == 0 && held_empty(&c->held))
+                return evbuffer_add_buffer(c->out, reply) < 0 ? -ENOMEM : 0;
+        r = held_push(&c->held, seq, id, reply);
+        if (r < 0) {
+                (void) evbuffer_drain(reply, evbuffer_get_length(reply));
+                return r;
+        }
+        conn_release(c);
+        if (!held_empty(&c->held))
+                conn_wait(c);
+        return 0;
+}
+
 static void conn_free(SockConn *c) {
         SockConnHost *h = c->host;
         bool linked = c->linked;
@@ -150,6 +215,8 @@ static void conn_free(SockConn *c) {
         pthread_mutex_destroy(&c->push_lock);
         if (c->out)
                 evbuffer_free(c->out);
+        conn_unwait(c);
+        held_clear(&c->held);
         if (c->pending_fd >= 0)
                 close(c->pending_fd);
         free(c->in);
@@ -198,7 +265,8 @@ static void conn_set_closing(SockConn *c) {
 /* A framing error: one PROTOCOL_ERROR response, then the connection ends. */
 static void conn_protocol_error(SockConn *c, const char *message) {
         log_info("Connection of pid %d uid %u: %s; closing", (int) c->pid, (unsigned) c->uid, message);
-        (void) request_status_append(-EPROTO, message, c->out);
+        if (request_status_append(-EPROTO, message, c->host->reply) >= 0)
+                (void) conn_emit(c, 0, 0);
         c->queued++;
         conn_set_closing(c);
 }
@@ -206,7 +274,8 @@ static void conn_protocol_error(SockConn *c, const char *message) {
 static bool conn_paused(SockConn *c) {
         const SockLimits *l = &c->host->limits;
 
-        return c->queued >= l->max_outstanding || evbuffer_get_length(c->out) > l->max_output;
+        return c->queued + c->held.n >= l->max_outstanding ||
+               evbuffer_get_length(c->out) + c->held.bytes > l->max_output;
 }
 
 /*
@@ -223,6 +292,7 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
         c->partial = false;
         while (off < len && !c->closing && !conn_paused(c)) {
                 size_t body, prefix;
+                uint64_t id;
                 int fd = -1, r;
 
                 r = frame_prefix_decode(buf + off, len - off, max_frame, &body, &prefix);
@@ -245,7 +315,13 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                         fd = c->pending_fd;
                         c->pending_fd = -1;
                 }
-                r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd, c->out);
+                r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd, c->host->reply, &id);
+                if (conn_emit(c, service_peer_take_wait(c->peer), id) < 0 && r >= 0) {
+                        /* The reply is lost: the client must not wait for it. */
+                        off += prefix + body;
+                        conn_protocol_error(c, "out of memory");
+                        break;
+                }
                 c->queued++;
                 off += prefix + body;
                 if (r < 0) {
@@ -495,7 +571,8 @@ static void conn_update(SockConn *c) {
         }
         out_pending = evbuffer_get_length(c->out) > 0;
         if (c->closing || c->eof) {
-                if (!out_pending && (c->closing || c->in_len == 0 || c->partial)) {
+                /* Held replies go out before the end, within the close grace. */
+                if (!out_pending && held_empty(&c->held) && (c->closing || c->in_len == 0 || c->partial)) {
                         conn_free(c);
                         return;
                 }
@@ -653,6 +730,7 @@ int sock_conn_new(SockConnHost *h, int fd) {
                 .timer_deadline_usec = UINT64_MAX,
                 .push_max = h->limits.max_output,
         };
+        c->held = (HeldReplies) HELD_REPLIES_INIT(c->held);
         pthread_mutex_init(&c->push_lock, NULL);
         c->out = evbuffer_new();
         c->ev_read = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
@@ -688,6 +766,45 @@ int sock_conn_new(SockConnHost *h, int fd) {
                   (unsigned) cred.gid);
         conn_update(c);
         return 0;
+}
+
+static void host_saved_cb(evutil_socket_t fd, short what, void *userdata) {
+        SockConnHost *h = userdata;
+        SockConn *c, *next;
+
+        (void) fd;
+        (void) what;
+        for (c = h->waiting; c; c = next) {
+                next = c->wait_next; /* conn_update() frees only @c */
+                conn_release(c);
+                conn_update(c);
+        }
+}
+
+void sock_host_saved(void *userdata) {
+        SockConnHost *h = userdata;
+
+        /* The base was made after evthread_use_pthreads(): notifiable. */
+        event_active(h->ev_durable, EV_READ, 0);
+}
+
+int sock_host_init(SockConnHost *h) {
+        h->reply = evbuffer_new();
+        h->ev_durable = event_new(h->base, -1, 0, host_saved_cb, h);
+        if (!h->reply || !h->ev_durable) {
+                sock_host_done(h);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void sock_host_done(SockConnHost *h) {
+        if (h->ev_durable)
+                event_free(h->ev_durable);
+        h->ev_durable = NULL;
+        if (h->reply)
+                evbuffer_free(h->reply);
+        h->reply = NULL;
 }
 
 void sock_host_drain(SockConnHost *h, uint64_t grace_usec) {

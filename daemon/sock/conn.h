@@ -13,7 +13,9 @@
 
 #include "service/service.h"
 
+struct event;
 struct event_base;
+struct evbuffer;
 
 /* The bounds each connection enforces ([limits] in memacctd.conf). */
 typedef struct SockLimits {
@@ -45,6 +47,13 @@ struct SockConnHost {
         unsigned nconns;
         bool draining;   /* shutting down: no new connections */
 
+        /* Replies are encoded here first, then go out or are held. */
+        struct evbuffer *reply;
+        /* Connections holding replies until a change is saved, and the
+         * event the saver activates after every save. */
+        SockConn *waiting;
+        struct event *ev_durable;
+
         /* Called after a connection was freed. */
         void (*conn_gone)(SockConnHost *host);
 };
@@ -61,6 +70,22 @@ struct SockConnHost {
  * connection could not be set up (logged; @fd closed).
  */
 int sock_conn_new(SockConnHost *host, int fd);
+
+/**
+ * sock_host_init() - the host's own buffer and its saver event, on @host->base.
+ * Return: 0, -ENOMEM.
+ */
+int sock_host_init(SockConnHost *host);
+
+/** sock_host_done() - free what sock_host_init() made; every connection is gone. */
+void sock_host_done(SockConnHost *host);
+
+/**
+ * sock_host_saved() - a DurableWakeFn (service_add_durable_waker()): a
+ * save ended; @userdata is the host. Any thread: it wakes the host's loop,
+ * which releases the replies that waited for it.
+ */
+void sock_host_saved(void *userdata);
 
 /**
  * sock_host_drain() - shutdown: every connection of @host stops reading,

@@ -340,13 +340,25 @@ int request_status_append(int r, const char *message, struct evbuffer *out) {
         return wire_response_append(&resp, out);
 }
 
-int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out) {
+int request_refusal_append(uint64_t id, const Refusal *rf, struct evbuffer *out) {
+        Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
+
+        resp.has_id = true;
+        resp.id = id;
+        reply_status(&resp, rf->error, rf->message);
+        return wire_response_append(&resp, out);
+}
+
+int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out,
+                  uint64_t *ret_id) {
         uint32_t max_frame = service_max_frame(svc);
         ProtobufCAllocator alloc = wire_arena_allocator();
         Memacct__V1__Request *req = NULL;
         Request x;
         int r;
 
+        if (ret_id)
+                *ret_id = 0;
         if (len > max_frame || wire_arena_reset(max_frame) < 0)
                 r = request_status_append(-EPROTO, "frame too large", out);
         else if (!(req = memacct__v1__request__unpack(&alloc, len, body)))
@@ -362,6 +374,8 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         memacct__v1__response__init(&x.resp);
         x.resp.has_id = x.resp.has_status = true;
         x.resp.id = req->id;
+        if (ret_id)
+                *ret_id = req->id;
         x.resp.status = MEMACCT__V1__STATUS__OK;
         x.has_group = x.has_list = false;
         x.list_bytes = 0;

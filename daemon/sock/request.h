@@ -20,12 +20,14 @@
  * one framed Response (prefix + body) to @out.
  * @fd: a file descriptor that arrived with the frame (SCM_RIGHTS), or -1;
  *      closed here in every case
+ * @ret_id: optional; the request's id (0 when it had none or was malformed)
  *
  * Return: 0, or -EPROTO when the request was malformed: the
  * PROTOCOL_ERROR response is in @out, and the connection must end once
  * it is written.
  */
-int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out);
+int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out,
+                  uint64_t *ret_id);
 
 /**
  * request_status_append() - append a Response with id 0, the status of
@@ -35,3 +37,10 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
  * Return: 0 or a negative errno.
  */
 int request_status_append(int r, const char *message, struct evbuffer *out);
+
+/**
+ * request_refusal_append() - append the Response to request @id that
+ * @rf's refusal is (an OK that could not stand: its change was not saved).
+ * Return: 0 or a negative errno.
+ */
+int request_refusal_append(uint64_t id, const Refusal *rf, struct evbuffer *out);

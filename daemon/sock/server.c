@@ -197,7 +197,10 @@ static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockL
         w->ev_stop_timer = evtimer_new(w->host.base, worker_stop_timer_cb, w);
         if (!w->ev_wake || !w->ev_stop_timer || event_add(w->ev_wake, NULL) < 0)
                 return -ENOMEM;
-        return 0;
+        if (sock_host_init(&w->host) < 0)
+                return -ENOMEM;
+        /* Held OKs are released on this worker after each save. */
+        return service_add_durable_waker(s->service, sock_host_saved, &w->host);
 }
 
 static void worker_done(SockWorker *w) {
@@ -205,6 +208,7 @@ static void worker_done(SockWorker *w) {
                 event_free(w->ev_wake);
         if (w->ev_stop_timer)
                 event_free(w->ev_stop_timer);
+        sock_host_done(&w->host);
         if (w->host.base)
                 event_base_free(w->host.base);
         free(w->host.scratch);

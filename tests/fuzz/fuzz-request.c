@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         (void) request_status_append(-EPROTO, "bad frame", out);
                         break;
                 }
-                if (request_serve(svc, peer, data + off + prefix, body, -1, out) < 0)
+                if (request_serve(svc, peer, data + off + prefix, body, -1, out, NULL) < 0)
                         break;
                 off += prefix + body;
         }

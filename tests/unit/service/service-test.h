@@ -20,6 +20,7 @@
 
 #include "core/core.h"
 #include "core/group.h"
+#include "service/durable.h"
 #include "service/service.h"
 
 #define KIB ((uint64_t) 1 << 10)
@@ -102,7 +103,8 @@ typedef struct Fixture {
         Peer *bus;      /* UID_DELEGATE, as the bus makes them: lazy session, no delivery */
         EventLog root_inbox, delegate_inbox, other_inbox;
         EventLog sink; /* what the broadcasting transport was told */
-        unsigned commits;
+        Durable *durable;
+        char state_dir[64];
         Peer *extra[FIXTURE_EXTRA_MAX];
         EventLog extra_inbox[FIXTURE_EXTRA_MAX];
         pid_t next_pid;
@@ -150,6 +152,9 @@ void fixture_settings(Fixture *f, ReadAccess access, unsigned cap);
 
 /** fixture_settings_default() - the settings service_setup() installed. */
 ServiceSettings fixture_settings_default(void);
+
+/* Durable changes committed so far (the saver is never started). */
+unsigned fixture_commits(Fixture *f);
 
 /* ---- the tree, through the core ------------------------------------------ */
 

@@ -197,7 +197,7 @@ static void test_round_trip_restores_groups_limits_owners_and_kept(void **state)
         MemGroupInfo gi;
 
         build_tree(f->core);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         assert_true(file_exists(f, "state"));
         assert_false(file_exists(f, "state.tmp"));
 
@@ -239,7 +239,7 @@ static void test_session_charges_are_not_saved(void **state) {
         assert_int_equal(session_charge(s, 1 * MIB, MEM_STAT_ANON, 0, NULL), 0);
         info(f->core, "/z", &gi);
         assert_true(gi.current == 1 * MIB + 12 * KIB);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         session_free(s);
         group_unref(g);
 
@@ -264,7 +264,7 @@ static void test_kept_charges_above_a_lowered_max_are_restored(void **state) {
         /* A forced max below usage: the state now holds more than max. */
         assert_int_equal(group_set_max(g, 256 * KIB, true), 1);
         group_unref(g);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
 
         fresh = core_fresh();
         assert_int_equal(persist_restore(fresh, f->dir), 0);
@@ -280,13 +280,13 @@ static void test_save_keeps_the_previous_state_as_old(void **state) {
         size_t n1, n2;
 
         build_tree(f->core);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         assert_false(file_exists(f, "state.old"));
         first = file_read(f, "state", &n1);
 
         use(f->core);
         assert_int_equal(group_create(f->core, "/later", 0), 0);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         old = file_read(f, "state.old", NULL);
         second = file_read(f, "state", &n2);
         assert_string_equal(old, first);
@@ -311,10 +311,10 @@ static void test_truncated_state_falls_back_to_old(void **state) {
         size_t n;
 
         build_tree(f->core);
-        assert_int_equal(persist_save(f->core, f->dir), 0); /* the good one, soon state.old */
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0); /* the good one, soon state.old */
         use(f->core);
         assert_int_equal(group_create(f->core, "/lost", 0), 0);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
 
         /* Cut the newest state in the middle, as a crash of the storage would. */
         text = file_read(f, "state", &n);
@@ -334,7 +334,7 @@ static void test_truncated_state_falls_back_to_old(void **state) {
         /* The next save neither touches state.bad nor loses state.old. */
         fresh = core_fresh();
         assert_int_equal(persist_restore(fresh, f->dir), 0);
-        assert_int_equal(persist_save(fresh, f->dir), 0);
+        assert_int_equal(persist_save(fresh, f->dir, -1, true, NULL, NULL), 0);
         assert_true(file_exists(f, "state"));
         assert_true(file_exists(f, "state.old"));
         {
@@ -382,7 +382,7 @@ static void test_missing_state_uses_old(void **state) {
         MemCore *fresh;
 
         build_tree(f->core);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         assert_int_equal(rename(file_path(f, "state"), file_path(f, "state.old")), 0);
         fresh = core_fresh();
         assert_int_equal(persist_restore(fresh, f->dir), 0);
@@ -454,7 +454,7 @@ static void test_restore_refuses_a_state_deeper_than_configured(void **state) {
         MemCore *shallow = NULL;
 
         build_tree(f->core);
-        assert_int_equal(persist_save(f->core, f->dir), 0);
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
         cc.max_depth = 2;
         assert_int_equal(core_new(&cc, &shallow), 0);
         use(shallow);

@@ -144,7 +144,7 @@ static void test_import_by_root_mirrors_the_hierarchy_and_commits(void **state) 
         refusal_init(&rf);
         assert_not_refused(service_import_cgroups(f->svc, f->root, NULL, NULL, &n, &rf), &rf);
         assert_int_equal(n.created, 3);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         assert_true(tree_info(f, PREFIX "/web").mirror);
         assert_true(tree_info(f, PREFIX "/web/app").max == 32 * MIB);
         assert_non_null(event_log_find(&f->sink, EVENT_GROUP_ADDED, -1, PREFIX "/web/app"));
@@ -152,7 +152,7 @@ static void test_import_by_root_mirrors_the_hierarchy_and_commits(void **state) 
         assert_not_refused(service_import_cgroups(f->svc, f->root, "/", PREFIX, &n, &rf), &rf);
         assert_int_equal(n.created, 0);
         assert_int_equal(n.unchanged, 3);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 static void test_import_with_a_mirror_is_still_root_only(void **state) {
@@ -165,7 +165,7 @@ static void test_import_with_a_mirror_is_still_root_only(void **state) {
         assert_refused(service_import_cgroups(f->svc, f->delegate, NULL, NULL, &n, &rf), &rf, -EPERM,
                        "only root imports cgroups");
         assert_false(tree_exists(f, PREFIX));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         assert_int_equal(f->sink.n, 0);
 }
 
@@ -182,7 +182,7 @@ static void test_import_of_a_missing_cgroup_is_refused(void **state) {
         assert_int_equal(service_import_cgroups(f->svc, f->root, "relative", NULL, &n, &rf), -EINVAL);
         assert_int_equal(rf.error, -EINVAL);
         assert_false(tree_exists(f, PREFIX "/nope"));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 /* ---- attach "auto" ------------------------------------------------------------- */
@@ -230,11 +230,11 @@ static void test_attach_auto_places_the_session_by_its_cgroup_and_commits(void *
         assert_true(tree_exists(f, group));
         assert_true(tree_info(f, group).mirror);
         assert_int_equal(tree_info(f, group).nr_attached, 1);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         /* The mirror exists now: placed there again, nothing new to save. */
         assert_not_refused(service_attach(f->svc, q, "", &rf), &rf);
         assert_int_equal(tree_info(f, group).nr_attached, 2);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 static void test_attach_auto_without_auto_create_says_how_to_mirror(void **state) {
@@ -253,7 +253,7 @@ static void test_attach_auto_without_auto_create_says_how_to_mirror(void **state
                        "or set [cgroup] auto-create = yes)",
                        group, cg);
         assert_null(atomic_load(&p->session->group));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_attach_auto_of_a_process_that_is_gone_is_refused(void **state) {
@@ -268,7 +268,7 @@ static void test_attach_auto_of_a_process_that_is_gone_is_refused(void **state) 
         assert_refused(service_attach(f->svc, p, "auto", &rf), &rf, -ESRCH,
                        "pid %d: cannot read its memory cgroup: %s", NO_SUCH_PID, strerror(ESRCH));
         assert_null(atomic_load(&p->session->group));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 #define CGROUP_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

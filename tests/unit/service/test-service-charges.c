@@ -71,7 +71,7 @@ static void test_session_charge_attaches_and_is_held_by_the_session(void **state
         /* No max anywhere: nothing above it, no hint. */
         assert_true(res.margin == UINT64_MAX);
         assert_false(res.over_max);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_session_charge_goes_to_the_attached_group_without_a_path(void **state) {
@@ -85,7 +85,7 @@ static void test_session_charge_goes_to_the_attached_group_without_a_path(void *
         /* Naming the attached group again is the same. */
         assert_not_refused(charge(f, f->delegate, session_bytes("/d", 8 * PAGE), &res, &rf), &rf);
         assert_true(tree_usage(f, "/d") == 15 * PAGE);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_session_charge_without_a_group_is_refused(void **state) {
@@ -163,7 +163,7 @@ static void test_kept_charge_belongs_to_the_group_and_is_committed(void **state)
         /* Not the session's: it stays unattached and holds nothing. */
         assert_null(attached_to(f->delegate));
         assert_true(session_held(f->delegate->session, MEM_STAT_DEVICE) == 0);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 static void test_kept_charge_needs_use_of_the_group(void **state) {
@@ -180,10 +180,10 @@ static void test_kept_charge_needs_use_of_the_group(void **state) {
         assert_refused(charge(f, f->delegate, kept_bytes("/nosuch", PAGE), &res, &rf), &rf, -ENOENT,
                        "/nosuch: no such group");
         assert_nothing_charged(f);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         /* The delegated group itself may be used. */
         assert_not_refused(charge(f, f->delegate, kept_bytes("/d", PAGE), &res, &rf), &rf);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 /* ---- what every charge checks ------------------------------------------------ */
@@ -201,7 +201,7 @@ static void test_charge_without_bytes_is_refused(void **state) {
         assert_refused(uncharge(f, f->delegate, k, &rf), &rf, -EINVAL, "bytes is required");
         assert_null(attached_to(f->delegate));
         assert_nothing_charged(f);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_charge_of_an_unknown_stat_item_is_refused(void **state) {
@@ -243,7 +243,7 @@ static void test_kept_stock_refill_is_refused(void **state) {
         assert_refused(charge(f, f->root, c, &res, &rf), &rf, -EINVAL,
                        "a stock refill belongs to the session, not the group");
         assert_nothing_charged(f);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_stock_refill_without_a_stock_page_is_refused(void **state) {
@@ -271,7 +271,7 @@ static void test_charge_larger_than_the_largest_is_refused(void **state) {
         assert_refused(uncharge(f, f->root, kept_bytes("/b", MEM_CHARGE_MAX + 1), &rf), &rf, -EOVERFLOW,
                        "/b: size too large");
         assert_nothing_charged(f);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 /* ---- limits ------------------------------------------------------------------ */
@@ -307,7 +307,7 @@ static void test_forced_charge_passes_max_and_says_so(void **state) {
         max = event_log_find(&f->sink, EVENT_MEMORY, MEM_EVENT_MAX, "/d/x");
         assert_non_null(max);
         assert_int_equal(max->count, tree_info(f, "/d/x").events_local[MEM_EVENT_MAX]);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_charge_refused_by_a_max_names_the_refusing_group(void **state) {
@@ -331,7 +331,7 @@ static void test_charge_refused_by_a_max_names_the_refusing_group(void **state) 
         assert_true(tree_usage(f, "/a") == 0);
         assert_true(tree_usage(f, "/") == 3 * PAGE);
         assert_int_equal(tree_info(f, "/").failcnt, 2);
-        assert_int_equal(f->commits, 1); /* the limit; neither refused charge */
+        assert_int_equal(fixture_commits(f), 1); /* the limit; neither refused charge */
 }
 
 static void test_charge_refused_by_an_inner_max_names_it(void **state) {
@@ -377,7 +377,7 @@ static void test_uncharge_releases_what_the_session_holds_without_commit(void **
         assert_not_refused(uncharge(f, f->delegate, session_bytes("/d/x", 0), &rf), &rf);
         assert_true(tree_usage(f, "/d/x") == PAGE);
         assert_true(session_held(f->delegate->session, MEM_STAT_ANON) == PAGE);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_uncharge_of_more_than_the_session_holds_is_refused(void **state) {
@@ -408,7 +408,7 @@ static void test_kept_uncharge_releases_and_is_committed(void **state) {
         assert_not_refused(uncharge(f, f->root, u, &rf), &rf);
         assert_true(tree_info(f, "/a").kept[MEM_STAT_ANON] == c.bytes - u.bytes);
         assert_true(tree_usage(f, "/a") == c.bytes - u.bytes);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
 }
 
 static void test_kept_uncharge_of_more_than_the_group_keeps_is_refused(void **state) {
@@ -422,7 +422,7 @@ static void test_kept_uncharge_of_more_than_the_group_keeps_is_refused(void **st
                        "/a: uncharge of %llu anon bytes is more than the group keeps",
                        (unsigned long long) u.bytes);
         assert_true(tree_info(f, "/a").kept[MEM_STAT_ANON] == c.bytes);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 static void test_uncharge_is_refused_as_a_charge_would_be(void **state) {
@@ -438,7 +438,7 @@ static void test_uncharge_is_refused_as_a_charge_would_be(void **state) {
         assert_refused(uncharge(f, f->root, kept_bytes("/nosuch", PAGE), &rf), &rf, -ENOENT,
                        "/nosuch: no such group");
         assert_null(attached_to(f->other));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_uncharge_ignores_force_and_stock(void **state) {

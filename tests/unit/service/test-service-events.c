@@ -79,17 +79,17 @@ static void test_commit_is_called_for_exactly_the_durable_changes(void **state) 
 
         refusal_init(&rf);
         assert_not_refused(service_create_group(f->svc, f->root, "/c", &l, false, 0, &rf), &rf);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         assert_not_refused(service_set_limits(f->svc, f->root, "/c", &l, false, &rf), &rf);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
         assert_not_refused(charge(f, f->root, k, &rf), &rf);
-        assert_int_equal(f->commits, 3);
+        assert_int_equal(fixture_commits(f), 3);
         assert_not_refused(service_uncharge(f->svc, f->root, &k, &rf), &rf);
-        assert_int_equal(f->commits, 4);
+        assert_int_equal(fixture_commits(f), 4);
         assert_not_refused(service_remove_group(f->svc, f->root, "/c", &rf), &rf);
-        assert_int_equal(f->commits, 5);
+        assert_int_equal(fixture_commits(f), 5);
         run_non_durable_operations(f);
-        assert_int_equal(f->commits, 5);
+        assert_int_equal(fixture_commits(f), 5);
 }
 
 static void test_refused_operations_commit_nothing(void **state) {
@@ -105,7 +105,7 @@ static void test_refused_operations_commit_nothing(void **state) {
         assert_true(service_set_limits(f->svc, f->other, "/d/x", &l, false, &rf) < 0);
         assert_true(charge(f, f->root, kept_bytes("/a", 2 * PAGE), &rf) < 0);
         assert_true(service_uncharge(f->svc, f->root, &k, &rf) < 0);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 /* ---- the sink ------------------------------------------------------------------ */

@@ -41,7 +41,7 @@ static int set_limits(Fixture *f, Peer *p, const char *path, const MemLimits *l,
 /* Nothing was created, committed or announced. */
 static void assert_nothing_changed(Fixture *f) {
         assert_int_equal(service_group_count(f->svc), TEST_TREE_GROUPS);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         assert_int_equal(f->sink.n, 0);
 }
 
@@ -64,7 +64,7 @@ static void test_create_commits_and_announces_the_group(void **state) {
         Refusal rf;
 
         assert_not_refused(create(f, f->delegate, "/d/new", &rf), &rf);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         /* No limits: the group only. */
         assert_int_equal(f->sink.n, 1);
         assert_int_equal(f->sink.v[0].kind, EVENT_GROUP_ADDED);
@@ -80,7 +80,7 @@ static void test_create_by_root_delegates_to_the_owner_given(void **state) {
         /* A delegate may name itself. */
         assert_not_refused(create_owned(f, f->delegate, "/d/mine", UID_DELEGATE, &rf), &rf);
         assert_int_equal(tree_info(f, "/d/mine").owner, UID_DELEGATE);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
 }
 
 /* What the sink saw of the group's limits at the moment it was announced. */
@@ -118,7 +118,7 @@ static void test_create_with_limits_is_one_step(void **state) {
         assert_true(seen.info.low == l.low);
         assert_true(seen.info.min == l.min);
         /* One commit for the group and its limits together. */
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
 }
 
 static void test_create_with_limits_announces_group_then_limits(void **state) {
@@ -255,7 +255,7 @@ static void test_create_refuses_past_the_group_limit(void **state) {
         assert_refused(create(f, f->root, path, &rf), &rf, -ENOSPC, "%s: group limit reached", path);
         assert_false(tree_exists(f, path));
         assert_int_equal(service_group_count(f->svc), TEST_MAX_GROUPS);
-        assert_int_equal(f->commits, i);
+        assert_int_equal(fixture_commits(f), i);
         assert_int_equal(f->sink.n, i);
 }
 
@@ -268,7 +268,7 @@ static void test_remove_deletes_commits_and_announces(void **state) {
         assert_not_refused(remove_group(f, f->root, "/b", &rf), &rf);
         assert_false(tree_exists(f, "/b"));
         assert_int_equal(service_group_count(f->svc), TEST_TREE_GROUPS - 1);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         assert_int_equal(f->sink.n, 1);
         assert_int_equal(f->sink.v[0].kind, EVENT_GROUP_REMOVED);
         assert_string_equal(f->sink.v[0].path, "/b");
@@ -321,7 +321,7 @@ static void test_remove_is_refused_on_the_delegated_group_itself(void **state) {
         assert_refused(remove_group(f, f->delegate, "/b", &rf), &rf, -EPERM, "/b: permission denied");
         assert_true(tree_exists(f, "/d/leaf"));
         assert_true(tree_exists(f, "/b"));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         /* Strictly below the delegated group it may. */
         assert_not_refused(remove_group(f, f->delegate, "/d/leaf", &rf), &rf);
         assert_false(tree_exists(f, "/d/leaf"));
@@ -375,7 +375,7 @@ static void test_set_limits_sets_what_it_names_commits_and_announces(void **stat
         assert_true(info.max == l.max);
         assert_true(info.high == l.high);
         assert_true(info.low == 0); /* not named (.low is ignored): left as it was */
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         assert_int_equal(f->sink.n, 1);
         assert_int_equal(f->sink.v[0].kind, EVENT_LIMITS_CHANGED);
         assert_string_equal(f->sink.v[0].path, "/a");
@@ -398,7 +398,7 @@ static void test_set_limits_refuses_max_below_usage_and_sets_nothing(void **stat
         assert_true(info.max == UINT64_MAX);
         assert_true(info.high == UINT64_MAX);
         assert_true(info.current == c.bytes);
-        assert_int_equal(f->commits, 1); /* the kept charge only */
+        assert_int_equal(fixture_commits(f), 1); /* the kept charge only */
         assert_null(event_log_find(&f->sink, EVENT_LIMITS_CHANGED, -1, NULL));
 }
 
@@ -415,7 +415,7 @@ static void test_set_limits_with_force_takes_a_max_below_usage(void **state) {
         assert_not_refused(set_limits(f, f->root, "/a", &l, true, &rf), &rf);
         assert_true(tree_info(f, "/a").max == l.max);
         assert_true(tree_usage(f, "/a") == c.bytes);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
         /* Nothing reclaims towards it: an oom, then the change. */
         oom = event_log_find(&f->sink, EVENT_MEMORY, MEM_EVENT_OOM, "/a");
         assert_non_null(oom);
@@ -463,7 +463,7 @@ static void test_set_limits_naming_none_changes_and_announces_nothing(void **sta
         assert_not_refused(set_limits(f, f->root, "/a", &none, false, &rf), &rf);
         assert_true(tree_info(f, "/a").max == UINT64_MAX);
         assert_null(event_log_find(&f->sink, EVENT_LIMITS_CHANGED, -1, NULL));
-        assert_int_equal(f->commits, 0); /* nothing changed: nothing to save */
+        assert_int_equal(fixture_commits(f), 0); /* nothing changed: nothing to save */
         /* Still refused to a caller that may not set them. */
         assert_refused(set_limits(f, f->other, "/a", &none, false, &rf), &rf, -EPERM, "/a: permission denied");
 }
@@ -480,11 +480,11 @@ static void test_reset_peak_restarts_from_usage_without_a_commit(void **state) {
         assert_not_refused(service_charge(f->svc, f->root, &c, &res, &rf), &rf);
         assert_not_refused(service_uncharge(f->svc, f->root, &u, &rf), &rf);
         assert_true(tree_info(f, "/d/x").peak == c.bytes);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
         refusal_init(&rf);
         assert_not_refused(service_reset_peak(f->svc, f->root, "/d/x", &rf), &rf);
         assert_true(tree_info(f, "/d/x").peak == c.bytes - u.bytes);
-        assert_int_equal(f->commits, 2);
+        assert_int_equal(fixture_commits(f), 2);
         assert_int_equal(f->sink.n, 0);
 }
 

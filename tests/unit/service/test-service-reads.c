@@ -54,7 +54,7 @@ static void test_get_calls_back_once_with_the_group_info(void **state) {
         assert_true(r.info[0].kept[MEM_STAT_ANON] == c.bytes);
         assert_int_equal(r.info[0].nr_children, 1);
         assert_int_equal(r.info[0].owner, UID_ROOT);
-        assert_int_equal(f->commits, 1); /* the kept charge; the read adds none */
+        assert_int_equal(fixture_commits(f), 1); /* the kept charge; the read adds none */
 }
 
 static void test_get_paths_only_passes_no_info(void **state) {
@@ -213,7 +213,7 @@ static void test_list_recursive_covers_the_subtree_parents_first(void **state) {
         assert_not_refused(list(f, f->other, "/", SERVICE_READ_RECURSIVE, &r, &rf), &rf);
         assert_int_equal(r.n, TEST_TREE_GROUPS);
         assert_string_equal(r.paths[0], "/");
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         assert_int_equal(f->sink.n, 0);
 }
 

@@ -239,7 +239,7 @@ static void test_attach_places_the_session_and_may_change_while_it_holds_nothing
         assert_string_equal(attached_to(f->delegate), "/d");
         assert_int_equal(tree_info(f, "/d/x").nr_attached, 0);
         assert_int_equal(tree_info(f, "/d").nr_attached, 1);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         /* A session charge without a path goes there now. */
         assert_not_refused(charge(f, f->delegate, session_bytes(NULL, PAGE), &rf), &rf);
         assert_true(tree_usage(f, "/d") == PAGE);
@@ -279,7 +279,7 @@ static void test_attach_auto_without_a_mirror_says_so(void **state) {
                 assert_refused(attach(f, f->delegate, autos[i], &rf), &rf, -ENOENT,
                                "no group given, and no kernel cgroup mirror to place the session by");
         assert_null(attached_to(f->delegate));
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
 }
 
 static void test_attach_opens_a_bus_session(void **state) {
@@ -324,7 +324,7 @@ static void test_move_of_the_own_session_takes_its_charges(void **state) {
         assert_true(tree_usage(f, "/d/x") == 4 * PAGE); /* the parent counts its subtree */
         assert_true(tree_info(f, "/d/x").stat_local[MEM_STAT_ANON] == 0);
         assert_int_equal(tree_info(f, "/d/x").nr_attached, 0);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         /* Its own pid is its own too. */
         assert_int_equal(move(f, f->delegate, PID_DELEGATE, "/d", &rf), 1);
         assert_string_equal(attached_to(f->delegate), "/d");

@@ -176,7 +176,7 @@ static void test_stock_refill_is_held_and_lands_in_the_page(void **state) {
         assert_true(c.counters[MEM_STAT_FILE] == file.bytes);
         assert_true(session_held(f->delegate->session, MEM_STAT_ANON) == r.bytes);
         assert_true(tree_usage(f, "/d/x") == r.bytes + file.bytes);
-        assert_int_equal(f->commits, 0);
+        assert_int_equal(fixture_commits(f), 0);
         page_done(&c);
 }
 
@@ -231,7 +231,7 @@ static void test_kept_charge_refused_by_a_max_drains_the_stock_too(void **state)
         assert_true(c.counters[MEM_STAT_ANON] == 0);
         assert_true(tree_info(f, "/d/x/y").kept[MEM_STAT_ANON] == 4 * PAGE);
         assert_true(tree_usage(f, "/d") == 4 * PAGE);
-        assert_int_equal(f->commits, 1);
+        assert_int_equal(fixture_commits(f), 1);
         page_done(&c);
 }
 

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The saver thread: group commit of durable changes
+ *
+ * Sequence numbers: every committed change takes the next number of
+ * `changed` *after* it was made in the core. A save reads `changed`
+ * first, then formats the state: every change numbered up to what it
+ * read was made before, so the state it writes holds them all (and maybe
+ * some later ones, which are then saved twice, never lost). When the
+ * save is on disk, `saved` becomes that number and the wakers are told:
+ * each transport sends the OKs whose numbers are now covered. A change
+ * that arrives during a save waits for the next one, which covers every
+ * change that arrived meanwhile, however many: one fsync for all, as a
+ * database's group commit.
+ *
+ * Failure: when a save fails, `failed` becomes the number it should have
+ * covered and `error` its errno: the OKs it should have released become
+ * errors (the change is in effect, not saved), durable_admit() refuses
+ * every new durable change, and the saver tries again every
+ * DURABLE_RETRY_MSEC until a save succeeds; reads and session charges go
+ * on throughout. The room for the next save is reserved after every save
+ * (persist_reserve()): a full disk is found there, after a change was
+ * saved and before the next is admitted, so that case never turns an OK
+ * into an error. What remains (an I/O error, a file system remounted
+ * read-only, a state that outgrew its reservation) is reported as above.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "macro.h"
+#include "service/durable.h"
+#include "service/log.h"
+#include "service/persist.h"
+#include "thread-start.h"
+
+/* The room kept for the next save: twice the state and this much more. */
+#define RESERVE_SLACK (UINT64_C(1) << 20)
+
+typedef struct Waker {
+        DurableWakeFn fn;
+        void *userdata;
+} Waker;
+
+struct Durable {
+        MemCore *core;
+        char *state_dir;
+        _Atomic bool sync;
+
+        _Atomic uint64_t changed; /* the last committed change */
+        _Atomic uint64_t saved;   /* every change up to this is on disk */
+        _Atomic uint64_t failed;  /* the save meant to cover up to this failed */
+        _Atomic int error;        /* 0, or the errno of the failure in force */
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled under lock */
+        bool stop;           /* lock */
+        bool running;
+        pthread_t thread;
+        ThreadStart start;
+        int result; /* the last save's, once the thread has ended */
+
+        /* The saver thread's own. */
+        int spare_fd;
+        size_t last_size;
+        char step[96];
+
+        Waker wakers[DURABLE_WAKERS_MAX];
+        unsigned nwakers;
+};
+
+static uint64_t now_msec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+int durable_new(MemCore *core, const char *state_dir, bool sync, Durable **ret) {
+        pthread_condattr_t attr;
+        Durable *d;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->state_dir = strdup(state_dir);
+        if (!d->state_dir) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->core = core;
+        d->spare_fd = -1;
+        atomic_init(&d->sync, sync);
+        pthread_mutex_init(&d->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&d->cond, &attr);
+        pthread_condattr_destroy(&attr);
+        *ret = d;
+        return 0;
+}
+
+void durable_set_sync(Durable *d, bool sync) {
+        atomic_store(&d->sync, sync);
+}
+
+int durable_add_waker(Durable *d, DurableWakeFn fn, void *userdata) {
+        if (d->nwakers >= DURABLE_WAKERS_MAX)
+                return -ENOSPC;
+        d->wakers[d->nwakers++] = (Waker) { fn, userdata };
+        return 0;
+}
+
+/* Whatever the cause (a full disk, a quota, a read-only file system), the
+ * client is told RESOURCE_EXHAUSTED with the cause in words: -EDQUOT or
+ * -EROFS as such would read as another status. */
+static int refuse(Durable *d, int r, Refusal *rf) {
+        return refusal_set(rf, -ENOSPC, "the state cannot be saved to %s (%s): durable changes are refused "
+                           "until it can; reads and session charges go on", d->state_dir,
+                           strerrordesc_np(-r));
+}
+
+int durable_admit(Durable *d, Refusal *rf) {
+        int r = atomic_load_explicit(&d->error, memory_order_relaxed);
+
+        return r < 0 ? refuse(d, r, rf) : 0;
+}
+
+static void wake_saver(Durable *d) {
+        pthread_mutex_lock(&d->lock);
+        pthread_cond_signal(&d->cond);
+        pthread_mutex_unlock(&d->lock);
+}
+
+uint64_t durable_committed(Durable *d) {
+        uint64_t seq = atomic_fetch_add(&d->changed, 1) + 1;
+
+        wake_saver(d);
+        return seq;
+}
+
+void durable_changed(Durable *d) {
+        (void) durable_committed(d);
+}
+
+uint64_t durable_last_change(Durable *d) {
+        return atomic_load(&d->changed);
+}
+
+int durable_check(Durable *d, uint64_t seq, Refusal *rf) {
+        int r;
+
+        /* `saved` first: a later save that succeeded covers the change
+         * even if an earlier one failed. */
+        if (atomic_load(&d->saved) >= seq)
+                return 1;
+        if (atomic_load(&d->failed) < seq)
+                return 0;
+        r = atomic_load(&d->error);
+        if (atomic_load(&d->saved) >= seq)
+                return 1; /* saved by a retry meanwhile */
+        if (r >= 0)
+                r = -EIO;
+        return refusal_set(rf, -EIO, "the change is in effect but could not be saved to %s (%s); it will be "
+                           "saved when the state can be written again", d->state_dir, strerrordesc_np(-r));
+}
+
+static void wake_all(Durable *d) {
+        for (unsigned i = 0; i < d->nwakers; i++)
+                d->wakers[i].fn(d->wakers[i].userdata);
+}
+
+/* The room for the next save. On the saver thread. */
+static int reserve(Durable *d) {
+        uint64_t size = (uint64_t) d->last_size * 2 + RESERVE_SLACK;
+        int r;
+
+        if (d->spare_fd >= 0)
+                return 0;
+        r = persist_reserve(d->state_dir, size, &d->spare_fd);
+        if (r < 0)
+                snprintf(d->step, sizeof(d->step), "reserve %llu bytes for the next save",
+                         (unsigned long long) size);
+        return r;
+}
+
+/* Mark the state failing with @r (a transition is logged once). */
+static void fail(Durable *d, int r, uint64_t seq) {
+        if (atomic_load(&d->error) == 0)
+                log_error_errno(r, "Cannot save the state to %s (%s: %m): durable changes are refused until "
+                                "it can be saved; trying again every %u ms", d->state_dir, d->step,
+                                DURABLE_RETRY_MSEC);
+        atomic_store(&d->error, r);
+        if (seq > atomic_load(&d->failed))
+                atomic_store(&d->failed, seq);
+}
+
+/*
+ * One save of everything committed so far, then the room for the next.
+ * On the saver thread, without the lock. Return: 0 or a negative errno.
+ */
+static int save(Durable *d, bool last) {
+        uint64_t seq = atomic_load(&d->changed);
+        const char *step = NULL;
+        int r;
+
+        r = persist_save(d->core, d->state_dir, d->spare_fd, atomic_load(&d->sync), &d->last_size, &step);
+        d->spare_fd = -1;
+        if (r < 0) {
+                snprintf(d->step, sizeof(d->step), "%s", step ? step : "save");
+                fail(d, r, seq);
+                if (!last)
+                        wake_all(d);
+                return r;
+        }
+        atomic_store(&d->saved, seq);
+        /* After the last save nobody waits (the transports are gone);
+         * before it, the OKs go out first: the reservation only guards
+         * the next save. */
+        if (last)
+                return 0;
+        wake_all(d);
+        r = reserve(d);
+        if (r < 0) {
+                fail(d, r, 0);
+                return r;
+        }
+        if (atomic_exchange(&d->error, 0) < 0)
+                log_notice("State saved again to %s: durable changes are accepted", d->state_dir);
+        return 0;
+}
+
+/* While failing, with nothing to save: can the room be reserved now? */
+static void retry_reserve(Durable *d) {
+        int r = reserve(d);
+
+        if (r < 0) {
+                fail(d, r, 0);
+                return;
+        }
+        if (atomic_exchange(&d->error, 0) < 0)
+                log_notice("The state directory %s is writable again: durable changes are accepted",
+                           d->state_dir);
+}
+
+static void *durable_main(void *userdata) {
+        Durable *d = userdata;
+        uint64_t retry_at = 0;
+        int r;
+
+        r = core_thread_register(d->core);
+        thread_started(&d->start, r);
+        if (r < 0)
+                return NULL;
+
+        pthread_mutex_lock(&d->lock);
+        while (!d->stop) {
+                bool failing = atomic_load(&d->error) < 0;
+                bool pending = atomic_load(&d->changed) > atomic_load(&d->saved);
+                uint64_t now = now_msec();
+
+                if ((pending || failing) && (!failing || now >= retry_at)) {
+                        pthread_mutex_unlock(&d->lock);
+                        if (pending)
+                                r = save(d, false);
+                        else
+                                retry_reserve(d);
+                        pthread_mutex_lock(&d->lock);
+                        if (atomic_load(&d->error) < 0)
+                                retry_at = now_msec() + DURABLE_RETRY_MSEC;
+                        continue;
+                }
+                if (failing) {
+                        struct timespec ts = {
+                                .tv_sec = (time_t) (retry_at / 1000),
+                                .tv_nsec = (long) (retry_at % 1000) * 1000000,
+                        };
+
+                        pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+                } else
+                        pthread_cond_wait(&d->cond, &d->lock);
+        }
+        pthread_mutex_unlock(&d->lock);
+
+        /* The last save, whatever changed (kept charges released as the
+         * sessions ended are saved too). */
+        r = save(d, true);
+        if (r < 0)
+                log_error_errno(r, "The last save of the state to %s failed (%s: %m)", d->state_dir, d->step);
+        d->result = r;
+        core_thread_unregister(d->core);
+        return NULL;
+}
+
+int durable_start(Durable *d) {
+        int r;
+
+        /* The first reservation on the caller's thread: a state directory
+         * that cannot be written is reported before READY=1. */
+        r = reserve(d);
+        if (r < 0)
+                fail(d, r, 0);
+        r = thread_start(&d->thread, &d->start, durable_main, d);
+        if (r < 0)
+                return r;
+        d->running = true;
+        return 0;
+}
+
+int durable_stop(Durable *d) {
+        if (!d || !d->running)
+                return 0;
+        pthread_mutex_lock(&d->lock);
+        d->stop = true;
+        pthread_cond_signal(&d->cond);
+        pthread_mutex_unlock(&d->lock);
+        pthread_join(d->thread, NULL);
+        d->running = false;
+        return d->result;
+}
+
+Durable *durable_free(Durable *d) {
+        if (!d)
+                return NULL;
+        (void) durable_stop(d);
+        if (d->spare_fd >= 0)
+                close(d->spare_fd);
+        pthread_mutex_destroy(&d->lock);
+        pthread_cond_destroy(&d->cond);
+        free(d->state_dir);
+        free(d);
+        return NULL;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Durable changes: the saver thread and group commit.
+ *
+ * A change that must survive (a group created or removed, limits, an
+ * owner, a kept charge) is admitted first (durable_admit(): refused when
+ * the state cannot be written now), made in the core, then committed
+ * (durable_committed(): it gets a sequence number and wakes the saver).
+ * The transport holds the change's OK until durable_check() says the
+ * state holding it is on disk (written and, with sync, fsync'ed). One save
+ * covers every change committed before it started: group commit.
+ *
+ * The saver also keeps room on disk for the next save (the next state
+ * file is preallocated, twice the current one and 1 MiB more); a change
+ * is admitted only while it could. docs/design.md ("Durability") and
+ * memacctd(8) state the guarantee.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "service/refusal.h"
+
+typedef struct Durable Durable;
+typedef struct MemCore MemCore;
+
+/* After a failed save, the saver tries again this often. */
+#define DURABLE_RETRY_MSEC 1000
+/* Transports that wait for saves (socket workers, the bus thread). */
+#define DURABLE_WAKERS_MAX 256
+
+/* Told after every save attempt, on the saver thread: look at what waits. */
+typedef void (*DurableWakeFn)(void *userdata);
+
+/**
+ * durable_new() - the saver for @core's state in @state_dir, not started.
+ * @sync: fsync the state file and directory before a change counts as
+ *        saved (without: saved means written, which survives a crash of
+ *        the daemon but not of the machine)
+ * Return: 0, -ENOMEM.
+ */
+int durable_new(MemCore *core, const char *state_dir, bool sync, Durable **ret);
+
+/** durable_set_sync() - SIGHUP: fsync or not, from the next save on; any thread. */
+void durable_set_sync(Durable *d, bool sync);
+
+/**
+ * durable_add_waker() - call @fn after every save attempt. Before
+ * durable_start(). Return: 0, -ENOSPC (too many).
+ */
+int durable_add_waker(Durable *d, DurableWakeFn fn, void *userdata);
+
+/**
+ * durable_start() - start the saver thread; it registers with the core and
+ * prepares the room for the first save (a failure there is logged, and
+ * durable changes are refused until it succeeds).
+ * Return: 0 or a negative errno.
+ */
+int durable_start(Durable *d);
+
+/**
+ * durable_admit() - may a durable change be made now? Any thread, one
+ * relaxed load. Return: 0; the errno of the state's last failure (-ENOSPC,
+ * -EROFS, -EIO...), with @rf naming it.
+ */
+int durable_admit(Durable *d, Refusal *rf);
+
+/**
+ * durable_committed() - a durable change was made: have it saved. Any
+ * thread. Return: its sequence number, for durable_check().
+ */
+uint64_t durable_committed(Durable *d);
+
+/**
+ * durable_changed() - something saved changed, but nobody waits for it (a
+ * mirror group placed on demand): save it with the next save. Any thread.
+ */
+void durable_changed(Durable *d);
+
+/** durable_last_change() - the sequence number of the last committed change (0: none yet); any thread. */
+uint64_t durable_last_change(Durable *d);
+
+/**
+ * durable_check() - is change @seq on disk? Any thread.
+ * Return: 1 (saved); 0 (not yet: a waker will be told); a negative errno
+ * (the save that should have held it failed: the change is in effect but
+ * not saved), with @rf.
+ */
+int durable_check(Durable *d, uint64_t seq, Refusal *rf);
+
+/**
+ * durable_stop() - save once more (whatever changed) and join the thread.
+ * Call after every thread that changes the core has stopped.
+ * Return: the last save's result (0 or a negative errno, logged).
+ */
+int durable_stop(Durable *d);
+
+/** durable_free() - stop if needed and free. Return: NULL. */
+Durable *durable_free(Durable *d);
