@@ -21,6 +21,9 @@
  *                     a minimal scanner of the Response fields id, status
  *                     and message (no allocation per answer). Every answer
  *                     must have status OK and the id of its request.
+ *                     With --kept, the charges are kept charges of the
+ *                     shared group /bench/a (Charge{path, keep}), each a
+ *                     durable change whose OK waits for its save.
  *   --system redis    INCRBY / DECRBY bench:k:<i> 4096: one add per op.
  *   --system eval     EVAL of a Lua script doing the same checked 3-level
  *                     charge (INCRBY bench, bench:a, bench:a:c<i>; if one
@@ -103,6 +106,7 @@ typedef struct Options {
         unsigned duration_msec;
         unsigned warmup_msec;
         int server_pid;
+        bool kept;
 } Options;
 
 static Options opt = {
@@ -445,7 +449,7 @@ static int64_t memacct_usage(int fd, const char *path) {
 /* The 2 * depth request frames of a memacctd connection (the same for all). */
 static void memacct_sequence(unsigned depth, uint8_t **ret_seq, size_t **ret_bounds) {
         unsigned n = 2 * depth;
-        uint8_t *seq = xmalloc((size_t) n * 32);
+        uint8_t *seq = xmalloc((size_t) n * 48);
         size_t *bounds = xmalloc((n + 1) * sizeof(size_t));
         size_t off = 0;
 
@@ -459,11 +463,19 @@ static void memacct_sequence(unsigned depth, uint8_t **ret_seq, size_t **ret_bou
                 if (j % 2 == 0) {
                         c.has_bytes = true;
                         c.bytes = CHARGE_BYTES;
+                        if (opt.kept) {
+                                c.path = (char *) "/bench/a";
+                                c.has_keep = c.keep = true;
+                        }
                         req.op_case = MEMACCT__V1__REQUEST__OP_CHARGE;
                         req.charge = &c;
                 } else {
                         u.has_bytes = true;
                         u.bytes = CHARGE_BYTES;
+                        if (opt.kept) {
+                                u.path = (char *) "/bench/a";
+                                u.has_keep = u.keep = true;
+                        }
                         req.op_case = MEMACCT__V1__REQUEST__OP_UNCHARGE;
                         req.uncharge = &u;
                 }
@@ -815,7 +827,8 @@ static void help(void) {
                "  --threads T      client threads (default 1)\n"
                "  --duration MSEC  measured time (default 2000)\n"
                "  --warmup MSEC    before measuring (default 300)\n"
-               "  --server-pid PID report the server's CPU time per operation\n");
+               "  --server-pid PID report the server's CPU time per operation\n"
+               "  --kept           memacct: kept charges of /bench/a (durable changes)\n");
 }
 
 static unsigned parse_uint(const char *s, const char *what, unsigned min, unsigned max) {
@@ -840,6 +853,7 @@ static void parse_argv(int argc, char *argv[]) {
                 { "duration", required_argument, NULL, 'D' },
                 { "warmup", required_argument, NULL, 'w' },
                 { "server-pid", required_argument, NULL, 'p' },
+                { "kept", no_argument, NULL, 'k' },
                 {}
         };
         int c;
@@ -878,6 +892,9 @@ static void parse_argv(int argc, char *argv[]) {
                         break;
                 case 'w':
                         opt.warmup_msec = parse_uint(optarg, "--warmup", 0, 600000);
+                        break;
+                case 'k':
+                        opt.kept = true;
                         break;
                 case 'p':
                         opt.server_pid = (int) parse_uint(optarg, "--server-pid", 1, INT32_MAX);
