@@ -484,7 +484,7 @@ static int manager_start_metrics(Manager *m) {
 
         if (!m->config.metrics_listen)
                 return 0;
-        r = metrics_new(m->service, m->config.metrics_listen, &m->metrics);
+        r = metrics_new(m->service, &m->config, &m->metrics);
         if (r < 0)
                 return r;
         r = metrics_start(m->metrics);

@@ -1,24 +1,38 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Prometheus metrics over HTTP
+ * The Prometheus metrics listener: connections and their bounds
  *
- * One evhttp server on one event base, run by a thread of its own that is
- * registered with the service; nothing crosses threads but the stop request
+ * One event base, run by a thread of its own that is registered with the
+ * service; nothing crosses threads but the stop request
  * (event_base_loopexit(), safe with libevent's pthreads locking on). The
  * listening socket is bound by metrics_new() in the caller's thread, so a
  * bad or busy address fails the daemon's start, not a thread later.
  *
- * A scrape reads the tree as a recursive list by the daemon itself
- * (service_list_groups() with the daemon's own peer, which reads
- * everything); its one exact statistics flush makes stat items exact as
- * of the scrape
- * (collect-on-scrape, so the numbers do not lag the flush interval). The
- * exposition format wants the samples of one family together, so each
- * group's values go to one buffer per family, joined at the end: memory is
- * the size of the answer, whatever the group count.
+ * The connections are our own bufferevents, not evhttp's: evhttp (2.1)
+ * has no bound on connections, its timeout restarts at every read (a
+ * header sent a byte at a time is never cut off), and it keeps reading
+ * while an answer is unsent, so a client that sends and never reads makes
+ * the daemon buffer without end. Here, whoever connects is bounded:
  *
- * Limits that are not set ("max") are +Inf, never UINT64_MAX: a sentinel
- * that would otherwise read as 16 EiB on a dashboard.
+ *  - at most [metrics] connections are open; one more evicts the oldest
+ *    connection stalled for a second or more in its current phase
+ *    (waiting for a head, or for its answer to be read: a scrape's phases
+ *    take milliseconds), or is answered 503 and closed at once;
+ *  - a request head (and its body) must be complete head-timeout seconds
+ *    after it may start (the accept, or the end of the previous answer),
+ *    whatever the byte rate; the input kept is at most header-size +
+ *    body-size (the read watermark), checked by http_request_parse();
+ *  - while an answer is unsent the connection reads nothing: one answer
+ *    per connection at most, never a second built behind it; it must be
+ *    sent write-timeout seconds after it is queued, or the connection is
+ *    closed and the answer freed;
+ *  - answers unsent on all connections together stay near output-buffer:
+ *    a scrape that would go over it evicts stalled readers first, and is
+ *    answered 503 if that is not enough.
+ *
+ * An answer lives in pages of its own (metrics-render.c) handed to the
+ * output buffer by reference, so closing a connection gives them back to
+ * the kernel: memory returns when the clients go.
  *
  * There is no authentication: whoever can connect reads every group,
  * whatever [access] read says. main.c (and config.c) refuse an address
@@ -29,24 +43,46 @@
 #include <assert.h>
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <inttypes.h>
+#include <event2/listener.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "http/metrics-internal.h"
 #include "http/metrics.h"
 #include "macro.h"
 #include "service/log.h"
 #include "socket-util.h"
 #include "thread-start.h"
+
+/* A connection this long in its phase is stalled: a scrape's phases take milliseconds. */
+#define METRICS_STALL_USEC (1000 * 1000)
+
+typedef enum ConnState {
+        CONN_READING, /* waiting for a request, the head deadline armed */
+        CONN_WRITING, /* an answer queued, reading off, the write deadline armed */
+} ConnState;
+
+typedef struct MetricsConn MetricsConn;
+struct MetricsConn {
+        Metrics *m;
+        struct bufferevent *bev;
+        struct event *deadline;
+        ConnState state;
+        uint64_t since_usec; /* CLOCK_MONOTONIC: when the current phase began */
+        bool close_after;    /* close once the answer is sent */
+        TAILQ_ENTRY(MetricsConn) link;
+};
 
 struct Metrics {
         Service *service;
@@ -54,269 +90,250 @@ struct Metrics {
         char *unix_path; /* the socket file we created and remove */
 
         struct event_base *base;
-        struct evhttp *http; /* owns the listening socket */
+        struct evconnlistener *listener; /* owns the listening socket */
+
+        unsigned max_connections;
+        struct timeval head_timeout, write_timeout;
+        size_t header_size, body_size;
+        uint64_t output_buffer;
+
+        TAILQ_HEAD(, MetricsConn) conns; /* oldest first */
+        unsigned n_conns;
+        size_t last_answer_bytes; /* of the last scrape: what the next one will likely take */
+        char refusal[256];        /* the 503 for a connection over the cap */
+        size_t refusal_len;
 
         pthread_t thread;
         bool running;
         ThreadStart start;
 };
 
-typedef enum MetricsFamily {
-        FAMILY_USAGE,
-        FAMILY_PEAK,
-        FAMILY_MAX,
-        FAMILY_HIGH,
-        FAMILY_LOW,
-        FAMILY_MIN,
-        FAMILY_EFFECTIVE_MIN,
-        FAMILY_EFFECTIVE_LOW,
-        FAMILY_KERNEL_USAGE,
-        FAMILY_SESSIONS_ATTACHED,
-        FAMILY_FAILCNT,
-        FAMILY_EVENTS,
-        FAMILY_EVENTS_LOCAL,
-        FAMILY_STAT,
-        FAMILY_STAT_LOCAL,
-        _FAMILY_MAX,
-} MetricsFamily;
+static uint64_t now_usec(void) {
+        struct timespec ts;
 
-static const struct {
-        const char *name, *type, *help;
-} families[_FAMILY_MAX] = {
-        [FAMILY_USAGE] = { "memacct_group_usage_bytes", "gauge",
-                           "Bytes charged to the group and its subtree (memory.current)." },
-        [FAMILY_PEAK] = { "memacct_group_peak_bytes", "gauge",
-                          "Highest usage since creation or the last reset (memory.peak)." },
-        [FAMILY_MAX] = { "memacct_group_max_bytes", "gauge",
-                         "Hard limit (memory.max); +Inf when not set." },
-        [FAMILY_HIGH] = { "memacct_group_high_bytes", "gauge",
-                          "Throttle limit (memory.high); +Inf when not set." },
-        [FAMILY_LOW] = { "memacct_group_low_bytes", "gauge",
-                         "Best-effort protection (memory.low); +Inf for max." },
-        [FAMILY_MIN] = { "memacct_group_min_bytes", "gauge",
-                         "Hard protection (memory.min); +Inf for max." },
-        [FAMILY_EFFECTIVE_MIN] = { "memacct_group_effective_min_bytes", "gauge",
-                                   "Hard protection in effect, relative to the root; +Inf for max." },
-        [FAMILY_EFFECTIVE_LOW] = { "memacct_group_effective_low_bytes", "gauge",
-                                   "Best-effort protection in effect, relative to the root; +Inf for max." },
-        [FAMILY_KERNEL_USAGE] = { "memacct_group_kernel_usage_bytes", "gauge",
-                                  "The kernel cgroup's usage at the last sample, for cgroup mirrors only." },
-        [FAMILY_SESSIONS_ATTACHED] = { "memacct_group_sessions", "gauge",
-                                       "Sessions attached to the group itself." },
-        [FAMILY_FAILCNT] = { "memacct_group_failcnt_total", "counter",
-                             "Charges the group's max refused (failcnt)." },
-        [FAMILY_EVENTS] = { "memacct_group_events_total", "counter",
-                            "Events of the group and its subtree (memory.events)." },
-        [FAMILY_EVENTS_LOCAL] = { "memacct_group_events_local_total", "counter",
-                                  "Events of the group itself (memory.events.local)." },
-        [FAMILY_STAT] = { "memacct_group_stat_bytes", "gauge",
-                          "Bytes by item of the group and its subtree (memory.stat)." },
-        [FAMILY_STAT_LOCAL] = { "memacct_group_stat_local_bytes", "gauge",
-                                "Bytes by item charged to the group itself." },
-};
-
-/*
- * A label value as the exposition format escapes it: backslash, double
- * quote and line feed. (Group paths are [A-Za-z0-9._:@-/] today, so this
- * is a guard for whatever the path rules allow tomorrow.) @buf holds
- * 2 * strlen(@s) + 1 bytes.
- */
-static const char *escape_label(const char *s, char *buf) {
-        char *p = buf;
-
-        for (; *s; s++) {
-                if (*s == '\\' || *s == '"') {
-                        *p++ = '\\';
-                        *p++ = *s;
-                } else if (*s == '\n') {
-                        *p++ = '\\';
-                        *p++ = 'n';
-                } else
-                        *p++ = *s;
-        }
-        *p = 0;
-        return buf;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
-/* A limit or protection: UINT64_MAX ("max") is +Inf. */
-static const char *limit_value(uint64_t v, char buf[static 24]) {
-        if (v == UINT64_MAX)
-                return "+Inf";
-        snprintf(buf, 24, "%" PRIu64, v);
-        return buf;
+static void conn_free(MetricsConn *c) {
+        Metrics *m = c->m;
+
+        TAILQ_REMOVE(&m->conns, c, link);
+        m->n_conns--;
+        event_free(c->deadline);
+        /* Frees the output and with it the answer's pages (answer_unmap()). */
+        bufferevent_free(c->bev);
+        free(c);
 }
 
-static int add_u64(struct evbuffer *b, const char *name, const char *label, uint64_t v) {
-        return evbuffer_add_printf(b, "%s{group=\"%s\"} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
+/* Bytes of answers queued and not yet taken by the kernel, on every connection. */
+static uint64_t unsent_bytes(Metrics *m) {
+        uint64_t n = 0;
+        MetricsConn *c;
+
+        TAILQ_FOREACH(c, &m->conns, link)
+                n += evbuffer_get_length(bufferevent_get_output(c->bev));
+        return n;
 }
 
-static int add_limit(struct evbuffer *b, const char *name, const char *label, uint64_t v) {
-        char num[24];
+/* Close the oldest connection stalled in @state (or any, with -1) but @keep. Return: 1 if one went. */
+static int evict_stalled(Metrics *m, int state, const MetricsConn *keep) {
+        uint64_t now = now_usec();
+        MetricsConn *c, *oldest = NULL;
 
-        return evbuffer_add_printf(b, "%s{group=\"%s\"} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
-                                                                                                     : 0;
-}
-
-static int render_group(struct evbuffer *fam[_FAMILY_MAX], const char *label, const MemGroupInfo *in) {
-        int r = 0;
-
-#define NAME(f) families[f].name
-        r |= add_u64(fam[FAMILY_USAGE], NAME(FAMILY_USAGE), label, in->current);
-        r |= add_u64(fam[FAMILY_PEAK], NAME(FAMILY_PEAK), label, in->peak);
-        r |= add_limit(fam[FAMILY_MAX], NAME(FAMILY_MAX), label, in->max);
-        r |= add_limit(fam[FAMILY_HIGH], NAME(FAMILY_HIGH), label, in->high);
-        r |= add_limit(fam[FAMILY_LOW], NAME(FAMILY_LOW), label, in->low);
-        r |= add_limit(fam[FAMILY_MIN], NAME(FAMILY_MIN), label, in->min);
-        r |= add_limit(fam[FAMILY_EFFECTIVE_MIN], NAME(FAMILY_EFFECTIVE_MIN), label, in->effective_min);
-        r |= add_limit(fam[FAMILY_EFFECTIVE_LOW], NAME(FAMILY_EFFECTIVE_LOW), label, in->effective_low);
-        if (in->mirror)
-                r |= add_u64(fam[FAMILY_KERNEL_USAGE], NAME(FAMILY_KERNEL_USAGE), label, in->kernel_current);
-        r |= add_u64(fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
-        r |= add_u64(fam[FAMILY_FAILCNT], NAME(FAMILY_FAILCNT), label, in->failcnt);
-        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
-                if (evbuffer_add_printf(fam[FAMILY_EVENTS], "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
-                                        NAME(FAMILY_EVENTS), label, mem_event_to_string(e),
-                                        in->events[e]) < 0 ||
-                    evbuffer_add_printf(fam[FAMILY_EVENTS_LOCAL],
-                                        "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
-                                        NAME(FAMILY_EVENTS_LOCAL), label, mem_event_to_string(e),
-                                        in->events_local[e]) < 0)
-                        return -ENOMEM;
-        }
-        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
-                /* group_read() clamps stat items at 0. */
-                if (evbuffer_add_printf(fam[FAMILY_STAT], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
-                                        NAME(FAMILY_STAT), label, mem_stat_item_to_string(i),
-                                        in->stat[i]) < 0 ||
-                    evbuffer_add_printf(fam[FAMILY_STAT_LOCAL], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
-                                        NAME(FAMILY_STAT_LOCAL), label, mem_stat_item_to_string(i),
-                                        in->stat_local[i]) < 0)
-                        return -ENOMEM;
-        }
-#undef NAME
-        return r < 0 ? -ENOMEM : 0;
-}
-
-static int add_header(struct evbuffer *out, const char *name, const char *type, const char *help) {
-        return evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type) < 0 ? -ENOMEM
-                                                                                                  : 0;
-}
-
-typedef struct Render {
-        struct evbuffer *fam[_FAMILY_MAX];
-        char *label; /* 2 * MEM_PATH_MAX + 1 bytes */
-} Render;
-
-/* ServiceGroupFn of a scrape: one group's samples into their families. */
-static int render_one(void *userdata, const char *path, const MemGroupInfo *info) {
-        Render *x = userdata;
-
-        return render_group(x->fam, escape_label(path, x->label), info);
-}
-
-/* The daemon-wide series after the groups'. */
-static int render_daemon(Service *svc, struct evbuffer *out) {
-        int r;
-
-        r = add_header(out, "memacct_groups", "gauge", "Groups, the root included.");
-        if (r >= 0 && evbuffer_add_printf(out, "memacct_groups %u\n", service_group_count(svc)) < 0)
-                r = -ENOMEM;
-        if (r >= 0)
-                r = add_header(out, "memacct_sessions", "gauge", "Sessions open, on every transport.");
-        if (r >= 0 && evbuffer_add_printf(out, "memacct_sessions %u\n", service_session_count(svc)) < 0)
-                r = -ENOMEM;
-        if (r >= 0)
-                r = add_header(out, "memacct_build_info", "gauge", "The daemon's version; always 1.");
-        if (r >= 0 && evbuffer_add_printf(out, "memacct_build_info{version=\"%s\"} 1\n", MEMACCT_VERSION) < 0)
-                r = -ENOMEM;
-        return r;
-}
-
-int metrics_render(Service *svc, struct evbuffer *out) {
-        Render x = {};
-        Refusal rf;
-        int r = 0;
-
-        x.label = malloc(2 * MEM_PATH_MAX + 1);
-        if (!x.label)
-                r = -ENOMEM;
-        for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++)
-                if (!(x.fam[f] = evbuffer_new()))
-                        r = -ENOMEM;
-        /* One exact flush for the whole scrape (the first group's read). */
-        refusal_init(&rf);
-        if (r >= 0)
-                r = service_list_groups(svc, service_daemon_peer(svc), "/",
-                                        SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, render_one, &x, &rf);
-        for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++) {
-                /* A family without samples (no cgroup mirrors) is left out. */
-                if (evbuffer_get_length(x.fam[f]) == 0)
+        TAILQ_FOREACH(c, &m->conns, link) {
+                if (c == keep || (state >= 0 && c->state != (ConnState) state) ||
+                    now - c->since_usec < METRICS_STALL_USEC)
                         continue;
-                r = add_header(out, families[f].name, families[f].type, families[f].help);
-                if (r >= 0 && evbuffer_add_buffer(out, x.fam[f]) < 0)
-                        r = -ENOMEM;
+                if (!oldest || c->since_usec < oldest->since_usec)
+                        oldest = c;
         }
+        if (!oldest)
+                return 0;
+        conn_free(oldest);
+        return 1;
+}
+
+static void answer_unmap(const void *data, size_t len, void *extra) {
+        (void) len;
+        metrics_text_unmap((void *) data, (size_t) (uintptr_t) extra);
+}
+
+/* Hand @t's pages to @out by reference: unmapped when sent or when the connection goes. */
+static int queue_text(struct evbuffer *out, MetricsText *t) {
+        size_t cap, len = t->len;
+        void *p;
+
+        if (len == 0) {
+                metrics_text_done(t);
+                return 0;
+        }
+        p = metrics_text_steal(t, &cap);
+        if (evbuffer_add_reference(out, p, len, answer_unmap, (void *) (uintptr_t) cap) < 0) {
+                metrics_text_unmap(p, cap);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void conn_read(MetricsConn *c);
+
+static void conn_start_reading(MetricsConn *c) {
+        c->state = CONN_READING;
+        c->since_usec = now_usec();
+        evtimer_add(c->deadline, &c->m->head_timeout);
+        bufferevent_enable(c->bev, EV_READ);
+        /* A request that came behind the last one is in the input already. */
+        if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+                conn_read(c);
+}
+
+/* Queue @resp (taking it) and stop reading until it is sent. Return: 0, or -ENOMEM (@c is then freed). */
+static int conn_send(MetricsConn *c, MetricsResponse *resp) {
+        struct evbuffer *out = bufferevent_get_output(c->bev);
+        int r;
+
+        bufferevent_disable(c->bev, EV_READ);
+        c->state = CONN_WRITING;
+        c->since_usec = now_usec();
+        c->close_after = c->close_after || resp->close;
+        r = queue_text(out, &resp->head);
         if (r >= 0)
-                r = render_daemon(svc, out);
-        for (size_t f = 0; f < _FAMILY_MAX; f++)
-                if (x.fam[f])
-                        evbuffer_free(x.fam[f]);
-        free(x.label);
+                r = queue_text(out, &resp->body);
+        metrics_response_done(resp);
+        if (r < 0) {
+                conn_free(c);
+                return r;
+        }
+        evtimer_add(c->deadline, &c->m->write_timeout);
+        bufferevent_enable(c->bev, EV_WRITE);
+        return 0;
+}
+
+/* The answer to a whole request of @req; -EBUSY when the unsent answers would go over the bound. */
+static int conn_answer(MetricsConn *c, const HttpRequest *req, MetricsResponse *ret) {
+        Metrics *m = c->m;
+        bool scrape = req->path_len == strlen("/metrics") && memcmp(req->path, "/metrics", req->path_len) == 0 &&
+                      req->method == HTTP_METHOD_GET;
+        int r;
+
+        if (scrape) {
+                /* At least one scrape goes whatever its size: the bound is for the pile-up. */
+                while (unsent_bytes(m) > 0 && unsent_bytes(m) + m->last_answer_bytes > m->output_buffer)
+                        if (evict_stalled(m, CONN_WRITING, c) == 0)
+                                return metrics_respond_error(-EBUSY, ret);
+        }
+        r = metrics_respond(m->service, req, ret);
+        if (r >= 0 && scrape)
+                m->last_answer_bytes = ret->head.len + ret->body.len;
         return r;
 }
 
-/* ---- HTTP ---- */
-
-static void reply_text(struct evhttp_request *req, int code, const char *reason, const char *text) {
-        struct evbuffer *buf = evbuffer_new();
-
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; charset=utf-8");
-        if (!buf) {
-                evhttp_send_error(req, HTTP_INTERNAL, NULL);
-                return;
-        }
-        evbuffer_add_printf(buf, "%s\n", text);
-        evhttp_send_reply(req, code, reason, buf);
-        evbuffer_free(buf);
-}
-
-static void on_request(struct evhttp_request *req, void *userdata) {
-        Metrics *m = userdata;
-        const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-        const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-        enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-        struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
-        struct evbuffer *buf;
+static void conn_read(MetricsConn *c) {
+        struct evbuffer *in = bufferevent_get_input(c->bev);
+        size_t n = evbuffer_get_length(in);
+        MetricsResponse resp;
+        HttpRequest req;
         int r;
 
-        if (!path || strcmp(path, "/metrics") != 0) {
-                reply_text(req, HTTP_NOTFOUND, "Not Found", "Not found; the metrics are at /metrics");
+        if (c->state != CONN_READING || n == 0)
                 return;
-        }
-        if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-                evhttp_add_header(headers, "Allow", "GET, HEAD");
-                reply_text(req, 405, "Method Not Allowed", "Method not allowed; use GET");
-                return;
-        }
-        buf = evbuffer_new();
-        if (!buf) {
-                evhttp_send_error(req, HTTP_INTERNAL, NULL);
-                return;
-        }
-        r = metrics_render(m->service, buf);
+        r = http_request_parse((const char *) evbuffer_pullup(in, -1), n, c->m->header_size, c->m->body_size,
+                               &req);
+        if (r == 0)
+                return; /* more to come, within the watermark and the deadline */
+        evtimer_del(c->deadline);
+        if (r > 0) {
+                /* The parser said the request is @r bytes of @n: they are taken. */
+                (void) evbuffer_drain(in, (size_t) r);
+                r = conn_answer(c, &req, &resp);
+        } else
+                r = metrics_respond_error(r, &resp);
         if (r < 0) {
-                log_warning_errno(r, "Cannot answer a metrics scrape: %m");
-                evbuffer_free(buf);
-                evhttp_send_error(req, HTTP_INTERNAL, NULL);
+                conn_free(c);
                 return;
         }
-        evhttp_add_header(headers, "Content-Type", METRICS_CONTENT_TYPE);
-        /* evhttp sends the headers only for HEAD, with this body's length. */
-        evhttp_send_reply(req, HTTP_OK, "OK", buf);
-        evbuffer_free(buf);
+        /* Requests are read one at a time: what follows waits for this answer to go. */
+        (void) conn_send(c, &resp);
 }
 
-/* ---- the listener ---- */
+static void on_read(struct bufferevent *bev, void *userdata) {
+        (void) bev;
+        conn_read(userdata);
+}
+
+/* The output is empty (the low watermark 0): the answer has gone to the kernel. */
+static void on_write(struct bufferevent *bev, void *userdata) {
+        MetricsConn *c = userdata;
+
+        (void) bev;
+        if (c->state != CONN_WRITING)
+                return;
+        evtimer_del(c->deadline);
+        if (c->close_after) {
+                conn_free(c);
+                return;
+        }
+        bufferevent_disable(c->bev, EV_WRITE);
+        conn_start_reading(c);
+}
+
+/* End of file, a reset, an error: nothing more to say to it. */
+static void on_event(struct bufferevent *bev, short what, void *userdata) {
+        (void) bev;
+        (void) what;
+        conn_free(userdata);
+}
+
+/* The head did not come in time, or the answer was not read in time. */
+static void on_deadline(evutil_socket_t fd, short what, void *userdata) {
+        (void) fd;
+        (void) what;
+        conn_free(userdata);
+}
+
+/* Over the cap and nothing to evict: a 503 if the socket takes it at once, and close. */
+static void refuse(Metrics *m, int fd) {
+        (void) send(fd, m->refusal, m->refusal_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        close(fd);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *userdata) {
+        Metrics *m = userdata;
+        MetricsConn *c;
+
+        (void) l;
+        (void) sa;
+        (void) salen;
+        if (m->n_conns >= m->max_connections && evict_stalled(m, -1, NULL) == 0) {
+                refuse(m, fd);
+                return;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                close(fd);
+                return;
+        }
+        c->m = m;
+        c->bev = bufferevent_socket_new(m->base, fd, BEV_OPT_CLOSE_ON_FREE);
+        c->deadline = c->bev ? evtimer_new(m->base, on_deadline, c) : NULL;
+        if (!c->deadline) {
+                if (c->bev)
+                        bufferevent_free(c->bev);
+                else
+                        close(fd);
+                free(c);
+                log_warning_errno(ENOMEM, "Cannot take a metrics connection: %m");
+                return;
+        }
+        /* The input never holds more than the largest request we take. */
+        bufferevent_setwatermark(c->bev, EV_READ, 0, m->header_size + m->body_size);
+        bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+        TAILQ_INSERT_TAIL(&m->conns, c, link);
+        m->n_conns++;
+        conn_start_reading(c);
+}
 
 static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
         int family = l->addr.ss_family, fd, r;
@@ -393,18 +410,37 @@ static char *bound_name(int fd, const ConfigListen *l) {
         return s;
 }
 
-int metrics_new(Service *svc, const char *address, Metrics **ret) {
+
+int metrics_new(Service *svc, const Config *c, Metrics **ret) {
         _cleanup_free_ Metrics *m = NULL;
+        const char *address = c->metrics_listen;
+        MetricsResponse busy;
         ConfigListen l;
         int fd;
 
-        if (config_listen_parse(address, &l) < 0)
+        if (!address || config_listen_parse(address, &l) < 0)
                 return log_error_errno(EINVAL, "[metrics] listen = %s: expected ADDRESS:PORT or unix:/PATH",
-                                       address);
+                                       address ? address : "(none)");
         m = calloc(1, sizeof(*m));
         if (!m)
                 return log_error_errno(ENOMEM, "Out of memory");
         m->service = svc;
+        m->max_connections = c->metrics_connections;
+        m->head_timeout = (struct timeval) { .tv_sec = c->metrics_head_timeout_sec };
+        m->write_timeout = (struct timeval) { .tv_sec = c->metrics_write_timeout_sec };
+        m->header_size = c->metrics_header_size;
+        m->body_size = c->metrics_body_size;
+        m->output_buffer = c->metrics_output_buffer;
+        TAILQ_INIT(&m->conns);
+        if (metrics_respond_error(-EBUSY, &busy) < 0)
+                return log_error_errno(ENOMEM, "Out of memory");
+        m->refusal_len = MIN(busy.head.len, sizeof(m->refusal));
+        memcpy(m->refusal, busy.head.p, m->refusal_len);
+        if (busy.body.len <= sizeof(m->refusal) - m->refusal_len) {
+                memcpy(m->refusal + m->refusal_len, busy.body.p, busy.body.len);
+                m->refusal_len += busy.body.len;
+        }
+        metrics_response_done(&busy);
 
         fd = listen_on(m, address, &l);
         if (fd < 0) {
@@ -414,23 +450,13 @@ int metrics_new(Service *svc, const char *address, Metrics **ret) {
         }
         m->name = bound_name(fd, &l);
         m->base = event_base_new();
-        m->http = m->base ? evhttp_new(m->base) : NULL;
-        if (!m->name || !m->http) {
+        if (!m->name || !m->base) {
                 close(fd);
                 goto oom;
         }
-        evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS_BYTES);
-        evhttp_set_max_body_size(m->http, METRICS_MAX_BODY_BYTES);
-        evhttp_set_timeout(m->http, METRICS_TIMEOUT_SEC);
-        /* Every method reaches on_request(), which answers 405 to the
-         * ones it does not serve (evhttp itself would say 501). */
-        evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-                                                    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                                    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-                                                    EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-        evhttp_set_gencb(m->http, on_request, m);
-        /* evhttp owns the socket from here: evhttp_free() closes it. */
-        if (!evhttp_accept_socket_with_handle(m->http, fd)) {
+        /* The listener owns the socket from here: evconnlistener_free() closes it. */
+        m->listener = evconnlistener_new(m->base, on_accept, m, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+        if (!m->listener) {
                 close(fd);
                 goto oom;
         }
@@ -481,8 +507,11 @@ Metrics *metrics_free(Metrics *m) {
         if (!m)
                 return NULL;
         assert(!m->running);
-        if (m->http)
-                evhttp_free(m->http);
+        while (!TAILQ_EMPTY(&m->conns))
+                conn_free(TAILQ_FIRST(&m->conns));
+        if (m->listener)
+                evconnlistener_free(m->listener);
+        /* Runs the finalizers of the freed bufferevents, unmapping what they held. */
         if (m->base)
                 event_base_free(m->base);
         if (m->unix_path && unlink(m->unix_path) < 0 && errno != ENOENT)

@@ -9,30 +9,25 @@
  * socket unless the configuration says otherwise.
  */
 
-#include <event2/buffer.h>
-
 #include "service/config.h"
 #include "service/service.h"
 
 typedef struct Metrics Metrics;
 
-/* Bounds of one HTTP connection: a scrape is one small GET. */
-#define METRICS_MAX_HEADERS_BYTES 8192
-#define METRICS_MAX_BODY_BYTES 1024
-#define METRICS_TIMEOUT_SEC 10
-
 /* The exposition format's media type. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /**
- * metrics_new() - bind and listen on @address (config_listen_parse()
- * syntax) in the calling thread, so that a bad or busy address fails the
- * start. A Unix socket file left by a dead daemon is replaced.
+ * metrics_new() - bind and listen on @c's metrics_listen
+ * (config_listen_parse() syntax) in the calling thread, so that a bad or
+ * busy address fails the start, with the bounds of @c's [metrics] (read
+ * once: @c may go after the call). A Unix socket file left by a dead
+ * daemon is replaced.
  *
  * Return: 0; -EINVAL for an address that does not parse; -errno of
  * socket(), bind() or listen(); -ENOMEM. Logged.
  */
-int metrics_new(Service *svc, const char *address, Metrics **ret);
+int metrics_new(Service *svc, const Config *c, Metrics **ret);
 
 /**
  * metrics_name() - what the listener is bound to, for messages (the port
@@ -51,11 +46,3 @@ void metrics_stop(Metrics *m);
 
 /** metrics_free() - close the listener (removing its Unix socket file) and free a stopped Metrics. */
 Metrics *metrics_free(Metrics *m);
-
-/**
- * metrics_render() - the whole exposition of @svc into @out: every group
- * and the daemon-wide metrics. On a thread registered with the service.
- *
- * Return: 0 or -ENOMEM (@out may then hold part of it).
- */
-int metrics_render(Service *svc, struct evbuffer *out);

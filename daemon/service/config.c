@@ -92,10 +92,17 @@ static const ConfigKey config_keys[] = {
 
         KEY("metrics", "listen", KEY_LISTEN, metrics_listen, 0, 0),
         KEY("metrics", "allow-remote", KEY_BOOL, metrics_allow_remote, 0, 1),
+        KEY("metrics", "connections", KEY_UNSIGNED, metrics_connections, 1, 4096),
+        KEY("metrics", "head-timeout", KEY_UNSIGNED, metrics_head_timeout_sec, 1, 3600),
+        KEY("metrics", "write-timeout", KEY_UNSIGNED, metrics_write_timeout_sec, 1, 3600),
+        KEY("metrics", "header-size", KEY_SIZE32, metrics_header_size, 1024, 1u << 20),
+        KEY("metrics", "body-size", KEY_SIZE32, metrics_body_size, 0, 1u << 20),
+        KEY("metrics", "output-buffer", KEY_SIZE, metrics_output_buffer, 1u << 20, 1ull << 40),
 };
 
-/* Indexes into config_keys, for the checks across keys after parsing. */
-#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 2)
+/* Indexes into config_keys, for the checks across keys after parsing:
+ * listen is the first of the [metrics] block's eight keys, the last block. */
+#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 8)
 
 static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
                                                "metrics" };

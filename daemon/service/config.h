@@ -53,6 +53,12 @@ typedef struct Config {
         /* [metrics] */
         char *metrics_listen;      /* config_listen_parse() syntax; NULL: no listener */
         bool metrics_allow_remote; /* a listen address that is not loopback is accepted */
+        unsigned metrics_connections;       /* open at once; more are refused or evict a stalled one */
+        unsigned metrics_head_timeout_sec;  /* a request head must be complete this long after it may start */
+        unsigned metrics_write_timeout_sec; /* an answer must be sent this long after it is queued */
+        uint32_t metrics_header_size;       /* bytes of a request line and headers */
+        uint32_t metrics_body_size;         /* bytes of a request body */
+        uint64_t metrics_output_buffer;     /* bytes of answers unsent, all connections together */
 } Config;
 
 #define CONFIG_DEFAULT                                     \
@@ -75,6 +81,12 @@ typedef struct Config {
                 .cgroup_sample_interval_sec = 5,           \
                 .cgroup_auto_create = false,               \
                 .metrics_allow_remote = false,             \
+                .metrics_connections = 16,                 \
+                .metrics_head_timeout_sec = 10,            \
+                .metrics_write_timeout_sec = 10,           \
+                .metrics_header_size = 8 * 1024,           \
+                .metrics_body_size = 1024,                 \
+                .metrics_output_buffer = 64 * 1024 * 1024, \
         })
 
 /* A listen address: what [metrics] listen and --metrics name. */

@@ -9,7 +9,11 @@ line matches the text format 0.0.4, each family has one HELP and one TYPE
 before its samples, which are contiguous. Values are checked against what
 was charged and against `memacctctl --json show`. Then 404, 405, HEAD, a
 Unix socket listener, the refusal of a non-loopback address, and SIGHUP
-reporting a changed address as needing a restart.
+reporting a changed address as needing a restart. Then hostile clients
+against a daemon with a tree of five hundred groups: a slow head is cut off
+at head-timeout, a hundred scrapes never read keep the daemon's memory
+bounded and give it back when they go, and connections over the cap are
+refused; during each, normal scrapes are timed (p99 printed and bounded).
 """
 
 import http.client
@@ -21,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -309,8 +314,11 @@ def main():
     hold = subprocess.Popen([MEMACCTCTL, "--socket", d.sock, "hold", "/t/u", "12K"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     procs.append(hold)
+    # The session opens before its charge: wait for both.
     check("a held session is counted",
-          wait_until(10, lambda: sample(scrape(port)[0], "memacct_sessions") == "1"))
+          wait_until(10, lambda: (lambda f: sample(f, "memacct_sessions") == "1" and
+                                  sample(f, "memacct_group_usage_bytes", group="/t/u") == str(u + 12 * K))(
+                                      scrape(port)[0])))
     fams, _ = scrape(port)
     check_eq("attached to /t/u", sample(fams, "memacct_group_sessions", group="/t/u"), "1")
     check_eq("its charge is in usage", sample(fams, "memacct_group_usage_bytes", group="/t/u"), str(u + 12 * K))
@@ -382,7 +390,170 @@ def main():
     else:
         check("a daemon with [metrics] listen starts", False, dc.read_log())
 
+    attacks()
     return 0
+
+
+# ---- hostile clients ----
+
+ATTACK_GROUPS = 500
+P99_BOUND = 0.250  # seconds; generous: a scrape of the tree takes milliseconds
+
+
+def write_state(state_dir, groups):
+    """A state file with @groups groups under the root, each with a kept charge."""
+    os.makedirs(state_dir)
+    body = "memacctd-state 1\ngroup / owner=0 max=max high=max low=0 min=0\n" + "".join(
+        f"group /g{i:05d} owner=0 max=max high=max low=0 min=0 kept.anon=4096\n" for i in range(groups))
+    h = 0xcbf29ce484222325
+    for b in body.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    with open(os.path.join(state_dir, "state"), "w") as f:
+        f.write(body + f"end {groups + 1} fnv1a64={h:016x}\n")
+
+
+def vm(pid):
+    """(VmRSS, VmHWM) of @pid in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        s = f.read()
+    return tuple(int(re.search(k + r":\s+(\d+)", s).group(1)) * K for k in ("VmRSS", "VmHWM"))
+
+
+class Timer:
+    """Normal scrapes in a loop on a thread of their own, timed, until stopped."""
+
+    def __init__(self, port):
+        self.port, self.times, self.errors = port, [], 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+
+    def run(self):
+        while not self.stopping.is_set():
+            t = time.monotonic()
+            try:
+                status, _, body = fetch(self.port)
+                ok = status == 200 and "memacct_build_info" in body
+            except OSError:
+                ok = False
+            if ok:
+                self.times.append(time.monotonic() - t)
+            else:
+                self.errors += 1
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join()
+
+    def report(self, what):
+        t = sorted(self.times)
+        p99 = t[min(len(t) - 1, int(len(t) * 0.99))] if t else float("inf")
+        print(f"{what}: {len(t)} normal scrapes, p99 {p99 * 1000:.1f} ms, {self.errors} failed")
+        check(f"normal scrapes are served during {what}", len(t) >= 5 and self.errors == 0,
+              f"{len(t)} served, {self.errors} failed")
+        check(f"p99 of a normal scrape during {what} is under {P99_BOUND * 1000:.0f} ms", p99 < P99_BOUND,
+              f"{p99 * 1000:.1f} ms")
+
+
+def slow_head(port, head_timeout):
+    """A head sent a byte every half second: cut off at head-timeout. Return: seconds until closed."""
+    s = socket.create_connection(("127.0.0.1", port))
+    start = time.monotonic()
+    s.sendall(b"GET /metrics HTTP/1.1\r\n")
+    s.settimeout(0.5)
+    try:
+        while time.monotonic() - start < head_timeout + 5:
+            s.sendall(b"X")
+            try:
+                if s.recv(4096) == b"":
+                    break
+            except socket.timeout:
+                pass
+    except (ConnectionError, BrokenPipeError):
+        pass
+    s.close()
+    return time.monotonic() - start
+
+
+def attacks():
+    head_timeout, conns, output_buffer = 2, 16, 16 * M
+    d = Daemon("attacks", "--metrics", "127.0.0.1:0", "--config", os.path.join(TMP, "attacks.conf"))
+    with open(os.path.join(TMP, "attacks.conf"), "w") as f:
+        f.write(f"[metrics]\nconnections = {conns}\nhead-timeout = {head_timeout}\nwrite-timeout = 10\n"
+                f"output-buffer = {output_buffer // M}M\n")
+    write_state(os.path.join(d.dir, "state"), ATTACK_GROUPS)
+    if not d.start():
+        check("a daemon with five hundred groups starts", False, d.read_log())
+        return
+    port, pid = bound_port(d), d.proc.pid
+    fams, body = scrape(port)
+    answer = len(body)
+    check_eq("the tree is there", sample(fams, "memacct_groups"), str(ATTACK_GROUPS + 1))
+    base_rss, base_hwm = vm(pid)
+    print(f"an answer is {answer} bytes; the daemon's VmRSS {base_rss // K} KiB, VmHWM {base_hwm // K} KiB")
+
+    # A slow head, several at once, below the cap.
+    with Timer(port) as t:
+        results = []
+        slow = [threading.Thread(target=lambda: results.append(slow_head(port, head_timeout)))
+                for _ in range(4)]
+        for th in slow:
+            th.start()
+        for th in slow:
+            th.join()
+    t.report("slow heads")
+    check("every slow head is cut off at head-timeout",
+          len(results) == 4 and all(head_timeout - 0.5 <= r <= head_timeout + 1.5 for r in results), results)
+    print(f"slow heads cut off after {', '.join(f'{r:.2f}' for r in results)} s")
+
+    # A hundred scrapes never read.
+    unread = []
+    for _ in range(100):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 4)
+        unread.append(s)
+    # The burst is rendered by now, and the answers unread a second or more may be evicted.
+    time.sleep(3)
+    with Timer(port) as t:
+        time.sleep(2)
+    t.report("100 unread scrapes")
+    rss, hwm = vm(pid)
+    bound = output_buffer + 4 * answer + 16 * M
+    print(f"100 unread scrapes: VmHWM {hwm // K} KiB, +{(hwm - base_hwm) // K} KiB over the start "
+          f"(bound {bound // K} KiB)")
+    check("100 unread scrapes keep the daemon's memory bounded", hwm - base_rss <= bound,
+          f"VmHWM {hwm}, start {base_rss}, bound {bound}")
+    for s in unread:
+        s.close()
+    back = wait_until(10, lambda: vm(pid)[0] <= base_rss + 2 * answer + 8 * M)
+    print(f"after they left: VmRSS {vm(pid)[0] // K} KiB (start {base_rss // K} KiB)")
+    check("the memory comes back when they leave", back, f"VmRSS {vm(pid)[0]}, start {base_rss}")
+
+    # Connections over the cap, held open without a byte: the extras are refused at once.
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(conns)]
+    time.sleep(0.1)
+    refused = 0
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.settimeout(1)
+        try:
+            refused += s.recv(4096).startswith(b"HTTP/1.1 503 ")
+        except OSError:
+            pass
+        s.close()
+    check_eq("connections over the cap are answered 503", refused, 10)
+    time.sleep(1.1)  # the held ones are stalled now: a normal scrape takes the place of one
+    with Timer(port) as t:
+        time.sleep(0.5)
+    t.report("connections over the cap")
+    for s in held:
+        s.close()
+    check_eq("the attacked daemon exits 0", d.stop(), 0)
 
 
 def fetch_fails(port):
