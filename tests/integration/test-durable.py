@@ -104,10 +104,18 @@ class Daemon:
             os.unlink(sock)
         self.proc = subprocess.Popen([memacctd, "--socket", sock, "--state-dir", state, "--workers", "2"],
                                      stdout=log, stderr=subprocess.STDOUT)
+        # Ready when it accepts (the socket file appears at bind, a moment before listen).
         for _ in range(400):
-            if os.path.exists(sock) or self.proc.poll() is not None:
+            if self.proc.poll() is not None:
                 break
-            time.sleep(0.01)
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sock)
+                s.close()
+                break
+            except OSError:
+                s.close()
+                time.sleep(0.01)
 
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
@@ -358,12 +366,16 @@ def main():
         sys.path.insert(0, tmp)
         import memacct_pb2 as pb
 
-        kill_loop(pb, memacctd, tmp, log)
-        if os.geteuid() == 0:
-            read_only(pb, memacctd, tmp, log)
-            full_disk(pb, memacctd, tmp, log)
-        else:
-            SKIPPED.append("read-only and full state directories: not root (mount)")
+        try:
+            kill_loop(pb, memacctd, tmp, log)
+            if os.geteuid() == 0:
+                read_only(pb, memacctd, tmp, log)
+                full_disk(pb, memacctd, tmp, log)
+            else:
+                SKIPPED.append("read-only and full state directories: not root (mount)")
+        except Exception as e:
+            check(False, f"{type(e).__name__}: {e}")
+            raise
     finally:
         log.close()
         if FAILED:
