@@ -17,7 +17,13 @@
  * holds more than output-buffer bytes or outstanding-requests responses
  * (a client that does not read its replies cannot make us buffer without
  * limit), and resumes once everything is written; frames read but held
- * back by the pause are served first. A connection idle for idle-timeout
+ * back by the pause are served first. The same pause holds while the
+ * output of all the connections of the client's uid, or of all uids but
+ * root, exceeds its bound (service_output_over(); replies and queued
+ * events alike, counted by conn_output_add() and conn_output_sub()), so
+ * a uid cannot make the daemon buffer more than its bound and one reply
+ * per connection; a connection paused so rechecks every
+ * SHARED_RECHECK_USEC, since what lifts it happens on other connections. A connection idle for idle-timeout
  * seconds is closed; a frame still incomplete frame-timeout seconds after
  * its first byte arrived gets a protocol error and the connection ends.
  * Every framing error is answered with a PROTOCOL_ERROR response, written,
@@ -50,6 +56,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,6 +80,8 @@
 #define CLOSE_GRACE_USEC (5 * USEC_PER_SEC)
 /* Room for a few descriptors, to tell "one" from "more" without MSG_CTRUNC. */
 #define CMSG_FDS_MAX 4
+/* A connection paused by its uid's output looks again this often. */
+#define SHARED_RECHECK_USEC (50 * 1000)
 
 struct SockConn {
         SockConnHost *host;
@@ -101,6 +110,9 @@ struct SockConn {
 
         struct evbuffer *out;
         unsigned queued; /* responses added since the output was last empty */
+        UidUsage *usage;          /* its uid's counts (service_connection_open()) */
+        _Atomic uint64_t output;  /* bytes in out and push_q, counted in usage */
+        bool shared_wait;         /* paused by its uid's or everyone's output, not its own */
 
         uint64_t last_active_usec;  /* last byte read or written */
         uint64_t partial_since_usec;
@@ -131,6 +143,26 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
+/*
+ * Output waiting for the client changed by @n bytes: every change of out
+ * and push_q goes through these two, on any thread (a push), so that the
+ * uid's and the daemon's totals stay what the buffers hold.
+ */
+static void conn_output_add(SockConn *c, size_t n) {
+        if (n == 0 || !c->usage)
+                return;
+        /* Relaxed: a count, read back only by this connection's thread at its end. */
+        atomic_fetch_add_explicit(&c->output, n, memory_order_relaxed);
+        service_output_add(c->host->service, c->usage, (int64_t) n);
+}
+
+static void conn_output_sub(SockConn *c, size_t n) {
+        if (n == 0 || !c->usage)
+                return;
+        atomic_fetch_sub_explicit(&c->output, n, memory_order_relaxed);
+        service_output_add(c->host->service, c->usage, -(int64_t) n);
+}
+
 static void conn_free(SockConn *c) {
         SockConnHost *h = c->host;
         bool linked = c->linked;
@@ -150,6 +182,9 @@ static void conn_free(SockConn *c) {
         pthread_mutex_destroy(&c->push_lock);
         if (c->out)
                 evbuffer_free(c->out);
+        /* No push runs any more: what is still counted goes with the buffers. */
+        conn_output_sub(c, atomic_load_explicit(&c->output, memory_order_relaxed));
+        c->usage = service_connection_close(h->service, c->usage);
         if (c->pending_fd >= 0)
                 close(c->pending_fd);
         free(c->in);
@@ -197,16 +232,25 @@ static void conn_set_closing(SockConn *c) {
 
 /* A framing error: one PROTOCOL_ERROR response, then the connection ends. */
 static void conn_protocol_error(SockConn *c, const char *message) {
+        size_t before = evbuffer_get_length(c->out);
+
         log_info("Connection of pid %d uid %u: %s; closing", (int) c->pid, (unsigned) c->uid, message);
         (void) request_status_append(-EPROTO, message, c->out);
+        conn_output_add(c, evbuffer_get_length(c->out) - before);
         c->queued++;
         conn_set_closing(c);
 }
 
-static bool conn_paused(SockConn *c) {
+/* Its own output is over its bounds. */
+static bool conn_paused_own(SockConn *c) {
         const SockLimits *l = &c->host->limits;
 
         return c->queued >= l->max_outstanding || evbuffer_get_length(c->out) > l->max_output;
+}
+
+/* Serve no more frames now: its own output, or its uid's, or everyone's is over its bound. */
+static bool conn_paused(SockConn *c) {
+        return conn_paused_own(c) || (c->usage && service_output_over(c->host->service, c->usage));
 }
 
 /*
@@ -222,7 +266,7 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
 
         c->partial = false;
         while (off < len && !c->closing && !conn_paused(c)) {
-                size_t body, prefix;
+                size_t body, prefix, before;
                 int fd = -1, r;
 
                 r = frame_prefix_decode(buf + off, len - off, max_frame, &body, &prefix);
@@ -245,7 +289,9 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                         fd = c->pending_fd;
                         c->pending_fd = -1;
                 }
+                before = evbuffer_get_length(c->out);
                 r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd, c->out);
+                conn_output_add(c, evbuffer_get_length(c->out) - before);
                 c->queued++;
                 off += prefix + body;
                 if (r < 0) {
@@ -431,6 +477,7 @@ static int conn_flush(SockConn *c) {
                 }
                 if (n == 0)
                         return 0;
+                conn_output_sub(c, (size_t) n);
                 c->last_active_usec = now_usec();
         }
         c->queued = 0;
@@ -450,6 +497,8 @@ static void conn_arm_timer(SockConn *c) {
                 if (c->partial && l->frame_timeout_sec > 0)
                         deadline = MIN(deadline, c->partial_since_usec + l->frame_timeout_sec * USEC_PER_SEC);
         }
+        if (c->shared_wait)
+                deadline = MIN(deadline, now_usec() + SHARED_RECHECK_USEC);
         if (deadline == UINT64_MAX) {
                 if (c->timer_deadline_usec != UINT64_MAX) {
                         event_del(c->ev_timer);
@@ -502,6 +551,8 @@ static void conn_update(SockConn *c) {
                 set_event(c->ev_read, &c->reading, false);
         } else
                 set_event(c->ev_read, &c->reading, !conn_paused(c));
+        /* Nothing of this connection's own will lift that pause: look again soon. */
+        c->shared_wait = !c->closing && !conn_paused_own(c) && conn_paused(c);
         set_event(c->ev_write, &c->writing, out_pending);
         conn_arm_timer(c);
 }
@@ -568,10 +619,13 @@ static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
                 if (!c->push_q)
                         c->push_q = evbuffer_new();
                 /* A subscriber that does not read loses the connection, not
-                 * the daemon's memory. */
+                 * the daemon's memory; nor may its uid's other connections
+                 * make up what one may not hold. */
                 if (!c->push_q || evbuffer_get_length(c->push_q) + len > c->push_max ||
-                    evbuffer_add(c->push_q, frame, len) < 0)
+                    service_output_over(c->host->service, c->usage) || evbuffer_add(c->push_q, frame, len) < 0)
                         c->push_overflow = true;
+                else
+                        conn_output_add(c, len);
         }
         if (!c->push_scheduled) {
                 c->push_scheduled = true;
@@ -665,7 +719,10 @@ int sock_conn_new(SockConnHost *h, int fd) {
         }
 
         creds = (PeerCreds) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
-        r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
+        /* The connection counts for its uid first, then its session does. */
+        r = service_connection_open(h->service, &creds, &c->usage, &rf);
+        if (r >= 0)
+                r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
         if (r == -EUSERS) {
                 log_info("Refused a connection of pid %d: %s", (int) cred.pid, rf.message);
                 conn_refuse(fd, &rf);
