@@ -78,7 +78,7 @@ typedef struct Config {
                 .subscriptions_per_uid = 256,              \
                 .subscriptions = 4096,                     \
                 .groups_per_uid = 1024,                    \
-                .output_buffer_per_uid = 32 * 1024 * 1024, \
+                .output_buffer_per_uid = 16 * 1024 * 1024, \
                 .output_buffer_total = 256 * 1024 * 1024,  \
                 .flush_interval_msec = 2000,               \
                 .charge_batch = 4 * 1024 * 1024,           \

@@ -717,6 +717,13 @@ int sock_conn_new(SockConnHost *h, int fd) {
                 conn_free(c);
                 return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");
         }
+        /* Root's go first on its worker, whatever others ask (server.c). */
+        if (cred.uid == 0) {
+                struct event *evs[] = { c->ev_read, c->ev_write, c->ev_timer, c->ev_push };
+
+                for (size_t i = 0; i < ELEMENTSOF(evs); i++)
+                        (void) event_priority_set(evs[i], SOCK_PRIORITY_ROOT);
+        }
 
         creds = (PeerCreds) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
         /* The connection counts for its uid first, then its session does. */

@@ -24,6 +24,10 @@ typedef struct SockLimits {
         unsigned frame_timeout_sec; /* a half-received frame may wait this long; 0: forever */
 } SockLimits;
 
+/* The event priorities of a worker's base: root's connections run first. */
+#define SOCK_PRIORITY_ROOT 0
+#define SOCK_PRIORITY_OTHERS 1
+
 typedef struct SockConn SockConn;
 typedef struct SockConnHost SockConnHost;
 

@@ -10,6 +10,14 @@
  * session stays on its worker for life, so nothing of a connection is
  * shared between threads but its push queue (conn.c).
  *
+ * Root keeps its capacity on every worker: a worker's base has two
+ * priorities, root's connections (and the wake-up that brings new ones)
+ * at 0, everyone else's at 1, and after ROOT_SLICE_USEC of the others'
+ * callbacks the loop polls again and runs root's ready events first
+ * (libevent's max_dispatch_interval). So whatever another uid asks,
+ * root's request waits for at most that slice and the one callback in
+ * progress.
+ *
  * Commands to a worker (new limits, stop) travel the same way: fields
  * under the worker's mutex and an eventfd wake-up, applied on the
  * worker's own thread. On stop, a worker's connections answer what they
@@ -47,6 +55,8 @@
 /* The first read of a connection lands here: a pipelined burst of small
  * frames is served from it without any per-connection allocation. */
 #define SCRATCH_SIZE (128 * 1024)
+/* Others' callbacks run at most this long before root's ready events are looked for. */
+#define ROOT_SLICE_USEC 2000
 /* Out of descriptors with none in reserve: accept again after this long. */
 #define ACCEPT_PAUSE_MSEC 100
 
@@ -184,6 +194,23 @@ static void *worker_main(void *userdata) {
         return NULL;
 }
 
+/* A base with root's priority above the others' (see the top of the file). */
+static struct event_base *worker_base_new(void) {
+        const struct timeval slice = { .tv_usec = ROOT_SLICE_USEC };
+        struct event_config *cfg = event_config_new();
+        struct event_base *base = NULL;
+
+        if (cfg && event_config_set_max_dispatch_interval(cfg, &slice, -1, SOCK_PRIORITY_OTHERS) == 0)
+                base = event_base_new_with_config(cfg);
+        if (cfg)
+                event_config_free(cfg);
+        if (base && event_base_priority_init(base, SOCK_PRIORITY_OTHERS + 1) < 0) {
+                event_base_free(base);
+                base = NULL;
+        }
+        return base;
+}
+
 static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockLimits *limits) {
         *w = (SockWorker) {
                 .server = s,
@@ -203,12 +230,14 @@ static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockL
         w->host.scratch = malloc(SCRATCH_SIZE);
         /* Created after evthread_use_pthreads() (main.c): notifiable, so
          * other threads may event_active() its events. */
-        w->host.base = event_base_new();
+        w->host.base = worker_base_new();
         if (!w->host.scratch || !w->host.base)
                 return -ENOMEM;
         w->ev_wake = event_new(w->host.base, w->efd, EV_READ | EV_PERSIST, worker_wake_cb, w);
         w->ev_stop_timer = evtimer_new(w->host.base, worker_stop_timer_cb, w);
-        if (!w->ev_wake || !w->ev_stop_timer || event_add(w->ev_wake, NULL) < 0)
+        /* New connections, root's among them, are let in at root's priority. */
+        if (!w->ev_wake || !w->ev_stop_timer || event_priority_set(w->ev_wake, SOCK_PRIORITY_ROOT) < 0 ||
+            event_add(w->ev_wake, NULL) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -57,7 +57,7 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_int_equal(c.subscriptions_per_uid, 256);
         assert_int_equal(c.subscriptions, 4096);
         assert_int_equal(c.groups_per_uid, 1024);
-        assert_true(c.output_buffer_per_uid == 32 * 1024 * 1024);
+        assert_true(c.output_buffer_per_uid == 16 * 1024 * 1024);
         assert_true(c.output_buffer_total == 256 * 1024 * 1024);
         /* Root keeps an eighth of the groups. */
         assert_int_equal(config_groups_not_root(&c), c.max_groups - c.max_groups / 8);
