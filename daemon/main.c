@@ -30,12 +30,14 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -169,12 +171,67 @@ static int manager_read_config(Manager *m, Config *ret, char **ret_error) {
         return 0;
 }
 
+/*
+ * Descriptors the daemon keeps for itself and for root beyond the
+ * [limits] connections of the other uids: its own files, the bus, the
+ * workers' eventfds, the state file, and root's clients.
+ */
+#define NOFILE_RESERVE 256
+
+/*
+ * At start: the soft RLIMIT_NOFILE up to the hard one. systemd's soft
+ * 1024 would make accept() fail with EMFILE at about a thousand clients,
+ * well below [limits] connections; the hard limit is what the unit
+ * (LimitNOFILE=) or the administrator granted.
+ */
+static void raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warning_errno(errno, "Cannot raise the descriptor limit to %llu, ignoring: %m",
+                                  (unsigned long long) rl.rlim_max);
+}
+
+/* [limits] connections, within what the descriptor limit leaves after NOFILE_RESERVE. */
+static unsigned connections_bound(const Config *c) {
+        struct rlimit rl;
+        rlim_t room;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return c->connections;
+        room = rl.rlim_cur > NOFILE_RESERVE * 2 ? rl.rlim_cur - NOFILE_RESERVE : rl.rlim_cur / 2;
+        if (c->connections != 0 && c->connections <= room)
+                return c->connections;
+        /* 0, no bound of its own: the descriptors are the bound. */
+        if (c->connections != 0)
+                log_warning("[limits] connections = %u does not fit the descriptor limit %llu; using %llu",
+                            c->connections, (unsigned long long) rl.rlim_cur, (unsigned long long) room);
+        return (unsigned) MIN(room, (rlim_t) UINT_MAX);
+}
+
 static ServiceSettings service_settings_of(const Config *c) {
         return (ServiceSettings) {
                 .max_frame = c->frame_size,
                 .charge_batch = c->charge_batch,
                 .max_sessions_per_uid = c->sessions_per_uid,
                 .read_access = c->read_access,
+                .bounds = {
+                        .per_uid = {
+                                [UID_CONNECTIONS] = c->connections_per_uid,
+                                [UID_SUBSCRIPTIONS] = c->subscriptions_per_uid,
+                                [UID_GROUPS] = c->groups_per_uid,
+                        },
+                        .total = {
+                                [UID_CONNECTIONS] = connections_bound(c),
+                                [UID_SUBSCRIPTIONS] = c->subscriptions,
+                                [UID_GROUPS] = config_groups_not_root(c),
+                        },
+                        .output_per_uid = c->output_buffer_per_uid,
+                        .output_total = c->output_buffer_total,
+                },
         };
 }
 
@@ -201,6 +258,11 @@ static void log_config(const Config *c) {
                   config_cgroup_prefix(c), c->cgroup_import_at_start ? "yes" : "no",
                   c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no",
                   c->metrics_listen ? c->metrics_listen : "(off)", c->metrics_allow_remote ? "yes" : "no");
+        log_debug("Configuration: connections-per-uid=%u connections=%u subscriptions-per-uid=%u "
+                  "subscriptions=%u groups-per-uid=%u output-buffer-per-uid=%" PRIu64
+                  " output-buffer-total=%" PRIu64, c->connections_per_uid, c->connections,
+                  c->subscriptions_per_uid, c->subscriptions, c->groups_per_uid, c->output_buffer_per_uid,
+                  c->output_buffer_total);
 }
 
 /* ---- status ---- */
@@ -368,6 +430,13 @@ static void manager_apply(Manager *m, Config *new) {
         c->output_buffer = new->output_buffer;
         c->idle_timeout_sec = new->idle_timeout_sec;
         c->frame_timeout_sec = new->frame_timeout_sec;
+        c->connections_per_uid = new->connections_per_uid;
+        c->connections = new->connections;
+        c->subscriptions_per_uid = new->subscriptions_per_uid;
+        c->subscriptions = new->subscriptions;
+        c->groups_per_uid = new->groups_per_uid;
+        c->output_buffer_per_uid = new->output_buffer_per_uid;
+        c->output_buffer_total = new->output_buffer_total;
         c->flush_interval_msec = new->flush_interval_msec;
         c->charge_batch = new->charge_batch;
         c->rss_threshold = new->rss_threshold;
@@ -608,6 +677,7 @@ static int run(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? OPTIONS_EXIT_USAGE : EXIT_SUCCESS;
         log_set_max_level(LOG_NOTICE + m.args.verbose);
+        raise_nofile();
         if (m.args.bus_introspect)
                 return bus_introspect(m.args.bus_introspect, stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         manager_choose_bus(&m);

@@ -77,6 +77,13 @@ static const ConfigKey config_keys[] = {
         KEY("limits", "output-buffer", KEY_SIZE, output_buffer, 4096, 1ull << 30),
         KEY("limits", "idle-timeout", KEY_UNSIGNED, idle_timeout_sec, 0, 365u * 24 * 3600),
         KEY("limits", "frame-timeout", KEY_UNSIGNED, frame_timeout_sec, 0, 24 * 3600),
+        KEY("limits", "connections-per-uid", KEY_UNSIGNED, connections_per_uid, 0, 1u << 24),
+        KEY("limits", "connections", KEY_UNSIGNED, connections, 0, 1u << 24),
+        KEY("limits", "subscriptions-per-uid", KEY_UNSIGNED, subscriptions_per_uid, 0, 1u << 24),
+        KEY("limits", "subscriptions", KEY_UNSIGNED, subscriptions, 0, 1u << 24),
+        KEY("limits", "groups-per-uid", KEY_UNSIGNED, groups_per_uid, 0, 1u << 24),
+        KEY("limits", "output-buffer-per-uid", KEY_SIZE, output_buffer_per_uid, 0, 1ull << 40),
+        KEY("limits", "output-buffer-total", KEY_SIZE, output_buffer_total, 0, 1ull << 40),
 
         KEY("accounting", "flush-interval", KEY_UNSIGNED, flush_interval_msec, 10, 3600 * 1000),
         KEY("accounting", "charge-batch", KEY_SIZE, charge_batch, 4096, 1ull << 30),
@@ -478,6 +485,10 @@ int config_copy(const Config *src, Config *ret) {
         }
         *ret = c;
         return 0;
+}
+
+unsigned config_groups_not_root(const Config *c) {
+        return c->max_groups - c->max_groups / 8;
 }
 
 const char *config_cgroup_prefix(const Config *c) {

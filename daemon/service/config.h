@@ -34,6 +34,15 @@ typedef struct Config {
         uint64_t output_buffer;        /* per connection: reading pauses above this */
         unsigned idle_timeout_sec;     /* 0: none */
         unsigned frame_timeout_sec;    /* a half-received frame may wait this long; 0: forever */
+        /* What one uid, and all uids but root together, may make the
+         * daemon hold; root is never limited. 0: unlimited. */
+        unsigned connections_per_uid;
+        unsigned connections;          /* socket connections of all uids but root */
+        unsigned subscriptions_per_uid;
+        unsigned subscriptions;        /* of all uids but root */
+        unsigned groups_per_uid;       /* groups one uid owns; all but root own at most 7/8 of groups */
+        uint64_t output_buffer_per_uid; /* unwritten replies and queued events, bytes */
+        uint64_t output_buffer_total;  /* of all uids but root */
 
         /* [accounting] */
         unsigned flush_interval_msec;
@@ -67,11 +76,18 @@ typedef struct Config {
                 .frame_size = 64 * 1024,                   \
                 .max_groups = 65536,                       \
                 .max_depth = 32,                           \
-                .sessions_per_uid = 0,                     \
+                .sessions_per_uid = 1024,                  \
                 .outstanding_requests = 1024,              \
                 .output_buffer = 4 * 1024 * 1024,          \
                 .idle_timeout_sec = 0,                     \
                 .frame_timeout_sec = 10,                   \
+                .connections_per_uid = 512,                \
+                .connections = 8192,                       \
+                .subscriptions_per_uid = 256,              \
+                .subscriptions = 4096,                     \
+                .groups_per_uid = 1024,                    \
+                .output_buffer_per_uid = 16 * 1024 * 1024, \
+                .output_buffer_total = 256 * 1024 * 1024,  \
                 .flush_interval_msec = 2000,               \
                 .charge_batch = 4 * 1024 * 1024,           \
                 .rss_threshold = 256 * 1024,               \
@@ -106,6 +122,12 @@ typedef struct ConfigListen {
  * Return: 0, or -EINVAL.
  */
 int config_listen_parse(const char *s, ConfigListen *ret);
+
+/**
+ * config_groups_not_root() - the groups all uids but root may own
+ * together: 7/8 of [limits] groups, so root keeps the rest.
+ */
+unsigned config_groups_not_root(const Config *c);
 
 /** config_cgroup_prefix() - [cgroup] prefix, "/" when not set. */
 const char *config_cgroup_prefix(const Config *c);

@@ -6,7 +6,12 @@
  * on the charging thread, which walks the list, encodes the event once
  * per delivery (all socket subscribers share one frame) and pushes it to
  * every subscriber of the group or an ancestor that may read the group
- * under the read access in force. The lock is what keeps a
+ * under the read access in force, once per subscriber however many of
+ * its subscriptions cover the group (each event has a number; a
+ * subscriber remembers the last it got). So one event costs a walk of
+ * the subscriptions, which the service bounds per uid and in total
+ * ([limits] subscriptions-per-uid, subscriptions), and at most one push
+ * per subscriber, which its transport bounds. The lock is what keeps a
  * subscriber alive while it is pushed to: events_unsubscribe_all() takes
  * it. The sink is called after the subscribers, outside the lock; it has
  * its own.
@@ -40,6 +45,7 @@ struct Events {
         _Atomic int read_access; /* ReadAccess; relaxed: each event reads it once */
         pthread_mutex_t lock;
         struct cds_list_head subscriptions;
+        uint64_t seq; /* memory events raised; under the lock */
         /* Set while no other thread raises events: read without the lock. */
         EventsSinkFn sink;
         void *sink_userdata;
@@ -107,11 +113,16 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
         ReadAccess access = atomic_load_explicit(&e->read_access, memory_order_relaxed);
         Encodings encs = {};
         Subscription *s;
+        uint64_t seq;
 
         pthread_mutex_lock(&e->lock);
+        seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)
-                if (events_path_within(g->path, s->path) && authz_may_read(access, s->sub->uid, g))
+                if (s->sub->delivered != seq && events_path_within(g->path, s->path) &&
+                    authz_may_read(access, s->sub->uid, g)) {
+                        s->sub->delivered = seq;
                         deliver(s->sub, &ev, &encs);
+                }
         pthread_mutex_unlock(&e->lock);
         encodings_done(&encs);
         if (e->sink)

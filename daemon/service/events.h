@@ -69,6 +69,7 @@ typedef struct EventSubscriber {
         void *userdata;
         uid_t uid;      /* whose reads it delivers: checked against the read access of each event's time */
         unsigned nsubs; /* its subscriptions; its own thread only */
+        uint64_t delivered; /* the last memory event pushed to it; under the fan-out's lock */
 } EventSubscriber;
 
 /* The broadcasting transport: any thread, must not block. */
@@ -101,7 +102,9 @@ void events_set_sink(Events *e, EventsSinkFn sink, void *userdata);
 /**
  * events_subscribe() - deliver @sub the memory events of @path and below,
  * from now until events_unsubscribe_all(). @path is a group's canonical
- * path. On @sub's own thread. Return: 0, -ENOMEM.
+ * path. A subscriber gets each event once, however many of its
+ * subscriptions cover the group. The caller bounds how many there are:
+ * each event walks them all. On @sub's own thread. Return: 0, -ENOMEM.
  */
 int events_subscribe(Events *e, EventSubscriber *sub, const char *path);
 

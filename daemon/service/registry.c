@@ -9,8 +9,20 @@
  * stock list (no drain can touch the page after it returns), and it
  * waits for a move of the session in progress, so a move hook can never
  * reach a freed peer.
+ *
+ * What else a uid holds (UidUsage) is a second table, of pointers, so
+ * that an entry stays where it is while the table grows: a connection
+ * keeps a reference to its uid's entry and adds its output there on
+ * every reply, with no lock. The table's lock is taken to find an entry
+ * (at connect, subscribe, create); an entry nobody refers to and that
+ * counts nothing is freed. The counts themselves are atomics, acquired
+ * as the kernel's page_counter_try_charge() charges: add, and if that
+ * passed the bound, take it back; two racing acquires may both be taken
+ * back, never both pass. The totals leave root out, so whatever the
+ * other uids hold, root keeps its room.
  */
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,6 +30,11 @@
 
 #include "core/session.h"
 #include "service/registry.h"
+
+static void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
 
 typedef struct UidCount {
         uid_t uid;
@@ -32,6 +49,22 @@ struct Registry {
         size_t nuids;
         _Atomic unsigned max_sessions_per_uid;
         _Atomic unsigned nsessions;
+
+        pthread_mutex_t usage_lock; /* usage, nusage, UidUsage.refs */
+        UidUsage **usage;
+        size_t nusage;
+        _Atomic unsigned total[_UID_RESOURCE_MAX]; /* every uid but root */
+        _Atomic uint64_t output_total;             /* every uid but root */
+        _Atomic unsigned bound_per_uid[_UID_RESOURCE_MAX];
+        _Atomic unsigned bound_total[_UID_RESOURCE_MAX];
+        _Atomic uint64_t bound_output_per_uid, bound_output_total;
+};
+
+struct UidUsage {
+        uid_t uid;
+        unsigned refs; /* under usage_lock */
+        _Atomic unsigned n[_UID_RESOURCE_MAX];
+        _Atomic uint64_t output;
 };
 
 int registry_new(MemCore *core, Events *events, Registry **ret) {
@@ -42,6 +75,7 @@ int registry_new(MemCore *core, Events *events, Registry **ret) {
         r->core = core;
         r->events = events;
         pthread_mutex_init(&r->lock, NULL);
+        pthread_mutex_init(&r->usage_lock, NULL);
         *ret = r;
         return 0;
 }
@@ -51,6 +85,10 @@ Registry *registry_free(Registry *r) {
                 return NULL;
         pthread_mutex_destroy(&r->lock);
         free(r->uids);
+        pthread_mutex_destroy(&r->usage_lock);
+        for (size_t i = 0; i < r->nusage; i++)
+                free(r->usage[i]);
+        free(r->usage);
         free(r);
         return NULL;
 }
@@ -153,13 +191,17 @@ int peer_open_session(Peer *p) {
 }
 
 Peer *registry_peer_free(Peer *p) {
+        unsigned nsubs;
         Registry *r;
 
         if (!p)
                 return NULL;
         r = p->registry;
-        /* Under the fan-out's lock: no push runs once this returns. */
+        /* Under the fan-out's lock: no push runs once this returns.
+         * Each subscription was counted for the uid (service_subscribe()). */
+        nsubs = p->subscriber.nsubs;
         events_unsubscribe_all(r->events, &p->subscriber);
+        registry_uid_release(r, p->creds.uid, UID_SUBSCRIPTIONS, nsubs);
         if (p->session) {
                 /* Releases everything it holds; see the top of the file. */
                 session_free(p->session);
@@ -170,4 +212,169 @@ Peer *registry_peer_free(Peer *p) {
                 munmap(p->stock_page, p->stock_page_size);
         free(p);
         return NULL;
+}
+
+/* ---- what a uid holds besides its sessions ---- */
+
+/* Relaxed, all of them: each check reads each bound once, and a reload
+ * only changes the bound for what is acquired after it. */
+void registry_set_bounds(Registry *r, const RegistryBounds *b) {
+        for (unsigned i = 0; i < _UID_RESOURCE_MAX; i++) {
+                atomic_store_explicit(&r->bound_per_uid[i], b->per_uid[i], memory_order_relaxed);
+                atomic_store_explicit(&r->bound_total[i], b->total[i], memory_order_relaxed);
+        }
+        atomic_store_explicit(&r->bound_output_per_uid, b->output_per_uid, memory_order_relaxed);
+        atomic_store_explicit(&r->bound_output_total, b->output_total, memory_order_relaxed);
+}
+
+RegistryBounds registry_bounds(Registry *r) {
+        RegistryBounds b = {
+                .output_per_uid = atomic_load_explicit(&r->bound_output_per_uid, memory_order_relaxed),
+                .output_total = atomic_load_explicit(&r->bound_output_total, memory_order_relaxed),
+        };
+
+        for (unsigned i = 0; i < _UID_RESOURCE_MAX; i++) {
+                b.per_uid[i] = atomic_load_explicit(&r->bound_per_uid[i], memory_order_relaxed);
+                b.total[i] = atomic_load_explicit(&r->bound_total[i], memory_order_relaxed);
+        }
+        return b;
+}
+
+UidUsage *registry_usage_get(Registry *r, uid_t uid) {
+        UidUsage *u = NULL, **v;
+
+        pthread_mutex_lock(&r->usage_lock);
+        for (size_t i = 0; i < r->nusage; i++)
+                if (r->usage[i]->uid == uid) {
+                        u = r->usage[i];
+                        goto found;
+                }
+        u = calloc(1, sizeof(*u));
+        v = u ? realloc(r->usage, (r->nusage + 1) * sizeof(*v)) : NULL;
+        if (!v) {
+                u = mfree(u);
+                goto out;
+        }
+        r->usage = v;
+        r->usage[r->nusage++] = u;
+        u->uid = uid;
+found:
+        u->refs++;
+out:
+        pthread_mutex_unlock(&r->usage_lock);
+        return u;
+}
+
+/* Caller holds usage_lock: does @u count anything? */
+static bool usage_empty(const UidUsage *u) {
+        for (unsigned i = 0; i < _UID_RESOURCE_MAX; i++)
+                if (atomic_load_explicit(&u->n[i], memory_order_relaxed) > 0)
+                        return false;
+        return atomic_load_explicit(&u->output, memory_order_relaxed) == 0;
+}
+
+UidUsage *registry_usage_put(Registry *r, UidUsage *u) {
+        if (!u)
+                return NULL;
+        pthread_mutex_lock(&r->usage_lock);
+        assert(u->refs > 0);
+        /* Without a reference, nobody but a holder of usage_lock can
+         * reach @u: whoever counts in it holds one (or the lock). */
+        if (--u->refs == 0 && usage_empty(u))
+                for (size_t i = 0; i < r->nusage; i++)
+                        if (r->usage[i] == u) {
+                                r->usage[i] = r->usage[--r->nusage];
+                                free(u);
+                                break;
+                        }
+        pthread_mutex_unlock(&r->usage_lock);
+        return NULL;
+}
+
+int registry_usage_acquire(Registry *r, UidUsage *u, UidResource what, bool force) {
+        unsigned max = atomic_load_explicit(&r->bound_per_uid[what], memory_order_relaxed);
+        unsigned total = atomic_load_explicit(&r->bound_total[what], memory_order_relaxed);
+
+        assert(what >= 0 && what < _UID_RESOURCE_MAX);
+        /* Relaxed: a count orders nothing but itself, and fetch_add on
+         * one atomic is totally ordered, so two racers see distinct values. */
+        if (atomic_fetch_add_explicit(&u->n[what], 1, memory_order_relaxed) >= max && max && !force &&
+            u->uid != 0) {
+                atomic_fetch_sub_explicit(&u->n[what], 1, memory_order_relaxed);
+                return -EUSERS;
+        }
+        if (u->uid == 0)
+                return 0;
+        if (atomic_fetch_add_explicit(&r->total[what], 1, memory_order_relaxed) >= total && total && !force) {
+                atomic_fetch_sub_explicit(&r->total[what], 1, memory_order_relaxed);
+                atomic_fetch_sub_explicit(&u->n[what], 1, memory_order_relaxed);
+                return -ENOSPC;
+        }
+        return 0;
+}
+
+void registry_usage_release(Registry *r, UidUsage *u, UidResource what, unsigned n) {
+        assert(what >= 0 && what < _UID_RESOURCE_MAX);
+        if (n == 0)
+                return;
+        assert(atomic_load_explicit(&u->n[what], memory_order_relaxed) >= n);
+        atomic_fetch_sub_explicit(&u->n[what], n, memory_order_relaxed);
+        if (u->uid != 0)
+                atomic_fetch_sub_explicit(&r->total[what], n, memory_order_relaxed);
+}
+
+int registry_uid_acquire(Registry *r, uid_t uid, UidResource what, bool force) {
+        UidUsage *u = registry_usage_get(r, uid);
+        int k;
+
+        if (!u)
+                return -ENOMEM;
+        k = registry_usage_acquire(r, u, what, force);
+        registry_usage_put(r, u);
+        return k;
+}
+
+void registry_uid_release(Registry *r, uid_t uid, UidResource what, unsigned n) {
+        UidUsage *u;
+
+        if (n == 0)
+                return;
+        /* The entry exists: what is released was counted in it. */
+        u = registry_usage_get(r, uid);
+        if (!u)
+                return;
+        registry_usage_release(r, u, what, n);
+        registry_usage_put(r, u);
+}
+
+unsigned registry_uid_count(Registry *r, uid_t uid, UidResource what) {
+        unsigned n = 0;
+
+        pthread_mutex_lock(&r->usage_lock);
+        for (size_t i = 0; i < r->nusage; i++)
+                if (r->usage[i]->uid == uid)
+                        n = atomic_load_explicit(&r->usage[i]->n[what], memory_order_relaxed);
+        pthread_mutex_unlock(&r->usage_lock);
+        return n;
+}
+
+void registry_output_add(Registry *r, UidUsage *u, int64_t delta) {
+        /* Relaxed: the bound is a budget checked before each reply, not
+         * a lock; a check that reads a value a moment old is off by the
+         * reply in flight, which the bound allows for. Unsigned wrap
+         * makes a negative @delta a subtraction. */
+        atomic_fetch_add_explicit(&u->output, (uint64_t) delta, memory_order_relaxed);
+        if (u->uid != 0)
+                atomic_fetch_add_explicit(&r->output_total, (uint64_t) delta, memory_order_relaxed);
+}
+
+bool registry_output_over(Registry *r, const UidUsage *u) {
+        uint64_t max = atomic_load_explicit(&r->bound_output_per_uid, memory_order_relaxed);
+        uint64_t total = atomic_load_explicit(&r->bound_output_total, memory_order_relaxed);
+
+        if (u->uid == 0)
+                return false;
+        if (max && atomic_load_explicit(&u->output, memory_order_relaxed) > max)
+                return true;
+        return total && atomic_load_explicit(&r->output_total, memory_order_relaxed) > total;
 }

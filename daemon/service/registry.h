@@ -9,11 +9,18 @@
  * registry counts sessions, overall and per uid, and enforces the per-uid
  * cap ([limits] sessions-per-uid; root is never limited).
  *
+ * It also keeps what else each uid makes the daemon hold (UidUsage): its
+ * socket connections, event subscriptions, the groups it owns and the
+ * bytes of output waiting for its clients, each bounded per uid and, for
+ * all uids but root together, in total, so that root always has room.
+ *
  * A peer belongs to the transport thread that made it: it is used and
  * freed there only. The counts may be read from any thread.
  */
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "service/events.h"
@@ -77,3 +84,78 @@ Peer *registry_peer_free(Peer *p);
  * sessions are used up); -ENOMEM.
  */
 int peer_open_session(Peer *p);
+
+/* ---- what a uid holds besides its sessions ---- */
+
+/* What is counted per uid and bounded ([limits] in memacctd.conf). */
+typedef enum UidResource {
+        UID_CONNECTIONS,   /* socket connections */
+        UID_SUBSCRIPTIONS, /* event subscriptions */
+        UID_GROUPS,        /* groups it owns */
+        _UID_RESOURCE_MAX,
+        _UID_RESOURCE_INVALID = -EINVAL,
+} UidResource;
+
+/* The bounds; 0 is no bound. Totals count every uid but root. */
+typedef struct RegistryBounds {
+        unsigned per_uid[_UID_RESOURCE_MAX];
+        unsigned total[_UID_RESOURCE_MAX];
+        uint64_t output_per_uid; /* bytes of unwritten output and queued events */
+        uint64_t output_total;
+} RegistryBounds;
+
+/* One uid's counts; held (registry_usage_get()) by whoever adds output to it. */
+typedef struct UidUsage UidUsage;
+
+/** registry_set_bounds() - the bounds for what is acquired from now on; any thread. */
+void registry_set_bounds(Registry *r, const RegistryBounds *b);
+
+/** registry_bounds() - the bounds in force; any thread. */
+RegistryBounds registry_bounds(Registry *r);
+
+/**
+ * registry_usage_get() - @uid's counts, with a reference that keeps them
+ * (and the pointer) valid until registry_usage_put(). Any thread.
+ * Return: the counts, or NULL when out of memory.
+ */
+UidUsage *registry_usage_get(Registry *r, uid_t uid);
+
+/** registry_usage_put() - drop a reference from registry_usage_get(). Accepts NULL. Return: NULL. */
+UidUsage *registry_usage_put(Registry *r, UidUsage *u);
+
+/**
+ * registry_usage_acquire() - count one more @what for @u, unless a bound
+ * is reached; root (uid 0) and @force are never refused (but counted).
+ * Any thread; concurrent calls never together pass a bound.
+ * Return: 0; -EUSERS (@u's own bound), -ENOSPC (the total of all uids).
+ */
+int registry_usage_acquire(Registry *r, UidUsage *u, UidResource what, bool force);
+
+/** registry_usage_release() - @n fewer @what for @u (acquired before). Any thread. */
+void registry_usage_release(Registry *r, UidUsage *u, UidResource what, unsigned n);
+
+/**
+ * registry_uid_acquire() - registry_usage_acquire() for @uid, without a
+ * reference to keep (the count keeps the entry). Any thread.
+ * Return: as registry_usage_acquire(), or -ENOMEM.
+ */
+int registry_uid_acquire(Registry *r, uid_t uid, UidResource what, bool force);
+
+/** registry_uid_release() - undo @n registry_uid_acquire(@uid, @what). Any thread. */
+void registry_uid_release(Registry *r, uid_t uid, UidResource what, unsigned n);
+
+/** registry_uid_count() - how many @what @uid holds now; any thread. */
+unsigned registry_uid_count(Registry *r, uid_t uid, UidResource what);
+
+/**
+ * registry_output_add() - @delta more (or, negative, fewer) bytes wait to
+ * be written to a client of @u. Any thread; no lock.
+ */
+void registry_output_add(Registry *r, UidUsage *u, int64_t delta);
+
+/**
+ * registry_output_over() - is @u (never root) or the total of all uids
+ * but root above its output bound? Then its clients' reading pauses
+ * and its events are not queued. Any thread; no lock.
+ */
+bool registry_output_over(Registry *r, const UidUsage *u);

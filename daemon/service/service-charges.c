@@ -346,9 +346,23 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_set(rf, -EINVAL, "this transport cannot deliver events");
         if (p->subscriber.nsubs >= SERVICE_SUBSCRIPTIONS_MAX)
                 return refusal_set(rf, -ENOSPC, "too many subscriptions on one connection");
-        r = events_subscribe(svc->events, &p->subscriber, g->path);
+        /* Every subscription is walked for every event: bounded per uid
+         * and in total, so one uid cannot slow everyone's charges. */
+        r = registry_uid_acquire(svc->registry, p->creds.uid, UID_SUBSCRIPTIONS, false);
+        if (r == -EUSERS)
+                return refusal_set(rf, -ENOSPC, "too many subscriptions for uid %u ([limits] "
+                                   "subscriptions-per-uid = %u)", (unsigned) p->creds.uid,
+                                   registry_bounds(svc->registry).per_uid[UID_SUBSCRIPTIONS]);
+        if (r == -ENOSPC)
+                return refusal_set(rf, -ENOSPC, "too many subscriptions ([limits] subscriptions = %u)",
+                                   registry_bounds(svc->registry).total[UID_SUBSCRIPTIONS]);
         if (r < 0)
                 return refusal_set(rf, r, "out of memory");
+        r = events_subscribe(svc->events, &p->subscriber, g->path);
+        if (r < 0) {
+                registry_uid_release(svc->registry, p->creds.uid, UID_SUBSCRIPTIONS, 1);
+                return refusal_set(rf, r, "out of memory");
+        }
         return 0;
 }
 

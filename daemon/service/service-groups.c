@@ -7,6 +7,13 @@
  * one core call, and on success has the change saved (when it is one
  * that persists) and tells the fan-out, so that the bus signals a change
  * whichever transport made it. A refused operation changes nothing.
+ *
+ * Groups are counted per owner (registry.h, UID_GROUPS): whoever creates
+ * one, or is given one by root, may own [limits] groups-per-uid, and all
+ * owners but root together a share of [limits] groups, so that neither
+ * one delegate nor all of them can take the tree's last groups from
+ * root. A create takes the count first and gives it back when the core
+ * refuses; root's own creates are counted but never refused by it.
  */
 
 #include <stdlib.h>
@@ -44,6 +51,52 @@ static MemGroup *parent_of(MemCore *core, const char *path) {
         return parent;
 }
 
+/* One more group for @owner, created by @uid: refused past the owner's bounds, unless by root. */
+static int owner_acquire(Service *svc, uid_t uid, uid_t owner, const char *path, Refusal *rf) {
+        RegistryBounds b;
+        int r;
+
+        if (owner == 0)
+                return 0; /* root's groups are bounded by [limits] groups alone */
+        r = registry_uid_acquire(svc->registry, owner, UID_GROUPS, uid == 0);
+        if (r >= 0)
+                return 0;
+        b = registry_bounds(svc->registry);
+        if (r == -EUSERS)
+                return refusal_set(rf, -ENOSPC, "%s: uid %u owns too many groups ([limits] groups-per-uid = %u)",
+                                   path, (unsigned) owner, b.per_uid[UID_GROUPS]);
+        if (r == -ENOSPC)
+                return refusal_set(rf, -ENOSPC, "%s: the %u groups uids other than root may own are used up "
+                                   "(the rest of [limits] groups is root's)", path, b.total[UID_GROUPS]);
+        return refusal_set(rf, r, "out of memory");
+}
+
+static void owner_release(Service *svc, uid_t owner) {
+        if (owner != 0)
+                registry_uid_release(svc->registry, owner, UID_GROUPS, 1);
+}
+
+static int recount_cb(MemGroup *g, void *userdata) {
+        Service *svc = userdata;
+
+        /* Forced: a state saved under larger bounds is kept, not cut. */
+        if (g->parent && g->owner != 0 && registry_uid_acquire(svc->registry, g->owner, UID_GROUPS, true) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int service_groups_recount(Service *svc) {
+        _cleanup_(group_unrefp) MemGroup *root = NULL;
+        int r;
+
+        if (group_get(svc->core, "/", &root) < 0)
+                return 0; /* no tree yet: nothing to count */
+        core_read_lock();
+        r = group_walk(root, recount_cb, svc);
+        core_read_unlock();
+        return r < 0 ? r : 0;
+}
+
 int service_create_group(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool has_owner,
                          uid_t owner, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *parent = NULL;
@@ -68,9 +121,14 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
-        r = group_create_limited(svc->core, path, has_owner ? owner : uid, limits);
+        r = owner_acquire(svc, uid, has_owner ? owner : uid, path, rf);
         if (r < 0)
+                return r;
+        r = group_create_limited(svc->core, path, has_owner ? owner : uid, limits);
+        if (r < 0) {
+                owner_release(svc, has_owner ? owner : uid);
                 return refusal_path(rf, r, path);
+        }
         service_committed(svc, p);
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
@@ -97,6 +155,8 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
         if (r < 0)
                 return refusal_path(rf, r, g->path);
+        /* The owner never changes: what the create counted goes. */
+        owner_release(svc, g->owner);
         service_committed(svc, p);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;

@@ -33,6 +33,13 @@ struct Service {
         Peer daemon_peer;
 };
 
+/**
+ * service_groups_recount() - count the groups each uid owns (the state
+ * restored at start) into the registry; at service_new(), before any
+ * other thread uses the service. Return: 0 or -ENOMEM.
+ */
+int service_groups_recount(Service *svc);
+
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);
 

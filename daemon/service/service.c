@@ -21,6 +21,7 @@ static void settings_store(Service *svc, const ServiceSettings *s) {
         atomic_store_explicit(&svc->settings.charge_batch, s->charge_batch, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.read_access, (int) s->read_access, memory_order_relaxed);
         registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
+        registry_set_bounds(svc->registry, &s->bounds);
         events_set_read_access(svc->events, s->read_access);
 }
 
@@ -34,6 +35,8 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
         r = events_new(core, &svc->events);
         if (r >= 0)
                 r = registry_new(core, svc->events, &svc->registry);
+        if (r >= 0)
+                r = service_groups_recount(svc);
         if (r < 0) {
                 service_free(svc);
                 return r;
@@ -69,6 +72,7 @@ ServiceSettings service_settings(Service *svc) {
                 .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
                 .max_sessions_per_uid = registry_sessions_per_uid(svc->registry),
                 .read_access = service_read_access(svc),
+                .bounds = registry_bounds(svc->registry),
         };
 }
 
@@ -169,6 +173,43 @@ int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *
         }
         *ret = p;
         return 0;
+}
+
+int service_connection_open(Service *svc, const PeerCreds *creds, UidUsage **ret, Refusal *rf) {
+        RegistryBounds b = registry_bounds(svc->registry);
+        UidUsage *u;
+        int r;
+
+        u = registry_usage_get(svc->registry, creds->uid);
+        if (!u)
+                return refusal_set(rf, -ENOMEM, "out of memory");
+        r = registry_usage_acquire(svc->registry, u, UID_CONNECTIONS, false);
+        if (r < 0) {
+                registry_usage_put(svc->registry, u);
+                if (r == -EUSERS)
+                        return refusal_set(rf, -EUSERS, "too many connections for uid %u ([limits] "
+                                           "connections-per-uid = %u)", (unsigned) creds->uid,
+                                           b.per_uid[UID_CONNECTIONS]);
+                return refusal_set(rf, -EUSERS, "too many connections ([limits] connections = %u)",
+                                   b.total[UID_CONNECTIONS]);
+        }
+        *ret = u;
+        return 0;
+}
+
+UidUsage *service_connection_close(Service *svc, UidUsage *u) {
+        if (!u)
+                return NULL;
+        registry_usage_release(svc->registry, u, UID_CONNECTIONS, 1);
+        return registry_usage_put(svc->registry, u);
+}
+
+void service_output_add(Service *svc, UidUsage *u, int64_t delta) {
+        registry_output_add(svc->registry, u, delta);
+}
+
+bool service_output_over(Service *svc, const UidUsage *u) {
+        return registry_output_over(svc->registry, u);
 }
 
 Peer *service_peer_free(Peer *p) {

@@ -49,6 +49,7 @@ typedef struct ServiceSettings {
         uint64_t charge_batch;         /* the largest stock refill clients should ask for */
         unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
         ReadAccess read_access;
+        RegistryBounds bounds;         /* connections, subscriptions, groups, output per uid; 0: none */
 } ServiceSettings;
 
 typedef struct Durable Durable;
@@ -131,6 +132,34 @@ unsigned service_group_count(Service *svc);
  */
 int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
                      bool open_session, Peer **ret, Refusal *rf);
+
+/**
+ * service_connection_open() - a socket connection of the uid in @creds
+ * arrived: count it, unless its uid has [limits] connections-per-uid
+ * open or all uids but root [limits] connections (root is never
+ * refused). On success *@ret holds the uid's counts, for the
+ * connection's output (service_output_add()) and for
+ * service_connection_close(). Any transport thread.
+ * Return: 0; -EUSERS (a bound named in @rf), -ENOMEM.
+ */
+int service_connection_open(Service *svc, const PeerCreds *creds, UidUsage **ret, Refusal *rf);
+
+/** service_connection_close() - the connection of service_connection_open() is gone. Accepts NULL. Return: NULL. */
+UidUsage *service_connection_close(Service *svc, UidUsage *u);
+
+/**
+ * service_output_add() - @delta bytes more (negative: fewer) of output,
+ * replies or queued events, wait for a client of @u. Any thread; no lock.
+ */
+void service_output_add(Service *svc, UidUsage *u, int64_t delta);
+
+/**
+ * service_output_over() - does @u's output, or that of every uid but
+ * root together, exceed [limits] output-buffer-per-uid or
+ * output-buffer-total? Then a connection of @u serves no further request
+ * and queues no event until it is not. Never true for root. Any thread.
+ */
+bool service_output_over(Service *svc, const UidUsage *u);
 
 /** service_peer_free() - the client is gone: registry_peer_free(). Return: NULL. */
 Peer *service_peer_free(Peer *p);

@@ -17,7 +17,13 @@
  * holds more than output-buffer bytes or outstanding-requests responses
  * (a client that does not read its replies cannot make us buffer without
  * limit), and resumes once everything is written; frames read but held
- * back by the pause are served first. A connection idle for idle-timeout
+ * back by the pause are served first. The same pause holds while the
+ * output of all the connections of the client's uid, or of all uids but
+ * root, exceeds its bound (service_output_over(); replies and queued
+ * events alike, counted by conn_output_add() and conn_output_sub()), so
+ * a uid cannot make the daemon buffer more than its bound and one reply
+ * per connection; a connection paused so rechecks every
+ * SHARED_RECHECK_USEC, since what lifts it happens on other connections. A connection idle for idle-timeout
  * seconds is closed; a frame still incomplete frame-timeout seconds after
  * its first byte arrived gets a protocol error and the connection ends.
  * Every framing error is answered with a PROTOCOL_ERROR response, written,
@@ -57,6 +63,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,6 +88,8 @@
 #define CLOSE_GRACE_USEC (5 * USEC_PER_SEC)
 /* Room for a few descriptors, to tell "one" from "more" without MSG_CTRUNC. */
 #define CMSG_FDS_MAX 4
+/* A connection paused by its uid's output looks again this often. */
+#define SHARED_RECHECK_USEC (50 * 1000)
 
 struct SockConn {
         SockConnHost *host;
@@ -112,6 +121,9 @@ struct SockConn {
         HeldReplies held;
         SockConn *wait_prev, *wait_next; /* host->waiting, while held is not empty */
         bool waiting;
+        UidUsage *usage;          /* its uid's counts (service_connection_open()) */
+        _Atomic uint64_t output;  /* bytes in out and push_q, counted in usage */
+        bool shared_wait;         /* paused by its uid's or everyone's output, not its own */
 
         uint64_t last_active_usec;  /* last byte read or written */
         uint64_t partial_since_usec;
@@ -140,6 +152,26 @@ static uint64_t now_usec(void) {
          * syscall) is precise enough and costs nothing per read. */
         clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/*
+ * Output waiting for the client changed by @n bytes: every change of out
+ * and push_q goes through these two, on any thread (a push), so that the
+ * uid's and the daemon's totals stay what the buffers hold.
+ */
+static void conn_output_add(SockConn *c, size_t n) {
+        if (n == 0 || !c->usage)
+                return;
+        /* Relaxed: a count, read back only by this connection's thread at its end. */
+        atomic_fetch_add_explicit(&c->output, n, memory_order_relaxed);
+        service_output_add(c->host->service, c->usage, (int64_t) n);
+}
+
+static void conn_output_sub(SockConn *c, size_t n) {
+        if (n == 0 || !c->usage)
+                return;
+        atomic_fetch_sub_explicit(&c->output, n, memory_order_relaxed);
+        service_output_add(c->host->service, c->usage, -(int64_t) n);
 }
 
 static void conn_wait(SockConn *c) {
@@ -181,15 +213,22 @@ static void conn_release(SockConn *c) {
  */
 static int conn_emit(SockConn *c, uint64_t seq, uint64_t id) {
         struct evbuffer *reply = c->host->reply;
+        size_t n = evbuffer_get_length(reply);
         int r;
 
-        if (seq == 0 && held_empty(&c->held))
-                return evbuffer_add_buffer(c->out, reply) < 0 ? -ENOMEM : 0;
+        if (seq == 0 && held_empty(&c->held)) {
+                if (evbuffer_add_buffer(c->out, reply) < 0)
+                        return -ENOMEM;
+                conn_output_add(c, n);
+                return 0;
+        }
         r = held_push(&c->held, seq, id, reply);
         if (r < 0) {
-                (void) evbuffer_drain(reply, evbuffer_get_length(reply));
+                (void) evbuffer_drain(reply, n);
                 return r;
         }
+        /* Held replies are output waiting for the client as much as out. */
+        conn_output_add(c, n);
         conn_release(c);
         if (!held_empty(&c->held))
                 conn_wait(c);
@@ -217,6 +256,9 @@ static void conn_free(SockConn *c) {
                 evbuffer_free(c->out);
         conn_unwait(c);
         held_clear(&c->held);
+        /* No push runs any more: what is still counted goes with the buffers. */
+        conn_output_sub(c, atomic_load_explicit(&c->output, memory_order_relaxed));
+        c->usage = service_connection_close(h->service, c->usage);
         if (c->pending_fd >= 0)
                 close(c->pending_fd);
         free(c->in);
@@ -271,11 +313,17 @@ static void conn_protocol_error(SockConn *c, const char *message) {
         conn_set_closing(c);
 }
 
-static bool conn_paused(SockConn *c) {
+/* Its own output is over its bounds. */
+static bool conn_paused_own(SockConn *c) {
         const SockLimits *l = &c->host->limits;
 
         return c->queued + c->held.n >= l->max_outstanding ||
                evbuffer_get_length(c->out) + c->held.bytes > l->max_output;
+}
+
+/* Serve no more frames now: its own output, or its uid's, or everyone's is over its bound. */
+static bool conn_paused(SockConn *c) {
+        return conn_paused_own(c) || (c->usage && service_output_over(c->host->service, c->usage));
 }
 
 /*
@@ -507,6 +555,7 @@ static int conn_flush(SockConn *c) {
                 }
                 if (n == 0)
                         return 0;
+                conn_output_sub(c, (size_t) n);
                 c->last_active_usec = now_usec();
         }
         c->queued = 0;
@@ -526,6 +575,8 @@ static void conn_arm_timer(SockConn *c) {
                 if (c->partial && l->frame_timeout_sec > 0)
                         deadline = MIN(deadline, c->partial_since_usec + l->frame_timeout_sec * USEC_PER_SEC);
         }
+        if (c->shared_wait)
+                deadline = MIN(deadline, now_usec() + SHARED_RECHECK_USEC);
         if (deadline == UINT64_MAX) {
                 if (c->timer_deadline_usec != UINT64_MAX) {
                         event_del(c->ev_timer);
@@ -579,6 +630,8 @@ static void conn_update(SockConn *c) {
                 set_event(c->ev_read, &c->reading, false);
         } else
                 set_event(c->ev_read, &c->reading, !conn_paused(c));
+        /* Nothing of this connection's own will lift that pause: look again soon. */
+        c->shared_wait = !c->closing && !conn_paused_own(c) && conn_paused(c);
         set_event(c->ev_write, &c->writing, out_pending);
         conn_arm_timer(c);
 }
@@ -645,10 +698,13 @@ static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
                 if (!c->push_q)
                         c->push_q = evbuffer_new();
                 /* A subscriber that does not read loses the connection, not
-                 * the daemon's memory. */
+                 * the daemon's memory; nor may its uid's other connections
+                 * make up what one may not hold. */
                 if (!c->push_q || evbuffer_get_length(c->push_q) + len > c->push_max ||
-                    evbuffer_add(c->push_q, frame, len) < 0)
+                    service_output_over(c->host->service, c->usage) || evbuffer_add(c->push_q, frame, len) < 0)
                         c->push_overflow = true;
+                else
+                        conn_output_add(c, len);
         }
         if (!c->push_scheduled) {
                 c->push_scheduled = true;
@@ -741,9 +797,19 @@ int sock_conn_new(SockConnHost *h, int fd) {
                 conn_free(c);
                 return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");
         }
+        /* Root's go first on its worker, whatever others ask (server.c). */
+        if (cred.uid == 0) {
+                struct event *evs[] = { c->ev_read, c->ev_write, c->ev_timer, c->ev_push };
+
+                for (size_t i = 0; i < ELEMENTSOF(evs); i++)
+                        (void) event_priority_set(evs[i], SOCK_PRIORITY_ROOT);
+        }
 
         creds = (PeerCreds) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
-        r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
+        /* The connection counts for its uid first, then its session does. */
+        r = service_connection_open(h->service, &creds, &c->usage, &rf);
+        if (r >= 0)
+                r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
         if (r == -EUSERS) {
                 log_info("Refused a connection of pid %d: %s", (int) cred.pid, rf.message);
                 conn_refuse(fd, &rf);

@@ -26,6 +26,10 @@ typedef struct SockLimits {
         unsigned frame_timeout_sec; /* a half-received frame may wait this long; 0: forever */
 } SockLimits;
 
+/* The event priorities of a worker's base: root's connections run first. */
+#define SOCK_PRIORITY_ROOT 0
+#define SOCK_PRIORITY_OTHERS 1
+
 typedef struct SockConn SockConn;
 typedef struct SockConnHost SockConnHost;
 
@@ -60,9 +64,11 @@ struct SockConnHost {
 
 /**
  * sock_conn_new() - serve the accepted socket @fd on @host: read its peer's
- * credentials (SO_PEERCRED) and open a service peer with its session.
- * When the peer's uid has too many sessions (-EUSERS) the peer gets one
- * RESOURCE_EXHAUSTED response and the socket is closed.
+ * credentials (SO_PEERCRED), count the connection for its uid
+ * (service_connection_open()) and open a service peer with its session.
+ * When the uid has too many connections or sessions, or all uids but
+ * root too many connections (-EUSERS), the peer gets one
+ * RESOURCE_EXHAUSTED response naming the bound and the socket is closed.
  * Takes @fd in every case. On @host's thread, which is registered with
  * the core.
  *

@@ -10,6 +10,14 @@
  * session stays on its worker for life, so nothing of a connection is
  * shared between threads but its push queue (conn.c).
  *
+ * Root keeps its capacity on every worker: a worker's base has two
+ * priorities, root's connections (and the wake-up that brings new ones)
+ * at 0, everyone else's at 1, and after ROOT_SLICE_USEC of the others'
+ * callbacks the loop polls again and runs root's ready events first
+ * (libevent's max_dispatch_interval). So whatever another uid asks,
+ * root's request waits for at most that slice and the one callback in
+ * progress.
+ *
  * Commands to a worker (new limits, stop) travel the same way: fields
  * under the worker's mutex and an eventfd wake-up, applied on the
  * worker's own thread. On stop, a worker's connections answer what they
@@ -17,17 +25,26 @@
  * frees what remains (releasing every session) and its loop ends.
  *
  * accept() running out of descriptors (EMFILE/ENFILE) leaves the
- * connection in the backlog and the socket readable, so the listener is
- * disabled for a second rather than spinning (libevent#71).
+ * connection in the backlog and the socket readable: the listener would
+ * spin (libevent#71), and root could not get in. So one descriptor is
+ * kept in reserve, as nginx and Redis do: out of descriptors, it is
+ * closed to take the next connection off the backlog, which is served
+ * when it is root's and closed at once otherwise; then the reserve is
+ * opened again. Should that fail (root's connection took it), or memory
+ * run out, the listener pauses for ACCEPT_PAUSE_MSEC. The [limits]
+ * connections bound (main.c fits it within the descriptor limit) keeps
+ * this rare: it is the backstop.
  */
 
 #include <errno.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -38,6 +55,10 @@
 /* The first read of a connection lands here: a pipelined burst of small
  * frames is served from it without any per-connection allocation. */
 #define SCRATCH_SIZE (128 * 1024)
+/* Others' callbacks run at most this long before root's ready events are looked for. */
+#define ROOT_SLICE_USEC 2000
+/* Out of descriptors with none in reserve: accept again after this long. */
+#define ACCEPT_PAUSE_MSEC 100
 
 typedef struct SockWorker {
         SockConnHost host; /* this worker's connections */
@@ -69,6 +90,8 @@ struct SockServer {
 
         struct evconnlistener *listener;
         struct event *ev_accept_retry;
+        int reserve_fd;   /* /dev/null, closed to accept with when out of descriptors; -1: none */
+        bool out_of_fds;  /* said so in the log, until a connection is accepted again */
 };
 
 static void worker_conn_gone(SockConnHost *host) {
@@ -171,6 +194,23 @@ static void *worker_main(void *userdata) {
         return NULL;
 }
 
+/* A base with root's priority above the others' (see the top of the file). */
+static struct event_base *worker_base_new(void) {
+        const struct timeval slice = { .tv_usec = ROOT_SLICE_USEC };
+        struct event_config *cfg = event_config_new();
+        struct event_base *base = NULL;
+
+        if (cfg && event_config_set_max_dispatch_interval(cfg, &slice, -1, SOCK_PRIORITY_OTHERS) == 0)
+                base = event_base_new_with_config(cfg);
+        if (cfg)
+                event_config_free(cfg);
+        if (base && event_base_priority_init(base, SOCK_PRIORITY_OTHERS + 1) < 0) {
+                event_base_free(base);
+                base = NULL;
+        }
+        return base;
+}
+
 static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockLimits *limits) {
         *w = (SockWorker) {
                 .server = s,
@@ -190,12 +230,14 @@ static int worker_init(SockServer *s, SockWorker *w, unsigned index, const SockL
         w->host.scratch = malloc(SCRATCH_SIZE);
         /* Created after evthread_use_pthreads() (main.c): notifiable, so
          * other threads may event_active() its events. */
-        w->host.base = event_base_new();
+        w->host.base = worker_base_new();
         if (!w->host.scratch || !w->host.base)
                 return -ENOMEM;
         w->ev_wake = event_new(w->host.base, w->efd, EV_READ | EV_PERSIST, worker_wake_cb, w);
         w->ev_stop_timer = evtimer_new(w->host.base, worker_stop_timer_cb, w);
-        if (!w->ev_wake || !w->ev_stop_timer || event_add(w->ev_wake, NULL) < 0)
+        /* New connections, root's among them, are let in at root's priority. */
+        if (!w->ev_wake || !w->ev_stop_timer || event_priority_set(w->ev_wake, SOCK_PRIORITY_ROOT) < 0 ||
+            event_add(w->ev_wake, NULL) < 0)
                 return -ENOMEM;
         if (sock_host_init(&w->host) < 0)
                 return -ENOMEM;
@@ -230,6 +272,7 @@ int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, S
         if (!s)
                 return -ENOMEM;
         s->service = svc;
+        s->reserve_fd = -1;
         s->workers = calloc(nworkers, sizeof(SockWorker));
         if (!s->workers) {
                 sock_server_free(s);
@@ -275,6 +318,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         (void) sa;
         (void) socklen;
         s->next = (s->next + 1) % s->nworkers;
+        s->out_of_fds = false;
 
         pthread_mutex_lock(&w->lock);
         if (w->nfds == w->nfds_alloc) {
@@ -297,13 +341,44 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
                 worker_wake(w);
 }
 
+static void reserve_open(SockServer *s) {
+        if (s->reserve_fd < 0)
+                s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void accept_retry_cb(evutil_socket_t fd, short what, void *userdata) {
         SockServer *s = userdata;
 
         (void) fd;
         (void) what;
+        reserve_open(s);
         if (s->listener)
                 evconnlistener_enable(s->listener);
+}
+
+/*
+ * Out of descriptors: take one connection off the backlog with the
+ * reserve (see the top of the file). Return: true when one was taken.
+ */
+static bool accept_reserved(SockServer *s, int lfd) {
+        struct ucred cred = {};
+        socklen_t len = sizeof(cred);
+        int fd;
+
+        if (s->reserve_fd < 0)
+                return false;
+        close(s->reserve_fd);
+        s->reserve_fd = -1;
+        fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == 0)
+                accept_cb(s->listener, fd, NULL, 0, s);
+        else if (fd >= 0) {
+                log_debug("Out of descriptors: closed a connection of pid %d uid %u", (int) cred.pid,
+                          (unsigned) cred.uid);
+                close(fd);
+        }
+        reserve_open(s);
+        return fd >= 0;
 }
 
 /* Out of descriptors or memory: accept() fails until something is freed. */
@@ -315,10 +390,18 @@ static void accept_error_cb(struct evconnlistener *l, void *userdata) {
         SockServer *s = userdata;
         int e = EVUTIL_SOCKET_ERROR();
 
+        if ((e == EMFILE || e == ENFILE) && !s->out_of_fds) {
+                s->out_of_fds = true;
+                log_warning_errno(e, "Cannot accept connections: %m; serving only root's until "
+                                  "descriptors are freed");
+        }
+        /* The socket stays readable: the next round takes the next one. */
+        if ((e == EMFILE || e == ENFILE) && accept_reserved(s, evconnlistener_get_fd(l)))
+                return;
         if (accept_should_pause(e)) {
-                struct timeval tv = { .tv_sec = 1 };
+                struct timeval tv = { .tv_usec = ACCEPT_PAUSE_MSEC * 1000 };
 
-                log_warning_errno(e, "Cannot accept connections: %m; pausing for 1 s");
+                log_debug_errno(e, "Cannot accept connections: %m; pausing for %u ms", ACCEPT_PAUSE_MSEC);
                 evconnlistener_disable(l);
                 event_add(s->ev_accept_retry, &tv);
                 return;
@@ -332,6 +415,9 @@ int sock_server_listen(SockServer *s, struct event_base *base, int fd) {
         s->ev_accept_retry = evtimer_new(base, accept_retry_cb, s);
         if (!s->ev_accept_retry)
                 return -ENOMEM;
+        reserve_open(s);
+        if (s->reserve_fd < 0)
+                return -errno;
         /* Backlog 0: the socket is listening already (ours or systemd's). */
         s->listener = evconnlistener_new(base, accept_cb, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
         if (!s->listener)
@@ -360,6 +446,10 @@ void sock_server_stop_accepting(SockServer *s) {
         if (s->ev_accept_retry) {
                 event_free(s->ev_accept_retry);
                 s->ev_accept_retry = NULL;
+        }
+        if (s->reserve_fd >= 0) {
+                close(s->reserve_fd);
+                s->reserve_fd = -1;
         }
 }
 

@@ -32,8 +32,10 @@ int sock_server_start(SockServer *s);
  * sock_server_listen() - accept on the listening socket @fd from @base
  * (the main thread's), handing each connection to the next worker. @fd
  * is made non-blocking, and is closed by sock_server_stop() or
- * sock_server_free(); on failure it stays the caller's.
- * Return: 0 or -ENOMEM.
+ * sock_server_free(); on failure it stays the caller's. One more
+ * descriptor is kept in reserve, to accept root's connections with when
+ * the process runs out of them.
+ * Return: 0, -ENOMEM, or the errno of opening /dev/null.
  */
 int sock_server_listen(SockServer *s, struct event_base *base, int fd);
 

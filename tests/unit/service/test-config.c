@@ -47,11 +47,21 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_int_equal(c.frame_size, 64 * 1024);
         assert_int_equal(c.max_groups, 65536);
         assert_int_equal(c.max_depth, 32);
-        assert_int_equal(c.sessions_per_uid, 0);
+        assert_int_equal(c.sessions_per_uid, 1024);
         assert_int_equal(c.outstanding_requests, 1024);
         assert_true(c.output_buffer == 4 * 1024 * 1024);
         assert_int_equal(c.idle_timeout_sec, 0);
         assert_int_equal(c.frame_timeout_sec, 10);
+        assert_int_equal(c.connections_per_uid, 512);
+        assert_int_equal(c.connections, 8192);
+        assert_int_equal(c.subscriptions_per_uid, 256);
+        assert_int_equal(c.subscriptions, 4096);
+        assert_int_equal(c.groups_per_uid, 1024);
+        assert_true(c.output_buffer_per_uid == 16 * 1024 * 1024);
+        assert_true(c.output_buffer_total == 256 * 1024 * 1024);
+        /* Root keeps an eighth of the groups. */
+        assert_int_equal(config_groups_not_root(&c), c.max_groups - c.max_groups / 8);
+        assert_true(config_groups_not_root(&c) < c.max_groups);
         assert_int_equal(c.flush_interval_msec, 2000);
         assert_true(c.charge_batch == 4 * 1024 * 1024);
         assert_true(c.rss_threshold == 256 * 1024);
@@ -86,6 +96,13 @@ static void test_every_key_is_read(void **state) {
                            "output-buffer = 1M\n"
                            "idle-timeout = 300\n"
                            "frame-timeout = 5\n"
+                           "connections-per-uid = 7\n"
+                           "connections = 70\n"
+                           "subscriptions-per-uid = 9\n"
+                           "subscriptions = 90\n"
+                           "groups-per-uid = 11\n"
+                           "output-buffer-per-uid = 2M\n"
+                           "output-buffer-total = 0\n"
                            "[accounting]\n"
                            "flush-interval = 500\n"
                            "charge-batch = 2M\n"
@@ -116,6 +133,13 @@ static void test_every_key_is_read(void **state) {
         assert_true(c.output_buffer == 1024 * 1024);
         assert_int_equal(c.idle_timeout_sec, 300);
         assert_int_equal(c.frame_timeout_sec, 5);
+        assert_int_equal(c.connections_per_uid, 7);
+        assert_int_equal(c.connections, 70);
+        assert_int_equal(c.subscriptions_per_uid, 9);
+        assert_int_equal(c.subscriptions, 90);
+        assert_int_equal(c.groups_per_uid, 11);
+        assert_true(c.output_buffer_per_uid == 2 * 1024 * 1024);
+        assert_true(c.output_buffer_total == 0);
         assert_int_equal(c.flush_interval_msec, 500);
         assert_true(c.charge_batch == 2 * 1024 * 1024);
         assert_true(c.rss_threshold == 64 * 1024);
