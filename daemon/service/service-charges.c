@@ -168,6 +168,22 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool char
         return session_target(svc, p, c->path, charging, ret, ret_attached, rf);
 }
 
+/*
+ * Is @uid the delegator of @g, when @g is a delegation root (its owner is
+ * not its parent's)? As in cgroup delegation, the delegation root's own
+ * settings belong to whoever delegated it: root, or the parent's owner.
+ * Their kept charges on it are a reservation the delegate may not undo.
+ */
+static bool kept_by_delegator(uid_t uid, MemGroup *g) {
+        return g->parent && g->owner != g->parent->owner && (uid == 0 || uid == g->parent->owner);
+}
+
+/* The delegate's side of a delegation root: its owner, or anyone the
+ * owner's subtree is delegated to, but not the delegator. */
+static bool kept_by_delegate(uid_t uid, MemGroup *g) {
+        return g->parent && g->owner != g->parent->owner && !kept_by_delegator(uid, g);
+}
+
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         unsigned flags = MEM_CHARGE_DRAIN;
@@ -185,6 +201,8 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         if (r < 0)
                 return r;
         if (c->keep) {
+                if (kept_by_delegator(p->creds.uid, g))
+                        flags |= MEM_CHARGE_DELEGATOR;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0)
                         service_committed(svc);
@@ -210,23 +228,44 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         return r;
 }
 
+/* What @g keeps of @item now: only for the words of a refusal. */
+static uint64_t group_info_kept(MemCore *core, MemGroup *g, MemStatItem item) {
+        MemGroupInfo info;
+
+        group_read(core, g, NULL, false, &info);
+        return info.kept[item];
+}
+
 int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         MemStatItem item;
-        bool attached;
+        bool attached, delegate = false;
         int r;
 
         r = charge_begin(svc, p, c, false, &item, &g, &attached, rf);
         if (r < 0)
                 return r;
         if (c->keep) {
-                r = group_uncharge_kept(svc->core, g, c->bytes, item);
+                delegate = kept_by_delegate(p->creds.uid, g);
+                r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
                 if (r == 0)
                         service_committed(svc);
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else
                 r = session_uncharge(p->session, c->bytes, item);
+        if (r == -ERANGE && delegate) {
+                uint64_t kept = group_info_kept(svc->core, g, item), theirs = group_kept_delegator(g, item);
+
+                if (kept >= c->bytes)
+                        return refusal_set(rf, -EPERM,
+                                           "%s: %llu of the %llu %s bytes it keeps were kept by its delegator "
+                                           "(root or uid %u, the owner of its parent), which the delegate may "
+                                           "not release; %llu are the delegate's",
+                                           g->path, (unsigned long long) theirs, (unsigned long long) kept,
+                                           mem_stat_item_to_string(item), (unsigned) g->parent->owner,
+                                           (unsigned long long) (kept - theirs));
+        }
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
                                    (unsigned long long) c->bytes, mem_stat_item_to_string(item),
