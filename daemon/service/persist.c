@@ -13,7 +13,7 @@
  * Groups come in pre-order, so every parent precedes its children and the
  * tree can be rebuilt top-down. Limits are bytes or "max"; kept charges
  * are listed per stat item, omitted when zero; on a delegation root (a
- * group whose owner is not its parent's), kept-delegator.ITEM says how
+ * group delegated to its owner by no ancestor), kept-delegator.ITEM says how
  * many of them its delegator kept (at most kept.ITEM, omitted when zero;
  * nowhere else). The trailer carries the
  * group count and the 64-bit FNV-1a hash of every byte before it: a file
@@ -364,6 +364,16 @@ static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckCon
         return (long) MIN(groups, (size_t) LONG_MAX);
 }
 
+/* Is the group at @depth, below @owners[0..depth-1], delegated by none of them? */
+static bool delegation_root(const uid_t *owners, unsigned depth) {
+        if (depth == 0 || owners[depth] == 0)
+                return false;
+        for (unsigned i = 0; i < depth; i++)
+                if (owners[i] == owners[depth])
+                        return false;
+        return true;
+}
+
 /*
  * The group lines between the header and the trailer at @end_at, into
  * @st (room for @count): each "group PATH key=value...", in pre-order.
@@ -411,8 +421,9 @@ static int state_parse_groups(char *text, size_t end_at, size_t count, State *st
                 if (r < 0)
                         return r;
                 owners[depth] = st->groups[st->n].owner;
-                /* Only a delegation root has a delegator's part. */
-                if (depth == 0 || owners[depth - 1] == owners[depth])
+                /* Only a delegation root (delegated to its owner by no
+                 * ancestor) has a delegator's part. */
+                if (!delegation_root(owners, (unsigned) depth))
                         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
                                 if (st->groups[st->n].kept_delegator[i] > 0)
                                         return check_fail(ctx, -EBADMSG, line,

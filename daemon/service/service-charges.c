@@ -169,19 +169,23 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool char
 }
 
 /*
- * Is @uid the delegator of @g, when @g is a delegation root (its owner is
- * not its parent's)? As in cgroup delegation, the delegation root's own
- * settings belong to whoever delegated it: root, or the parent's owner.
- * Their kept charges on it are a reservation the delegate may not undo.
+ * A delegation root is a group delegated to its owner by itself, not by
+ * an ancestor. As in cgroup delegation, its own settings belong to whoever
+ * delegated it: those who may modify it (root, or a uid its parent is
+ * delegated to). Their kept charges on it are a reservation its delegate
+ * may not undo.
  */
-static bool kept_by_delegator(uid_t uid, MemGroup *g) {
-        return g->parent && g->owner != g->parent->owner && (uid == 0 || uid == g->parent->owner);
+static bool delegation_root(MemGroup *g) {
+        return g->parent && g->owner != 0 && !group_is_delegated_to(g->parent, g->owner);
 }
 
-/* The delegate's side of a delegation root: its owner, or anyone the
- * owner's subtree is delegated to, but not the delegator. */
+static bool kept_by_delegator(uid_t uid, MemGroup *g) {
+        return delegation_root(g) && authz_may_modify(uid, g);
+}
+
+/* The delegate's side: whoever may use the delegation root but not modify it. */
 static bool kept_by_delegate(uid_t uid, MemGroup *g) {
-        return g->parent && g->owner != g->parent->owner && !kept_by_delegator(uid, g);
+        return delegation_root(g) && !authz_may_modify(uid, g);
 }
 
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
@@ -259,12 +263,11 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
 
                 if (kept >= c->bytes)
                         return refusal_set(rf, -EPERM,
-                                           "%s: %llu of the %llu %s bytes it keeps were kept by its delegator "
-                                           "(root or uid %u, the owner of its parent), which the delegate may "
-                                           "not release; %llu are the delegate's",
+                                           "%s: %llu of the %llu %s bytes it keeps were kept by whoever "
+                                           "delegated it, which its delegate may not release; %llu are "
+                                           "the delegate's",
                                            g->path, (unsigned long long) theirs, (unsigned long long) kept,
-                                           mem_stat_item_to_string(item), (unsigned) g->parent->owner,
-                                           (unsigned long long) (kept - theirs));
+                                           mem_stat_item_to_string(item), (unsigned long long) (kept - theirs));
         }
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
