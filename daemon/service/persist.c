@@ -132,8 +132,7 @@ static int format_group(MemGroup *g, void *userdata) {
                 if (info.kept[i] > 0)
                         text_printf(ctx->buf, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), info.kept[i]);
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
-                /* Read after the total: at most what that said is kept. */
-                uint64_t d = MIN(group_kept_delegator(g, i), info.kept[i]);
+                uint64_t d = MIN(group_kept_delegator(g, i), info.kept[i]); /* read after: at most it */
 
                 if (d > 0)
                         text_printf(ctx->buf, " kept-delegator.%s=%" PRIu64, mem_stat_item_to_string(i), d);
