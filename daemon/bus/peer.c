@@ -30,6 +30,7 @@
 #include "bus/peer.h"
 #include "macro.h"
 #include "service/log.h"
+#include "service/procid.h"
 
 static int peer_compare(const void *a, const void *b) {
         return strcmp(((const BusPeer *) a)->name, ((const BusPeer *) b)->name);
@@ -80,6 +81,17 @@ static int peer_creds(sd_bus_message *msg, const char *sender, PeerCreds *ret, s
                 r = sd_bus_creds_get_pid(creds, &ret->pid);
         if (r < 0)
                 return bus_fail(error, -EPERM, "cannot identify the caller %s: %s", sender, strerror(-r));
+        /*
+         * Which process that pid is, stamped now, when the peer is first
+         * seen. libsystemd 252 asks the bus daemon for a pid only (a pidfd,
+         * SD_BUS_CREDS_PIDFD, came with 256), so nothing ties the pid to
+         * the process that connected. Now is as close as we get: the peer
+         * sent this very call, so it ran a moment ago; only a peer that
+         * exits right after it and has its pid reused before this line is
+         * taken for the process that got the pid.
+         */
+        if (proc_instance_of_pid(ret->pid, &ret->instance) < 0)
+                ret->instance = proc_instance_gone();
         return 0;
 }
 

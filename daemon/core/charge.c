@@ -146,6 +146,14 @@ void group_uncharge(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item
  * Kept charges and uncharges run in a read-side section and check 'dead'
  * inside it: group_remove() sets 'dead', waits for a grace period and
  * then releases what 'kept' holds (see there).
+ *
+ * Of 'kept', 'kept_delegator' is the delegator's part, which the
+ * delegate may not release. The two are separate atomics, so the order
+ * of their updates keeps every reader on the safe side: a delegator's
+ * charge raises the part before the total, its uncharge lowers the total
+ * before the part, so a delegate's uncharge, which checks the total less
+ * the part, may see too little of its own for a moment but never any of
+ * the delegator's. seq_cst throughout: kept charges are rare.
  */
 int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item,
                       unsigned flags, MemChargeResult *ret) {
@@ -170,8 +178,9 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
                         r = -ENOENT;
                 }
                 if (r >= 0) {
-                        atomic_fetch_add_explicit(&g->kept[item], (int64_t) bytes,
-                                                  memory_order_relaxed);
+                        if (flags & MEM_CHARGE_DELEGATOR)
+                                atomic_fetch_add(&g->kept_delegator[item], (int64_t) bytes);
+                        atomic_fetch_add(&g->kept[item], (int64_t) bytes);
                         charge_account(core, g, bytes, item, over_high, &res);
                         r = 0;
                 }
@@ -185,7 +194,21 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
 }
 
 int group_uncharge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item) {
-        int64_t cur;
+        return group_uncharge_kept_as(core, g, bytes, item, false);
+}
+
+/* The delegator's release of @bytes from the total is done: take what
+ * it can of them off its own part. */
+static void kept_delegator_take(MemGroup *g, MemStatItem item, int64_t bytes) {
+        int64_t cur = atomic_load(&g->kept_delegator[item]);
+
+        while (cur > 0 && !atomic_compare_exchange_weak(&g->kept_delegator[item], &cur,
+                                                        cur - MIN(cur, bytes)))
+                ;
+}
+
+int group_uncharge_kept_as(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, bool delegate) {
+        int64_t cur, theirs;
 
         if (!item_ok(item))
                 return -EINVAL;
@@ -196,18 +219,31 @@ int group_uncharge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem 
                 core_read_unlock();
                 return -ENOENT;
         }
-        cur = atomic_load_explicit(&g->kept[item], memory_order_relaxed);
+        cur = atomic_load(&g->kept[item]);
         do {
-                if (cur < (int64_t) bytes) {
+                /* Re-read on every try: a part read before a total that
+                 * moved since could belong to another state. */
+                theirs = delegate ? MAX(atomic_load(&g->kept_delegator[item]), 0) : 0;
+                if (cur - theirs < (int64_t) bytes) {
                         core_read_unlock();
                         return -ERANGE;
                 }
-        } while (!atomic_compare_exchange_weak_explicit(&g->kept[item], &cur,
-                                                        cur - (int64_t) bytes,
-                                                        memory_order_relaxed,
-                                                        memory_order_relaxed));
+        } while (!atomic_compare_exchange_weak(&g->kept[item], &cur, cur - (int64_t) bytes));
+        if (!delegate && bytes > 0)
+                kept_delegator_take(g, item, (int64_t) bytes);
         if (bytes > 0)
                 group_uncharge(core, g, bytes, item);
         core_read_unlock();
         return 0;
+}
+
+uint64_t group_kept_delegator(MemGroup *g, MemStatItem item) {
+        int64_t d, k;
+
+        if (!item_ok(item))
+                return 0;
+        /* The part first: a charge in between only makes the total larger. */
+        d = atomic_load_explicit(&g->kept_delegator[item], memory_order_relaxed);
+        k = atomic_load_explicit(&g->kept[item], memory_order_relaxed);
+        return (uint64_t) MAX(MIN(d, k), 0);
 }

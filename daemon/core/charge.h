@@ -14,6 +14,7 @@
 typedef enum MemChargeFlags {
         MEM_CHARGE_FORCE = 1 << 0,  /* ignore max (page_counter_charge()) */
         MEM_CHARGE_NO_OOM = 1 << 1, /* a refusal the caller retries: raise max, not oom */
+        MEM_CHARGE_DELEGATOR = 1 << 2, /* a kept charge the delegator made (group_uncharge_kept_as()) */
 } MemChargeFlags;
 
 /* Beyond this the kernel's high penalty is not applied (HZ/100). */
@@ -69,3 +70,21 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
  * kept charges went with it).
  */
 int group_uncharge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item);
+
+/**
+ * group_uncharge_kept_as() - release kept bytes of @item for one side of
+ * a delegation. Of what @g keeps, the bytes charged with
+ * MEM_CHARGE_DELEGATOR are the delegator's: with @delegate, only the
+ * others may be released; without (the delegator, as
+ * group_uncharge_kept()), any, the delegator's first.
+ * Return: as group_uncharge_kept(); -ERANGE also when, with @delegate,
+ * fewer than @bytes are not the delegator's (nothing released).
+ */
+int group_uncharge_kept_as(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, bool delegate);
+
+/**
+ * group_kept_delegator() - of @g's kept bytes of @item, the delegator's
+ * (MEM_CHARGE_DELEGATOR), at most what it keeps. A relaxed read; exact
+ * when nothing charges @g at the same time. 0 for a bad @item.
+ */
+uint64_t group_kept_delegator(MemGroup *g, MemStatItem item);

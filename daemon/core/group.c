@@ -371,6 +371,7 @@ int group_remove(MemCore *core, const char *path) {
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 int64_t k = atomic_exchange(&g->kept[i], 0);
 
+                atomic_store(&g->kept_delegator[i], 0);
                 if (k > 0)
                         group_uncharge(core, g, (uint64_t) k, i);
         }

@@ -29,6 +29,7 @@ struct MemGroup {
         _Atomic uint64_t events[_MEM_EVENT_MAX];       /* this group and its subtree */
         _Atomic uint64_t events_local[_MEM_EVENT_MAX]; /* this group only */
         _Atomic int64_t kept[_MEM_STAT_MAX];           /* kept charges, by item */
+        _Atomic int64_t kept_delegator[_MEM_STAT_MAX]; /* of kept, the delegator's (charge.c) */
 
         /* Fast path 3: moves of this group's sessions in progress, and the
          * lock that stat updates take only while there is one. */

@@ -4,7 +4,8 @@
  * everything it holds. Atomic for readers (core_read_usage_consistent():
  * move_seq is odd while the two sides disagree) and, for a client, all
  * or nothing: either every session of the process is in @dst afterwards
- * or none moved.
+ * or none moved. A process is a pid and its instance (session.c): the
+ * sessions a process that had the pid before left open are not its.
  *
  * The protocol is the kernel's mem_cgroup_start_move() around
  * mem_cgroup_move_account(): the mover raises the global moving count
@@ -210,23 +211,46 @@ int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret) {
 }
 
 int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret) {
+        return client_move_process(core, pid, 0, MEM_UID_ANY, dst, ret);
+}
+
+/* Does @s belong to the move? The sessions of another uid of the same
+ * process (one that changed uid between two connects) stay. */
+static bool move_takes(const MemSession *s, uid_t uid) {
+        return uid == MEM_UID_ANY || s->uid == uid;
+}
+
+int client_move_process(MemCore *core, pid_t pid, uint64_t instance, uid_t uid, MemGroup *dst,
+                        MemChargeResult *ret) {
         MemChargeResult res = {};
         Move m = { .core = core, .dst = dst };
+        MemClient *cs[2];
+        size_t ncs = 0;
         MemSession *s;
-        MemClient *c;
         int r = 0;
 
         pthread_mutex_lock(&core->clients_lock);
+        /* The process's own client and, for in-process peers that named
+         * no instance, the pid's. Distinct keys: never the same client. */
         core_read_lock();
-        c = client_lookup(core, pid);
+        cs[ncs] = client_lookup(core, pid, instance);
+        if (cs[ncs])
+                ncs++;
+        if (instance != 0) {
+                cs[ncs] = client_lookup(core, pid, 0);
+                if (cs[ncs])
+                        ncs++;
+        }
         core_read_unlock();
-        if (!c) {
+        /* clients_lock keeps the clients and their sessions alive. */
+        for (size_t i = 0; i < ncs; i++)
+                cds_list_for_each_entry(s, &cs[i]->sessions, client_link)
+                        if (move_takes(s, uid))
+                                m.n++;
+        if (m.n == 0) {
                 r = -ESRCH;
                 goto out;
         }
-        /* clients_lock keeps the client and its sessions alive. */
-        cds_list_for_each_entry(s, &c->sessions, client_link)
-                m.n++;
         m.v = calloc(m.n, sizeof(*m.v));
         m.srcs = calloc(m.n, sizeof(*m.srcs));
         if (!m.v || !m.srcs) {
@@ -238,8 +262,10 @@ int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret) {
         /* A session not attached yet holds nothing: it is attached to
          * @dst with the others, as writing a pid to cgroup.procs moves
          * every thread of the process. */
-        cds_list_for_each_entry(s, &c->sessions, client_link)
-                m.v[m.n++] = (MoveItem) { .s = s, .src = atomic_load(&s->group) };
+        for (size_t i = 0; i < ncs; i++)
+                cds_list_for_each_entry(s, &cs[i]->sessions, client_link)
+                        if (move_takes(s, uid))
+                                m.v[m.n++] = (MoveItem) { .s = s, .src = atomic_load(&s->group) };
         r = move_all(&m, &res);
         pthread_mutex_unlock(&core->move_mutex);
 out:

@@ -18,5 +18,8 @@ static inline void store64(_Atomic int64_t *v, int64_t x) {
         atomic_store_explicit(v, x, memory_order_relaxed);
 }
 
-/** client_lookup() - the client of @pid, or NULL. The caller is in an RCU read-side section. */
-MemClient *client_lookup(MemCore *core, pid_t pid);
+/**
+ * client_lookup() - the client of process @pid instance @instance, or
+ * NULL. The caller is in an RCU read-side section.
+ */
+MemClient *client_lookup(MemCore *core, pid_t pid, uint64_t instance);

@@ -7,7 +7,12 @@
  * uncharged when the session ends, however it ends. Its owner (one worker
  * thread) makes its charges; any thread may move it (client_move()).
  *
- * A client is every session of one pid. Its RSS counters (file, anon,
+ * A client is every session of one process instance: a pid and the stamp
+ * the caller gave for which process had it (the service layer's
+ * service/procid.h), so that the sessions of a process that has exited
+ * are never taken for those of the next process given its pid. The table
+ * is hashed by pid alone, so all the instances of one pid sit in one
+ * bucket chain and a look-up compares both. Its RSS counters (file, anon,
  * swap, shmem: the kernel's MM_* counters) are fed by the sessions' split
  * counters (fast path 4) and are only approximately current; an exact
  * read folds the sessions' residues in.
@@ -159,16 +164,25 @@ static unsigned long pid_hash(pid_t pid) {
         return (unsigned long) pid * 0x9E3779B97F4A7C15ULL;
 }
 
-static int pid_match(struct cds_lfht_node *node, const void *key) {
-        rcu_tsan_consume(caa_container_of(node, MemClient, node));
-        return caa_container_of(node, MemClient, node)->pid == *(const pid_t *) key;
+typedef struct ClientKey {
+        pid_t pid;
+        uint64_t instance;
+} ClientKey;
+
+static int client_match(struct cds_lfht_node *node, const void *key) {
+        const MemClient *c = caa_container_of(node, MemClient, node);
+        const ClientKey *k = key;
+
+        rcu_tsan_consume(c);
+        return c->pid == k->pid && c->instance == k->instance;
 }
 
-MemClient *client_lookup(MemCore *core, pid_t pid) {
+MemClient *client_lookup(MemCore *core, pid_t pid, uint64_t instance) {
+        ClientKey key = { .pid = pid, .instance = instance };
         struct cds_lfht_iter iter;
         struct cds_lfht_node *node;
 
-        cds_lfht_lookup(core->clients, pid_hash(pid), pid_match, &pid, &iter);
+        cds_lfht_lookup(core->clients, pid_hash(pid), client_match, &key, &iter);
         node = cds_lfht_iter_get_node(&iter);
         if (!node)
                 return NULL;
@@ -183,6 +197,11 @@ static void client_free_rcu(struct rcu_head *head) {
 }
 
 int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret) {
+        return session_new_process(core, pid, 0, uid, gid, ret);
+}
+
+int session_new_process(MemCore *core, pid_t pid, uint64_t instance, uid_t uid, gid_t gid,
+                        MemSession **ret) {
         MemSession *s;
         MemClient *c;
 
@@ -194,7 +213,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
 
         pthread_mutex_lock(&core->clients_lock);
         core_read_lock();
-        c = client_lookup(core, pid);
+        c = client_lookup(core, pid, instance);
         if (!c) {
                 c = cacheline_alloc(sizeof(*c));
                 if (!c) {
@@ -203,7 +222,7 @@ int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret
                         free(s);
                         return -ENOMEM;
                 }
-                *c = (MemClient) { .pid = pid };
+                *c = (MemClient) { .pid = pid, .instance = instance };
                 CDS_INIT_LIST_HEAD(&c->sessions);
                 cds_lfht_node_init(&c->node);
                 rcu_tsan_publish(c);
@@ -553,13 +572,25 @@ uint64_t session_held(MemSession *s, MemStatItem item) {
         return (uint64_t) load64(&s->held[item]);
 }
 
+/* The client read by pid: of @instance, or else of instance 0. In an RCU read-side section. */
+static MemClient *client_lookup_read(MemCore *core, pid_t pid, uint64_t instance) {
+        MemClient *c = client_lookup(core, pid, instance);
+
+        return c || instance == 0 ? c : client_lookup(core, pid, 0);
+}
+
 int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_MAX]) {
+        return client_read_rss_process(core, pid, 0, exact, ret);
+}
+
+int client_read_rss_process(MemCore *core, pid_t pid, uint64_t instance, bool exact,
+                            int64_t ret[_MEM_RSS_MAX]) {
         MemClient *c;
         MemSession *s;
 
         if (!exact) {
                 core_read_lock();
-                c = client_lookup(core, pid);
+                c = client_lookup_read(core, pid, instance);
                 if (c)
                         for (int m = 0; m < _MEM_RSS_MAX; m++)
                                 ret[m] = MAX(load64(&c->rss[m]), 0);
@@ -569,7 +600,7 @@ int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_M
 
         pthread_mutex_lock(&core->clients_lock);
         core_read_lock();
-        c = client_lookup(core, pid);
+        c = client_lookup_read(core, pid, instance);
         core_read_unlock();
         if (c) {
                 for (int m = 0; m < _MEM_RSS_MAX; m++)

@@ -2,8 +2,10 @@
 #pragma once
 
 /*
- * Sessions (one client connection) and clients (all sessions of one pid),
- * with the clients' split RSS counters and session moves.
+ * Sessions (one client connection) and clients (all sessions of one
+ * process instance: a pid and the instance stamp the service gave it, so
+ * that a process that gets a recycled pid is another client), with the
+ * clients' split RSS counters and session moves.
  */
 
 #include <stdatomic.h>
@@ -28,6 +30,7 @@ MemRss mem_rss_from_stat(MemStatItem item);
 typedef struct MemClient {
         _Atomic int64_t rss[_MEM_RSS_MAX] _cacheline_aligned_;
         pid_t pid;
+        uint64_t instance; /* which process of that pid; 0: none vouched for */
         unsigned refs; /* sessions; clients_lock */
         struct cds_list_head sessions; /* clients_lock */
         struct cds_lfht_node node;
@@ -55,9 +58,17 @@ typedef struct MemSession {
 } MemSession;
 
 /**
- * session_new() - a session for a peer whose identity the kernel vouched
- * for. Return: 0 or -ENOMEM.
+ * session_new_process() - a session for a peer whose identity the kernel
+ * vouched for: process @pid, instance @instance (an opaque stamp, equal
+ * for the same process and different for another process that got the
+ * same pid; 0: no instance was vouched for, the pid is all there is).
+ * Sessions of the same @pid and @instance are one client.
+ * Return: 0 or -ENOMEM.
  */
+int session_new_process(MemCore *core, pid_t pid, uint64_t instance, uid_t uid, gid_t gid,
+                        MemSession **ret);
+
+/** session_new() - session_new_process() with instance 0 (in-process callers). */
 int session_new(MemCore *core, pid_t pid, uid_t uid, gid_t gid, MemSession **ret);
 
 /**
@@ -140,6 +151,19 @@ int session_move(MemSession *s, MemGroup *dst, MemChargeResult *ret);
  */
 int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret);
 
+/* client_move_process() @uid: sessions of any uid. */
+#define MEM_UID_ANY ((uid_t) -1)
+
+/**
+ * client_move_process() - client_move() of the sessions of process @pid
+ * instance @instance, and of those of @pid opened with instance 0 (no
+ * instance vouched for), that belong to @uid (MEM_UID_ANY: every uid).
+ * The others of @pid stay where they are. All or nothing, as client_move().
+ * Return: as client_move(); -ESRCH when no session matches.
+ */
+int client_move_process(MemCore *core, pid_t pid, uint64_t instance, uid_t uid, MemGroup *dst,
+                        MemChargeResult *ret);
+
 /**
  * client_read_rss() - the client's RSS counters in bytes. Approximate:
  * the shared counters, clamped at 0, off by at most rss_threshold per
@@ -147,3 +171,11 @@ int client_move(MemCore *core, pid_t pid, MemGroup *dst, MemChargeResult *ret);
  * Return: 0 or -ESRCH.
  */
 int client_read_rss(MemCore *core, pid_t pid, bool exact, int64_t ret[_MEM_RSS_MAX]);
+
+/**
+ * client_read_rss_process() - client_read_rss() of the client of process
+ * @pid instance @instance, or when there is none, of @pid's client with
+ * instance 0. Return: 0 or -ESRCH.
+ */
+int client_read_rss_process(MemCore *core, pid_t pid, uint64_t instance, bool exact,
+                            int64_t ret[_MEM_RSS_MAX]);

@@ -7,12 +7,15 @@
  *
  *         memacctd-state 1
  *         group / owner=0 max=max high=max low=0 min=0
- *         group /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=4096
+ *         group /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=8192 kept-delegator.anon=4096
  *         end 2 fnv1a64=<16 hex digits>
  *
  * Groups come in pre-order, so every parent precedes its children and the
  * tree can be rebuilt top-down. Limits are bytes or "max"; kept charges
- * are listed per stat item, omitted when zero. The trailer carries the
+ * are listed per stat item, omitted when zero; on a delegation root (a
+ * group delegated to its owner by no ancestor), kept-delegator.ITEM says how
+ * many of them its delegator kept (at most kept.ITEM, omitted when zero;
+ * nowhere else). The trailer carries the
  * group count and the 64-bit FNV-1a hash of every byte before it: a file
  * cut anywhere, or changed by a single byte, fails the check.
  *
@@ -128,6 +131,12 @@ static int format_group(MemGroup *g, void *userdata) {
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
                 if (info.kept[i] > 0)
                         text_printf(ctx->buf, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), info.kept[i]);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
+                uint64_t d = MIN(group_kept_delegator(g, i), info.kept[i]); /* read after: at most it */
+
+                if (d > 0)
+                        text_printf(ctx->buf, " kept-delegator.%s=%" PRIu64, mem_stat_item_to_string(i), d);
+        }
         text_printf(ctx->buf, "\n");
         ctx->count++;
         return ctx->buf->oom ? -ENOMEM : 0;
@@ -165,6 +174,7 @@ typedef struct StateGroup {
         uid_t owner;
         MemLimits limits; /* all four */
         uint64_t kept[_MEM_STAT_MAX];
+        uint64_t kept_delegator[_MEM_STAT_MAX]; /* of kept, the delegator's */
 } StateGroup;
 
 typedef struct State {
@@ -228,7 +238,7 @@ static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, Stat
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, _F_MAX };
         static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min" };
         uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min };
-        bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {};
+        bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {}, delegator_seen[_MEM_STAT_MAX] = {};
         char *save = NULL, *tok;
 
         for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -254,6 +264,19 @@ static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, Stat
                         g->kept[item] = v;
                         continue;
                 }
+                if (strncmp(key, "kept-delegator.", 15) == 0) {
+                        MemStatItem item = mem_stat_item_from_string(key + 15);
+
+                        if (item < 0)
+                                return check_fail(ctx, -EBADMSG, line, "unknown stat item '%.32s'", key + 15);
+                        if (delegator_seen[item])
+                                return check_fail(ctx, -EBADMSG, line, "%s given twice", key);
+                        if (parse_decimal(value, (uint64_t) MEM_COUNTER_MAX, &v) < 0)
+                                return check_fail(ctx, -EBADMSG, line, "bad byte count for %s", key);
+                        delegator_seen[item] = true;
+                        g->kept_delegator[item] = v;
+                        continue;
+                }
                 for (f = 0; f < _F_MAX; f++)
                         if (strcmp(key, names[f]) == 0)
                                 break;
@@ -275,6 +298,10 @@ static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, Stat
         for (int f = 0; f < _F_MAX; f++)
                 if (!seen[f])
                         return check_fail(ctx, -EBADMSG, line, "%s missing", names[f]);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                if (g->kept_delegator[i] > g->kept[i])
+                        return check_fail(ctx, -EBADMSG, line, "kept-delegator.%s is more than kept.%s",
+                                          mem_stat_item_to_string(i), mem_stat_item_to_string(i));
         g->limits.set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN;
         return 0;
 }
@@ -336,6 +363,16 @@ static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckCon
         return (long) MIN(groups, (size_t) LONG_MAX);
 }
 
+/* Is the group at @depth, below @owners[0..depth-1], delegated by none of them? */
+static bool delegation_root(const uid_t *owners, unsigned depth) {
+        if (depth == 0 || owners[depth] == 0)
+                return false;
+        for (unsigned i = 0; i < depth; i++)
+                if (owners[i] == owners[depth])
+                        return false;
+        return true;
+}
+
 /*
  * The group lines between the header and the trailer at @end_at, into
  * @st (room for @count): each "group PATH key=value...", in pre-order.
@@ -344,6 +381,7 @@ static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckCon
 static int state_parse_groups(char *text, size_t end_at, size_t count, State *st, unsigned *ret_deepest,
                               CheckContext *ctx) {
         const char *stack[256];
+        uid_t owners[256]; /* of the groups in stack */
         unsigned line = 2, top = 0, deepest = 0;
         char *nl;
         int r;
@@ -378,9 +416,20 @@ static int state_parse_groups(char *text, size_t end_at, size_t count, State *st
                 if (st->n >= count)
                         return check_fail(ctx, -EBADMSG, line, "more groups than the trailer says");
                 st->groups[st->n].path = path;
-                r = parse_group_fields(ctx, line, rest, &st->groups[st->n++]);
+                r = parse_group_fields(ctx, line, rest, &st->groups[st->n]);
                 if (r < 0)
                         return r;
+                owners[depth] = st->groups[st->n].owner;
+                /* Only a delegation root (delegated to its owner by no
+                 * ancestor) has a delegator's part. */
+                if (!delegation_root(owners, (unsigned) depth))
+                        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                                if (st->groups[st->n].kept_delegator[i] > 0)
+                                        return check_fail(ctx, -EBADMSG, line,
+                                                          "kept-delegator.%s on a group that is not a "
+                                                          "delegation root",
+                                                          mem_stat_item_to_string(i));
+                st->n++;
         }
         if (st->n != count)
                 return check_fail(ctx, -EBADMSG, 0, "group count mismatch");
@@ -530,13 +579,13 @@ static int state_load(MemCore *core, int dirfd, const char *dir, const char *nam
         return r;
 }
 
-static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint64_t bytes) {
+static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint64_t bytes, unsigned flags) {
         while (bytes > 0) {
                 uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
                 MemChargeResult res;
                 int r;
 
-                r = group_charge_kept(core, g, n, item, MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
+                r = group_charge_kept(core, g, n, item, flags | MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
                 charge_result_done(&res);
                 if (r < 0)
                         return r;
@@ -576,7 +625,11 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 if (r < 0)
                         return r;
                 for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
-                        r = charge_kept_forced(core, g, item, sg->kept[item]);
+                        /* persist_check() saw kept_delegator <= kept. */
+                        r = charge_kept_forced(core, g, item, sg->kept[item] - sg->kept_delegator[item], 0);
+                        if (r >= 0)
+                                r = charge_kept_forced(core, g, item, sg->kept_delegator[item],
+                                                       MEM_CHARGE_DELEGATOR);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
                                                        mem_stat_item_to_string(item), sg->path);

@@ -180,7 +180,10 @@ int peer_open_session(Peer *p) {
         k = uid_acquire(r, p->creds.uid);
         if (k < 0)
                 return k;
-        k = session_new(r->core, p->creds.pid, p->creds.uid, p->creds.gid, &p->session);
+        /* Keyed by the process instance: a process that later gets
+         * this pid is another client, whose moves never carry this. */
+        k = session_new_process(r->core, p->creds.pid, p->creds.instance, p->creds.uid, p->creds.gid,
+                                &p->session);
         if (k < 0) {
                 uid_release(r, p->creds.uid);
                 return k;

@@ -33,6 +33,10 @@ typedef struct PeerCreds {
         pid_t pid;
         uid_t uid;
         gid_t gid; /* (gid_t) -1: not vouched for (the bus) */
+        /* Which process had @pid (service/procid.h): the transport's
+         * stamp. 0: none (in-process peers only; a transport always
+         * gives one), and then the pid is all the identity there is. */
+        uint64_t instance;
 } PeerCreds;
 
 typedef struct Peer {

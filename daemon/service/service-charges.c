@@ -23,6 +23,7 @@
 #include "core/session.h"
 #include "macro.h"
 #include "service/cgroup-sync.h"
+#include "service/procid.h"
 #include "service/service-internal.h"
 
 int service_hello(Service *svc, Peer *p, const uint32_t *version, ServiceHello *ret, Refusal *rf) {
@@ -167,6 +168,26 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool char
         return session_target(svc, p, c->path, charging, ret, ret_attached, rf);
 }
 
+/*
+ * A delegation root is a group delegated to its owner by itself, not by
+ * an ancestor. As in cgroup delegation, its own settings belong to whoever
+ * delegated it: those who may modify it (root, or a uid its parent is
+ * delegated to). Their kept charges on it are a reservation its delegate
+ * may not undo.
+ */
+static bool delegation_root(MemGroup *g) {
+        return g->parent && g->owner != 0 && !group_is_delegated_to(g->parent, g->owner);
+}
+
+static bool kept_by_delegator(uid_t uid, MemGroup *g) {
+        return delegation_root(g) && authz_may_modify(uid, g);
+}
+
+/* The delegate's side: whoever may use the delegation root but not modify it. */
+static bool kept_by_delegate(uid_t uid, MemGroup *g) {
+        return delegation_root(g) && !authz_may_modify(uid, g);
+}
+
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         unsigned flags = MEM_CHARGE_DRAIN;
@@ -187,6 +208,8 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
+                if (kept_by_delegator(p->creds.uid, g))
+                        flags |= MEM_CHARGE_DELEGATOR;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0)
                         service_committed(svc, p);
@@ -212,10 +235,18 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         return r;
 }
 
+/* What @g keeps of @item now: only for the words of a refusal. */
+static uint64_t group_info_kept(MemCore *core, MemGroup *g, MemStatItem item) {
+        MemGroupInfo info;
+
+        group_read(core, g, NULL, false, &info);
+        return info.kept[item];
+}
+
 int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         MemStatItem item;
-        bool attached;
+        bool attached, delegate = false;
         int r;
 
         r = charge_begin(svc, p, c, false, &item, &g, &attached, rf);
@@ -225,13 +256,25 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
-                r = group_uncharge_kept(svc->core, g, c->bytes, item);
+                delegate = kept_by_delegate(p->creds.uid, g);
+                r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
                 if (r == 0)
                         service_committed(svc, p);
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else
                 r = session_uncharge(p->session, c->bytes, item);
+        if (r == -ERANGE && delegate) {
+                uint64_t kept = group_info_kept(svc->core, g, item), theirs = group_kept_delegator(g, item);
+
+                if (kept >= c->bytes)
+                        return refusal_set(rf, -EPERM,
+                                           "%s: %llu of the %llu %s bytes it keeps were kept by whoever "
+                                           "delegated it, which its delegate may not release; %llu are "
+                                           "the delegate's",
+                                           g->path, (unsigned long long) theirs, (unsigned long long) kept,
+                                           mem_stat_item_to_string(item), (unsigned long long) (kept - theirs));
+        }
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
                                    (unsigned long long) c->bytes, mem_stat_item_to_string(item),
@@ -287,9 +330,43 @@ int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf) {
         return 0;
 }
 
+/*
+ * The process instance a request naming @pid means, and whose sessions of
+ * it the caller may move (*@ret_uid). Root means the process that has
+ * @pid now, every uid of it; anyone else may name only its own pid, and
+ * means its own process, and only as long as that process still has the
+ * pid: a connection kept open by a child after its opener exited has no
+ * process behind it, and a process that got the pid since is another.
+ * Sessions opened with no instance (in-process peers) go by the pid.
+ */
+static int move_instance(Peer *p, pid_t pid, uint64_t *ret, uid_t *ret_uid, Refusal *rf) {
+        uint64_t now = 0;
+        int r;
+
+        *ret_uid = p->creds.uid == 0 ? MEM_UID_ANY : p->creds.uid;
+        if (p->creds.uid != 0 && p->creds.instance == 0) {
+                *ret = 0;
+                return 0;
+        }
+        r = proc_instance_of_pid(pid, &now);
+        if (r == -ESRCH)
+                now = proc_instance_gone(); /* no live process: only instance-less sessions */
+        else if (r < 0)
+                return refusal_set(rf, r, "pid %d: cannot tell which process it is: %s", (int) pid,
+                                   refusal_errno_text(r));
+        if (p->creds.uid != 0 && now != p->creds.instance)
+                return refusal_set(rf, -ESRCH,
+                                   "pid %d: the process that opened this connection has exited; "
+                                   "move its session as pid 0", (int) pid);
+        *ret = now;
+        return 0;
+}
+
 int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         MemChargeResult res = {};
+        uint64_t instance = 0;
+        uid_t uid = MEM_UID_ANY;
         int r;
 
         r = service_lookup_for(svc, p, path, authz_may_use, &g, rf);
@@ -303,8 +380,12 @@ int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf
                 r = p->session ? session_move(p->session, g, &res) : -ENOTCONN;
                 if (r == 0)
                         r = 1;
-        } else
-                r = client_move(svc->core, pid, g, &res);
+        } else {
+                r = move_instance(p, pid, &instance, &uid, rf);
+                if (r < 0)
+                        return r;
+                r = client_move_process(svc->core, pid, instance, uid, g, &res);
+        }
         if (r == -EDQUOT)
                 r = refusal_limit(rf, g->path, res.refused ? res.refused->path : NULL);
         else if (r == -ESRCH)
@@ -318,13 +399,18 @@ int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf
 int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_pid,
                        uint64_t ret[_MEM_RSS_MAX], Refusal *rf) {
         int64_t rss[_MEM_RSS_MAX];
+        uint64_t instance = p->creds.instance;
         int r;
 
         if (pid == 0)
                 pid = p->creds.pid;
         if (!authz_may_read_client(service_read_access(svc), p->creds.uid, p->creds.pid, pid))
                 return refusal_set(rf, -EPERM, "pid %d: permission denied", (int) pid);
-        r = client_read_rss(svc->core, pid, exact, rss);
+        /* Its own pid is its own process; another is the one that has
+         * the pid now, never the one that had it before. */
+        if (pid != p->creds.pid && proc_instance_of_pid(pid, &instance) < 0)
+                instance = proc_instance_gone();
+        r = client_read_rss_process(svc->core, pid, instance, exact, rss);
         if (r < 0)
                 return refusal_set(rf, r, "pid %d has no session", (int) pid);
         for (MemRss i = 0; i < _MEM_RSS_MAX; i++)

@@ -73,6 +73,7 @@
 #include "frame.h"
 #include "macro.h"
 #include "service/log.h"
+#include "service/procid.h"
 #include "sock/conn.h"
 #include "sock/held.h"
 #include "sock/request.h"
@@ -755,6 +756,35 @@ static void conn_refuse(int fd, const Refusal *rf) {
                 evbuffer_free(out);
 }
 
+#ifndef SO_PEERPIDFD
+/* Linux 6.5 (asm-generic/socket.h); Debian 12's glibc headers predate it. */
+#define SO_PEERPIDFD 77
+#endif
+
+/*
+ * Which process the peer is: from the pidfd the kernel took at connect
+ * (SO_PEERPIDFD), which names that process whatever becomes of its pid.
+ * A kernel without it (before 6.5) gives the pid alone; the process that
+ * has it when we ask is then the best there is, wrong only for a peer
+ * that exited between its connect and our accept and whose pid was reused
+ * in that time. A peer that cannot be identified gets a stamp no process
+ * has: its sessions work, but are never moved by pid.
+ */
+static uint64_t conn_peer_instance(int fd, pid_t pid) {
+        socklen_t len = sizeof(int);
+        int pidfd = -1, r;
+        uint64_t v;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0) {
+                r = proc_instance_of_pidfd(pid, pidfd, &v);
+                close(pidfd);
+        } else if (errno == ENOPROTOOPT || errno == EINVAL)
+                r = proc_instance_of_pid(pid, &v);
+        else
+                r = -errno;
+        return r < 0 ? proc_instance_gone() : v;
+}
+
 int sock_conn_new(SockConnHost *h, int fd) {
         struct ucred cred;
         socklen_t len = sizeof(cred);
@@ -805,7 +835,12 @@ int sock_conn_new(SockConnHost *h, int fd) {
                         (void) event_priority_set(evs[i], SOCK_PRIORITY_ROOT);
         }
 
-        creds = (PeerCreds) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
+        creds = (PeerCreds) {
+                .pid = cred.pid,
+                .uid = cred.uid,
+                .gid = cred.gid,
+                .instance = conn_peer_instance(fd, cred.pid),
+        };
         /* The connection counts for its uid first, then its session does. */
         r = service_connection_open(h->service, &creds, &c->usage, &rf);
         if (r >= 0)

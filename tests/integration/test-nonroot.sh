@@ -122,6 +122,19 @@ check_current_soon "nobody's hold is released" /deleg/own 0
 
 check_run "nobody: uncharge inside" 0 nctl uncharge /deleg/job/step 512K
 check_run "nobody: uncharge on the delegated group" 0 nctl uncharge /deleg 100K
+# Root's kept charge on the delegated group is the delegator's: nobody
+# may release only what it kept there itself.
+before=$(current /deleg)
+check_run "root: kept charge on the delegated group" 0 ctl charge /deleg 200K
+check_run "nobody: kept charge on the delegated group next to root's" 0 nctl charge /deleg 50K
+check_run "nobody: uncharge of root's kept bytes is refused" 1 nctl uncharge /deleg 250K
+check_match "the refusal says whose they are" "$ERR" \
+        'refused: /deleg: 204800 of the 256000 anon bytes it keeps were kept by whoever delegated it'
+check_eq "the refused uncharge released nothing" "$(current /deleg)" $((before + 250 * K))
+check_run "nobody: uncharge of its own kept bytes" 0 nctl uncharge /deleg 50K
+check_run "nobody: not one byte more" 1 nctl uncharge /deleg 1K
+check_run "root: releases the kept bytes that are its own" 0 ctl uncharge /deleg 200K
+check_eq "the delegated group keeps what it kept before" "$(current /deleg)" "$before"
 check_run "nobody: remove inside" 0 nctl remove /deleg/job/step
 check_eq "all gone" "$(current /deleg)" 0
 
