@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * State persistence
+ * State persistence: the text
  *
  * The format is line-oriented text, easy to read in an incident and to
  * check completely before anything is applied:
@@ -19,10 +19,7 @@
  * group count and the 64-bit FNV-1a hash of every byte before it: a file
  * cut anywhere, or changed by a single byte, fails the check.
  *
- * Invariants: the file named "state" is always complete (written to a
- * temporary file, fsync'ed, renamed over, directory fsync'ed); the state
- * it replaces stays as "state.old"; and a state found damaged at startup
- * is renamed aside, never overwritten, so no good state is lost silently.
+ * How the file is written and restored is persist-file.c's.
  *
  * Session charges are not saved. Kept charges are restored with
  * MEM_CHARGE_FORCE before the limits are set, so a limit lowered while
@@ -30,26 +27,20 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/charge.h"
 #include "service/log.h"
-#include "file-util.h"
 #include "macro.h"
 #include "parse-size.h"
-#include "service/persist.h"
+#include "service/persist-internal.h"
 
 #define STATE_HEADER "memacctd-state 1\n"
-#define STATE_TMP "state.tmp"
-#define STATE_OLD_TMP "state.old.tmp"
 
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV_PRIME UINT64_C(0x100000001b3)
@@ -169,30 +160,12 @@ int persist_format(MemCore *core, char **ret, size_t *ret_size) {
 
 /* ---- reading and checking ---- */
 
-typedef struct StateGroup {
-        char *path;
-        uid_t owner;
-        MemLimits limits; /* all four */
-        uint64_t kept[_MEM_STAT_MAX];
-        uint64_t kept_delegator[_MEM_STAT_MAX]; /* of kept, the delegator's */
-} StateGroup;
-
-typedef struct State {
-        StateGroup *groups;
-        size_t n;
-        char *text; /* the paths point into a copy of the file */
-} State;
-
-static void state_done(State *s) {
+void state_done(State *s) {
         free(s->groups);
         free(s->text);
         *s = (State) {};
 }
 
-typedef struct CheckContext {
-        char *error;
-        bool oom;
-} CheckContext;
 
 static int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...)
         __attribute__((format(printf, 4, 5)));
@@ -455,7 +428,7 @@ static int state_check_unique(const State *st, CheckContext *ctx) {
  * Parse and check all of @text into @ret. The caller's copy of the text is
  * taken over (and cut into strings) on success and failure alike.
  */
-static int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
+int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
                        CheckContext *ctx) {
         State st = { .text = text };
         unsigned deepest = 0;
@@ -510,340 +483,5 @@ int persist_check(const char *text, size_t size, unsigned max_depth, unsigned ma
                 *ret_error = ctx.error;
         else
                 free(ctx.error);
-        return r;
-}
-
-/* ---- files ---- */
-
-/* mkdir -p; the last component gets @mode, the ones above it 0755. */
-static int mkdir_p(const char *dir, mode_t mode) {
-        _cleanup_free_ char *p = strdup(dir);
-        char *s;
-
-        if (!p)
-                return -ENOMEM;
-        for (s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
-static int open_dir(const char *dir, int *ret) {
-        int fd, r;
-
-        r = mkdir_p(dir, 0700);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the state directory %s: %m", dir);
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return log_error_errno(errno, "Cannot open the state directory %s: %m", dir);
-        *ret = fd;
-        return 0;
-}
-
-/*
- * Load and check @dir/@name. Return: 0; -ENOENT; -EBADMSG (damaged:
- * logged); -EMLINK / -ENOSPC (does not fit the configuration: logged);
- * another negative errno (logged).
- */
-static int state_load(MemCore *core, int dirfd, const char *dir, const char *name, State *ret) {
-        CheckContext ctx = {};
-        char *text = NULL;
-        size_t size = 0;
-        int r;
-
-        r = read_file_at(dirfd, name, O_NOFOLLOW, SIZE_MAX, &text, &size);
-        if (r == -ENOENT)
-                return r;
-        if (r == -EINVAL) /* damaged: set aside, as a bad file is */
-                return log_error_errno(EBADMSG, "State file %s/%s is not a regular file", dir, name);
-        if (r < 0)
-                return log_error_errno(r, "Cannot read the state file %s/%s: %m", dir, name);
-        r = state_parse(text, size, core->config.max_depth, core->config.max_groups, ret, &ctx);
-        if (r == -EBADMSG)
-                log_error("State file %s/%s is damaged: %s", dir, name, ctx.error ? ctx.error : "?");
-        else if (r == -EMLINK || r == -ENOSPC)
-                log_error("State file %s/%s does not fit the configuration: it %s; "
-                          "raise the limit or move the file away",
-                          dir, name, ctx.error ? ctx.error : "?");
-        else if (r < 0)
-                log_error_errno(r, "Cannot check the state file %s/%s: %m", dir, name);
-        free(ctx.error);
-        return r;
-}
-
-static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint64_t bytes, unsigned flags) {
-        while (bytes > 0) {
-                uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
-                MemChargeResult res;
-                int r;
-
-                r = group_charge_kept(core, g, n, item, flags | MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
-                charge_result_done(&res);
-                if (r < 0)
-                        return r;
-                bytes -= n;
-        }
-        return 0;
-}
-
-/* @sg's group, created by state_apply()'s first pass; logged if it is gone. */
-static int restored_group(MemCore *core, const StateGroup *sg, MemGroup **ret) {
-        int r;
-
-        r = group_get(core, sg->path, ret);
-        if (r < 0)
-                return log_error_errno(r, "Cannot find restored group %s: %m", sg->path);
-        return 0;
-}
-
-/*
- * Build the tree: groups top-down, then kept charges (forced, before any
- * limit exists, so they raise no events), then the limits. The core is
- * private to the caller, so only resource errors can occur.
- */
-static int state_apply(MemCore *core, const State *st, const char *file) {
-        int r;
-
-        for (size_t i = 1; i < st->n; i++) {
-                r = group_create(core, st->groups[i].path, st->groups[i].owner);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot restore group %s from %s: %m", st->groups[i].path, file);
-        }
-        for (size_t i = 0; i < st->n; i++) {
-                const StateGroup *sg = &st->groups[i];
-                _cleanup_(group_unrefp) MemGroup *g = NULL;
-
-                r = restored_group(core, sg, &g);
-                if (r < 0)
-                        return r;
-                for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
-                        /* persist_check() saw kept_delegator <= kept. */
-                        r = charge_kept_forced(core, g, item, sg->kept[item] - sg->kept_delegator[item], 0);
-                        if (r >= 0)
-                                r = charge_kept_forced(core, g, item, sg->kept_delegator[item],
-                                                       MEM_CHARGE_DELEGATOR);
-                        if (r < 0)
-                                return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
-                                                       mem_stat_item_to_string(item), sg->path);
-                }
-        }
-        for (size_t i = 0; i < st->n; i++) {
-                const StateGroup *sg = &st->groups[i];
-                _cleanup_(group_unrefp) MemGroup *g = NULL;
-
-                r = restored_group(core, sg, &g);
-                if (r < 0)
-                        return r;
-                r = group_set_limits(g, &sg->limits, true);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot restore the limits of %s: %m", sg->path);
-                if (r > 0)
-                        log_warning("Restored group %s holds more kept charges than its max", sg->path);
-        }
-        return 0;
-}
-
-/* Set a damaged file aside, so that the next save cannot overwrite it. */
-static int set_aside(int dirfd, const char *dir, const char *name, const char *bad) {
-        if (renameat(dirfd, name, dirfd, bad) < 0)
-                return log_error_errno(errno, "Cannot rename the damaged %s/%s to %s: %m", dir, name, bad);
-        log_error("Kept the damaged state as %s/%s", dir, bad);
-        return 0;
-}
-
-int persist_restore(MemCore *core, const char *dir) {
-        _cleanup_(state_done) State st = {};
-        const char *used = PERSIST_STATE;
-        bool damaged = false, fallback = false;
-        int dirfd = -1, r;
-
-        r = open_dir(dir, &dirfd);
-        if (r < 0)
-                return r;
-
-        r = state_load(core, dirfd, dir, PERSIST_STATE, &st);
-        if (r == -EBADMSG) {
-                damaged = true;
-                r = set_aside(dirfd, dir, PERSIST_STATE, PERSIST_STATE_BAD);
-                if (r < 0)
-                        goto out;
-                r = -ENOENT;
-        }
-        if (r == -ENOENT) {
-                used = PERSIST_STATE_OLD;
-                fallback = true;
-                r = state_load(core, dirfd, dir, PERSIST_STATE_OLD, &st);
-                if (r == -EBADMSG) {
-                        r = set_aside(dirfd, dir, PERSIST_STATE_OLD, PERSIST_STATE_OLD_BAD);
-                        if (r < 0)
-                                goto out;
-                        log_error("No usable state in %s: starting with an empty tree", dir);
-                        r = 0;
-                        goto out;
-                }
-                if (r == -ENOENT) {
-                        if (damaged)
-                                log_error("No previous state %s/%s to fall back to: starting with an empty tree",
-                                          dir, PERSIST_STATE_OLD);
-                        else
-                                log_info("No saved state in %s: starting with an empty tree", dir);
-                        r = 0;
-                        goto out;
-                }
-        }
-        if (r < 0)
-                goto out;
-
-        {
-                _cleanup_free_ char *file = NULL;
-
-                if (asprintf(&file, "%s/%s", dir, used) < 0) {
-                        r = log_error_errno(ENOMEM, "Out of memory");
-                        goto out;
-                }
-                r = state_apply(core, &st, file);
-                if (r < 0)
-                        goto out;
-                if (!fallback)
-                        log_info("Restored %zu groups from %s", st.n, file);
-                else
-                        log_warning("Restored %zu groups from the previous state %s%s", st.n, file,
-                                    damaged ? "; changes saved after it are lost" : "");
-        }
-out:
-        close(dirfd);
-        return r;
-}
-
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
-/* Return: the directory's descriptor, or a negative errno. */
-static int open_state_dir(const char *dir) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        return fd < 0 ? -errno : fd;
-}
-
-int persist_reserve(const char *dir, uint64_t size, int *ret_fd) {
-        int dirfd, fd, r;
-
-        dirfd = open_state_dir(dir);
-        if (dirfd < 0)
-                return dirfd;
-        fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        r = fd < 0 ? -errno : 0;
-        close(dirfd);
-        if (r < 0)
-                return r;
-        /* KEEP_SIZE: the blocks are ours, the file stays empty until a
-         * save writes into them. A file system that cannot preallocate
-         * still gets its save; only the reservation is lost. */
-        if (size > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t) MIN(size, (uint64_t) INT64_MAX)) < 0 &&
-            errno != EOPNOTSUPP && errno != ENOSYS) {
-                r = -errno;
-                close(fd);
-                return r;
-        }
-        *ret_fd = fd;
-        return 0;
-}
-
-int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t *ret_size,
-                 const char **ret_step) {
-        _cleanup_free_ char *text = NULL;
-        const char *step = "format the state";
-        struct stat st;
-        int dirfd = -1, fd = spare_fd, r;
-        size_t size = 0;
-
-        r = persist_format(core, &text, &size);
-        if (r < 0)
-                goto out;
-        step = "open the state directory";
-        r = dirfd = open_state_dir(dir);
-        if (r < 0)
-                goto out;
-
-        step = "create " STATE_TMP;
-        if (fd < 0)
-                fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) {
-                r = -errno;
-                goto out;
-        }
-        step = "write " STATE_TMP;
-        r = write_all(fd, text, size);
-        /* Drop what is left of the reservation beyond the state. */
-        if (r >= 0 && ftruncate(fd, (off_t) size) < 0)
-                r = -errno;
-        if (r >= 0 && sync && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        fd = -1;
-        if (r < 0) {
-                (void) unlinkat(dirfd, STATE_TMP, 0);
-                goto out;
-        }
-
-        /* The current state becomes state.old without a moment in which
-         * "state" is missing: a second name for it, renamed over the old
-         * state.old. Where hard links fail, move it (restore falls back to
-         * state.old when state is missing). */
-        step = "keep the previous state as " PERSIST_STATE_OLD;
-        if (fstatat(dirfd, PERSIST_STATE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
-                if (linkat(dirfd, PERSIST_STATE, dirfd, STATE_OLD_TMP, 0) == 0)
-                        r = renameat(dirfd, STATE_OLD_TMP, dirfd, PERSIST_STATE_OLD);
-                else
-                        r = renameat(dirfd, PERSIST_STATE, dirfd, PERSIST_STATE_OLD);
-                if (r < 0) {
-                        r = -errno;
-                        (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
-                        (void) unlinkat(dirfd, STATE_TMP, 0);
-                        goto out;
-                }
-        }
-        step = "rename " STATE_TMP " to " PERSIST_STATE;
-        if (renameat(dirfd, STATE_TMP, dirfd, PERSIST_STATE) < 0) {
-                r = -errno;
-                (void) unlinkat(dirfd, STATE_TMP, 0);
-                goto out;
-        }
-        step = "fsync the state directory";
-        if (sync && fsync(dirfd) < 0) {
-                r = -errno;
-                goto out;
-        }
-        r = 0;
-        if (ret_size)
-                *ret_size = size;
-out:
-        if (fd >= 0)
-                close(fd);
-        if (dirfd >= 0)
-                close(dirfd);
-        if (ret_step)
-                *ret_step = r < 0 ? step : NULL;
         return r;
 }

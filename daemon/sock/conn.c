@@ -48,15 +48,8 @@
  * bounds). The saver wakes each worker after a save (sock_host_saved());
  * the worker releases what may go. A worker never blocks on the disk.
  *
- * Events pushed by other threads (subscriptions) go to a queue under
- * push_lock and wake the worker through a per-connection event
- * (event_active(): the worker's base was created after
- * evthread_use_pthreads(), so it is notifiable; this event has no timeout,
- * so libevent#1530 does not apply). A push can never touch a freed
- * connection: the event fan-out calls the push function under its
- * subscription lock, and service_peer_free() takes that lock and drops
- * the connection's subscriptions before it returns; only then are the
- * event and the queue freed.
+ * Setting a connection up, its identity and pushed events are
+ * conn-new.c's.
  */
 
 #include <errno.h>
@@ -73,86 +66,13 @@
 #include "frame.h"
 #include "macro.h"
 #include "service/log.h"
-#include "service/procid.h"
-#include "sock/conn.h"
-#include "sock/held.h"
+#include "sock/conn-internal.h"
 #include "sock/request.h"
 #include "sock/wire.h"
-
-#define USEC_PER_SEC UINT64_C(1000000)
-/* A bounded number of reads per wake-up keeps one busy client from
- * starving the others on its worker. */
-#define READS_PER_EVENT 8
-/* Free space the connection's own buffer offers each read. */
-#define READ_CHUNK (64 * 1024)
-/* A connection that is closing gets this long to take its last output. */
-#define CLOSE_GRACE_USEC (5 * USEC_PER_SEC)
-/* Room for a few descriptors, to tell "one" from "more" without MSG_CTRUNC. */
-#define CMSG_FDS_MAX 4
-/* A connection paused by its uid's output looks again this often. */
-#define SHARED_RECHECK_USEC (50 * 1000)
-
-struct SockConn {
-        SockConnHost *host;
-        SockConn *prev, *next; /* host->conns */
-        bool linked;
-
-        int fd;
-        pid_t pid;
-        uid_t uid;
-        gid_t gid;
-        Peer *peer;
-
-        struct event *ev_read, *ev_write, *ev_timer, *ev_push;
-        bool reading, writing;
-
-        bool closing; /* fatal error answered: write what is queued, then close */
-        bool eof;     /* no more input: serve what is buffered, write, then close */
-        bool partial; /* the input ends inside a frame */
-
-        /* Input not yet served (a partial frame, or frames held back by
-         * backpressure); NULL when there is none. */
-        uint8_t *in;
-        size_t in_len, in_cap;
-        int pending_fd;
-        size_t pending_fd_end; /* the fd belongs to the frame holding in[pending_fd_end - 1] */
-
-        struct evbuffer *out;
-        unsigned queued; /* responses added since the output was last empty */
-        HeldReplies held;
-        SockConn *wait_prev, *wait_next; /* host->waiting, while held is not empty */
-        bool waiting;
-        UidUsage *usage;          /* its uid's counts (service_connection_open()) */
-        _Atomic uint64_t output;  /* bytes in out and push_q, counted in usage */
-        bool shared_wait;         /* paused by its uid's or everyone's output, not its own */
-
-        uint64_t last_active_usec;  /* last byte read or written */
-        uint64_t partial_since_usec;
-        uint64_t close_deadline_usec;
-        uint64_t timer_deadline_usec; /* when ev_timer fires; UINT64_MAX: not pending */
-
-        /* Pushed frames, from any thread. */
-        pthread_mutex_t push_lock;
-        struct evbuffer *push_q; /* created on the first push */
-        uint64_t push_max;
-        bool push_overflow;
-        bool push_scheduled;
-};
-
-static void conn_update(SockConn *c);
 
 static void *mfree(void *p) {
         free(p);
         return NULL;
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        /* Timeouts are seconds: the coarse clock (a vDSO read, no
-         * syscall) is precise enough and costs nothing per read. */
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /*
@@ -160,7 +80,7 @@ static uint64_t now_usec(void) {
  * and push_q goes through these two, on any thread (a push), so that the
  * uid's and the daemon's totals stay what the buffers hold.
  */
-static void conn_output_add(SockConn *c, size_t n) {
+void conn_output_add(SockConn *c, size_t n) {
         if (n == 0 || !c->usage)
                 return;
         /* Relaxed: a count, read back only by this connection's thread at its end. */
@@ -168,7 +88,7 @@ static void conn_output_add(SockConn *c, size_t n) {
         service_output_add(c->host->service, c->usage, (int64_t) n);
 }
 
-static void conn_output_sub(SockConn *c, size_t n) {
+void conn_output_sub(SockConn *c, size_t n) {
         if (n == 0 || !c->usage)
                 return;
         atomic_fetch_sub_explicit(&c->output, n, memory_order_relaxed);
@@ -201,7 +121,7 @@ static void conn_unwait(SockConn *c) {
 }
 
 /* Move out what may go of the held replies. */
-static void conn_release(SockConn *c) {
+void conn_release(SockConn *c) {
         held_release(&c->held, c->host->service, c->out);
         if (held_empty(&c->held))
                 conn_unwait(c);
@@ -236,7 +156,7 @@ static int conn_emit(SockConn *c, uint64_t seq, uint64_t id) {
         return 0;
 }
 
-static void conn_free(SockConn *c) {
+void conn_free(SockConn *c) {
         SockConnHost *h = c->host;
         bool linked = c->linked;
 
@@ -289,7 +209,7 @@ static void set_event(struct event *ev, bool *state, bool want) {
         *state = want;
 }
 
-static void conn_set_eof(SockConn *c, uint64_t grace_usec) {
+void conn_set_eof(SockConn *c, uint64_t grace_usec) {
         uint64_t deadline = now_usec() + grace_usec;
 
         if (!c->eof && !c->closing)
@@ -604,7 +524,7 @@ static void conn_arm_timer(SockConn *c) {
  * drain, close a connection that is done, and set the events it waits for.
  * May free @c.
  */
-static void conn_update(SockConn *c) {
+void conn_update(SockConn *c) {
         bool out_pending;
         int r;
 
@@ -689,253 +609,11 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *userdata) {
         conn_update(c);
 }
 
-/* EventDelivery push: any thread, under the fan-out's subscription lock. */
-static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
-        SockConn *c = userdata;
-        bool wake = false;
+int conn_events_new(SockConn *c) {
+        SockConnHost *h = c->host;
 
-        pthread_mutex_lock(&c->push_lock);
-        if (!c->push_overflow) {
-                if (!c->push_q)
-                        c->push_q = evbuffer_new();
-                /* A subscriber that does not read loses the connection, not
-                 * the daemon's memory; nor may its uid's other connections
-                 * make up what one may not hold. */
-                if (!c->push_q || evbuffer_get_length(c->push_q) + len > c->push_max ||
-                    service_output_over(c->host->service, c->usage) || evbuffer_add(c->push_q, frame, len) < 0)
-                        c->push_overflow = true;
-                else
-                        conn_output_add(c, len);
-        }
-        if (!c->push_scheduled) {
-                c->push_scheduled = true;
-                wake = true;
-        }
-        pthread_mutex_unlock(&c->push_lock);
-        /* Still under the fan-out's lock: @c cannot be freed yet. */
-        if (wake)
-                event_active(c->ev_push, EV_READ, 0);
-}
-
-static void conn_push_cb(evutil_socket_t fd, short what, void *userdata) {
-        SockConn *c = userdata;
-        bool overflow;
-
-        (void) fd;
-        (void) what;
-        pthread_mutex_lock(&c->push_lock);
-        if (c->push_q)
-                evbuffer_add_buffer(c->out, c->push_q);
-        overflow = c->push_overflow;
-        c->push_scheduled = false;
-        pthread_mutex_unlock(&c->push_lock);
-        if (overflow || evbuffer_get_length(c->out) > 2 * c->host->limits.max_output) {
-                log_notice("Connection of pid %d uid %u does not read its events; closing", (int) c->pid,
-                           (unsigned) c->uid);
-                conn_free(c);
-                return;
-        }
-        conn_update(c);
-}
-
-/* The socket's encoding of events: one frame for every subscriber. */
-static const EventDelivery conn_delivery = {
-        .encode = wire_event_frame,
-        .push = conn_push,
-};
-
-/* The one answer a refused peer gets: its refusal, id 0. */
-static void conn_refuse(int fd, const Refusal *rf) {
-        struct evbuffer *out = evbuffer_new();
-
-        /* A fresh socket has room for a few hundred bytes; if not, the
-         * peer sees the close alone. */
-        if (out && request_status_append(rf->error, rf->message, out) >= 0)
-                (void) send(fd, evbuffer_pullup(out, -1), evbuffer_get_length(out), MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (out)
-                evbuffer_free(out);
-}
-
-#ifndef SO_PEERPIDFD
-/* Linux 6.5 (asm-generic/socket.h); Debian 12's glibc headers predate it. */
-#define SO_PEERPIDFD 77
-#endif
-
-/*
- * Which process the peer is: from the pidfd the kernel took at connect
- * (SO_PEERPIDFD), which names that process whatever becomes of its pid.
- * A kernel without it (before 6.5) gives the pid alone; the process that
- * has it when we ask is then the best there is, wrong only for a peer
- * that exited between its connect and our accept and whose pid was reused
- * in that time. A peer that cannot be identified gets a stamp no process
- * has: its sessions work, but are never moved by pid.
- */
-static uint64_t conn_peer_instance(int fd, pid_t pid) {
-        socklen_t len = sizeof(int);
-        int pidfd = -1, r;
-        uint64_t v;
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0) {
-                r = proc_instance_of_pidfd(pid, pidfd, &v);
-                close(pidfd);
-        } else if (errno == ENOPROTOOPT || errno == EINVAL)
-                r = proc_instance_of_pid(pid, &v);
-        else
-                r = -errno;
-        return r < 0 ? proc_instance_gone() : v;
-}
-
-int sock_conn_new(SockConnHost *h, int fd) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
-        PeerCreds creds;
-        Refusal rf;
-        SockConn *c;
-        int r;
-
-        refusal_init(&rf);
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-                r = -errno;
-                close(fd);
-                return log_warning_errno(r, "Cannot read the peer credentials of a new connection: %m");
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-                close(fd);
-                return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");
-        }
-        *c = (SockConn) {
-                .host = h,
-                .fd = fd,
-                .pid = cred.pid,
-                .uid = cred.uid,
-                .gid = cred.gid,
-                .pending_fd = -1,
-                .last_active_usec = now_usec(),
-                .timer_deadline_usec = UINT64_MAX,
-                .push_max = h->limits.max_output,
-        };
-        c->held = (HeldReplies) HELD_REPLIES_INIT(c->held);
-        pthread_mutex_init(&c->push_lock, NULL);
-        c->out = evbuffer_new();
-        c->ev_read = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
-        c->ev_write = event_new(h->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+        c->ev_read = event_new(h->base, c->fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+        c->ev_write = event_new(h->base, c->fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
         c->ev_timer = evtimer_new(h->base, conn_timer_cb, c);
-        c->ev_push = event_new(h->base, -1, 0, conn_push_cb, c);
-        if (!c->out || !c->ev_read || !c->ev_write || !c->ev_timer || !c->ev_push) {
-                conn_free(c);
-                return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");
-        }
-        /* Root's go first on its worker, whatever others ask (server.c). */
-        if (cred.uid == 0) {
-                struct event *evs[] = { c->ev_read, c->ev_write, c->ev_timer, c->ev_push };
-
-                for (size_t i = 0; i < ELEMENTSOF(evs); i++)
-                        (void) event_priority_set(evs[i], SOCK_PRIORITY_ROOT);
-        }
-
-        creds = (PeerCreds) {
-                .pid = cred.pid,
-                .uid = cred.uid,
-                .gid = cred.gid,
-                .instance = conn_peer_instance(fd, cred.pid),
-        };
-        /* The connection counts for its uid first, then its session does. */
-        r = service_connection_open(h->service, &creds, &c->usage, &rf);
-        if (r >= 0)
-                r = service_peer_new(h->service, &creds, &conn_delivery, c, true, &c->peer, &rf);
-        if (r == -EUSERS) {
-                log_info("Refused a connection of pid %d: %s", (int) cred.pid, rf.message);
-                conn_refuse(fd, &rf);
-                conn_free(c);
-                return 0;
-        }
-        if (r < 0) {
-                conn_free(c);
-                return log_error_errno(r, "Cannot open a session for pid %d uid %u: %m", (int) cred.pid,
-                                       (unsigned) cred.uid);
-        }
-
-        c->next = h->conns;
-        if (h->conns)
-                h->conns->prev = c;
-        h->conns = c;
-        h->nconns++;
-        c->linked = true;
-        log_debug("New connection of pid %d uid %u gid %u", (int) cred.pid, (unsigned) cred.uid,
-                  (unsigned) cred.gid);
-        conn_update(c);
-        return 0;
-}
-
-static void host_saved_cb(evutil_socket_t fd, short what, void *userdata) {
-        SockConnHost *h = userdata;
-        SockConn *c, *next;
-
-        (void) fd;
-        (void) what;
-        for (c = h->waiting; c; c = next) {
-                next = c->wait_next; /* conn_update() frees only @c */
-                conn_release(c);
-                conn_update(c);
-        }
-}
-
-void sock_host_saved(void *userdata) {
-        SockConnHost *h = userdata;
-
-        /* The base was made after evthread_use_pthreads(): notifiable. */
-        event_active(h->ev_durable, EV_READ, 0);
-}
-
-int sock_host_init(SockConnHost *h) {
-        h->reply = evbuffer_new();
-        h->ev_durable = event_new(h->base, -1, 0, host_saved_cb, h);
-        if (!h->reply || !h->ev_durable) {
-                sock_host_done(h);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-void sock_host_done(SockConnHost *h) {
-        if (h->ev_durable)
-                event_free(h->ev_durable);
-        h->ev_durable = NULL;
-        if (h->reply)
-                evbuffer_free(h->reply);
-        h->reply = NULL;
-}
-
-void sock_host_drain(SockConnHost *h, uint64_t grace_usec) {
-        SockConn *c, *next;
-
-        for (c = h->conns; c; c = next) {
-                next = c->next; /* conn_update() frees only @c */
-                conn_set_eof(c, grace_usec);
-                conn_update(c);
-        }
-}
-
-void sock_host_close_all(SockConnHost *h) {
-        while (h->conns)
-                conn_free(h->conns);
-}
-
-void sock_host_limits_changed(SockConnHost *h) {
-        SockConn *c, *next;
-
-        for (c = h->conns; c; c = next) {
-                next = c->next;
-                pthread_mutex_lock(&c->push_lock);
-                c->push_max = h->limits.max_output;
-                pthread_mutex_unlock(&c->push_lock);
-                /* New timeouts apply from the next deadline on: re-arm now. */
-                if (c->timer_deadline_usec != UINT64_MAX) {
-                        event_del(c->ev_timer);
-                        c->timer_deadline_usec = UINT64_MAX;
-                }
-                conn_update(c);
-        }
+        return c->ev_read && c->ev_write && c->ev_timer ? 0 : -ENOMEM;
 }
