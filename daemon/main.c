@@ -503,8 +503,9 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata) {
 static int manager_start_service(Manager *m) {
         Config *c = &m->config;
         MemCoreConfig cc = {
-                /* Workers, housekeeping, main, the bus, metrics, and room to spare. */
-                .max_threads = c->workers + 5,
+                /* Workers and root's, housekeeping, the saver, main, the bus,
+                 * metrics, and room to spare. */
+                .max_threads = c->workers + 7,
                 .max_groups = c->max_groups,
                 .max_depth = c->max_depth,
                 .rss_threshold = c->rss_threshold,

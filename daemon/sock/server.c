@@ -10,7 +10,12 @@
  * session stays on its worker for life, so nothing of a connection is
  * shared between threads but its push queue (conn.c).
  *
- * Root keeps its capacity on every worker: a worker's base has two
+ * Root keeps a worker of its own: the acceptor reads each connection's
+ * uid (SO_PEERCRED) and hands root's to one more worker that serves no
+ * one else, so a request of root never waits behind another uid's work
+ * on the same thread (a List of thousands of groups takes tens of
+ * milliseconds to build). Root's connections also keep their capacity on
+ * the shared workers, should any land there: a worker's base has two
  * priorities, root's connections (and the wake-up that brings new ones)
  * at 0, everyone else's at 1, and after ROOT_SLICE_USEC of the others'
  * callbacks the loop polls again and runs root's ready events first
@@ -84,8 +89,9 @@ typedef struct SockWorker {
 
 struct SockServer {
         Service *service;
-        SockWorker *workers;
-        unsigned nworkers;
+        SockWorker *workers; /* the shared ones, then root's */
+        unsigned nworkers;   /* all of them */
+        unsigned nshared;
         unsigned next;
 
         struct evconnlistener *listener;
@@ -273,12 +279,14 @@ int sock_server_new(Service *svc, const SockLimits *limits, unsigned nworkers, S
                 return -ENOMEM;
         s->service = svc;
         s->reserve_fd = -1;
-        s->workers = calloc(nworkers, sizeof(SockWorker));
+        /* One more for root. */
+        s->workers = calloc(nworkers + 1, sizeof(SockWorker));
         if (!s->workers) {
                 sock_server_free(s);
                 return -ENOMEM;
         }
-        for (unsigned i = 0; i < nworkers; i++) {
+        s->nshared = nworkers;
+        for (unsigned i = 0; i <= nworkers; i++) {
                 s->nworkers = i + 1;
                 r = worker_init(s, &s->workers[i], i, limits);
                 if (r < 0) {
@@ -311,13 +319,23 @@ int sock_server_start(SockServer *s) {
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen,
                       void *userdata) {
         SockServer *s = userdata;
-        SockWorker *w = &s->workers[s->next];
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        SockWorker *w;
         bool was_empty;
 
         (void) l;
         (void) sa;
         (void) socklen;
-        s->next = (s->next + 1) % s->nworkers;
+        /* Root's worker serves root alone; everyone else round-robin. A
+         * descriptor whose credentials cannot be read goes to a shared
+         * worker, which fails it the same way. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == 0)
+                w = &s->workers[s->nshared];
+        else {
+                w = &s->workers[s->next];
+                s->next = (s->next + 1) % s->nshared;
+        }
         s->out_of_fds = false;
 
         pthread_mutex_lock(&w->lock);
