@@ -26,6 +26,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,6 +44,8 @@
 
 /* The room kept for the next save: twice the state and this much more. */
 #define RESERVE_SLACK (UINT64_C(1) << 20)
+/* The journal is preallocated this far ahead, and again when less is left than a quarter of it. */
+#define JOURNAL_AHEAD (UINT64_C(256) << 10)
 
 typedef struct Waker {
         DurableWakeFn fn;
@@ -62,6 +65,10 @@ struct Durable {
         pthread_mutex_t lock;
         pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled under lock */
         bool stop;           /* lock */
+        /* lock: the groups changed since the last save; all: save them all */
+        char **dirty;
+        size_t ndirty, dirty_cap;
+        bool dirty_all;
         bool running;
         pthread_t thread;
         ThreadStart start;
@@ -69,7 +76,9 @@ struct Durable {
 
         /* The saver thread's own. */
         int spare_fd;
-        size_t last_size;
+        size_t last_size;  /* of the last whole state written */
+        int journal_fd;    /* -1: none yet, or unusable: the next save is whole */
+        uint64_t journal_size, journal_alloc;
         char step[96];
 
         Waker wakers[DURABLE_WAKERS_MAX];
@@ -97,6 +106,7 @@ int durable_new(MemCore *core, const char *state_dir, bool sync, Durable **ret) 
         }
         d->core = core;
         d->spare_fd = -1;
+        d->journal_fd = -1;
         atomic_init(&d->sync, sync);
         pthread_mutex_init(&d->lock, NULL);
         pthread_condattr_init(&attr);
@@ -133,21 +143,47 @@ int durable_admit(Durable *d, Refusal *rf) {
         return r < 0 ? refuse(d, r, rf) : 0;
 }
 
-static void wake_saver(Durable *d) {
-        pthread_mutex_lock(&d->lock);
-        pthread_cond_signal(&d->cond);
-        pthread_mutex_unlock(&d->lock);
+/* Remember @path (NULL: everything) for the next save. Under the lock. */
+static void note_dirty(Durable *d, char *path) {
+        if (!path) {
+                d->dirty_all = true;
+                return;
+        }
+        if (d->ndirty == d->dirty_cap) {
+                size_t cap = MAX(d->dirty_cap * 2, (size_t) 64);
+                char **p = realloc(d->dirty, cap * sizeof(char *));
+
+                if (!p) {
+                        /* Out of memory: the whole state, which needs no list. */
+                        free(path);
+                        d->dirty_all = true;
+                        return;
+                }
+                d->dirty = p;
+                d->dirty_cap = cap;
+        }
+        d->dirty[d->ndirty++] = path;
 }
 
-uint64_t durable_committed(Durable *d) {
-        uint64_t seq = atomic_fetch_add(&d->changed, 1) + 1;
+uint64_t durable_committed(Durable *d, const char *path) {
+        char *copy = path ? strdup(path) : NULL;
+        uint64_t seq;
 
-        wake_saver(d);
+        /* The number is taken under the lock the saver takes the list
+         * under: a save that covers the number has the path. */
+        pthread_mutex_lock(&d->lock);
+        if (path && !copy)
+                d->dirty_all = true;
+        else
+                note_dirty(d, copy);
+        seq = atomic_fetch_add(&d->changed, 1) + 1;
+        pthread_cond_signal(&d->cond);
+        pthread_mutex_unlock(&d->lock);
         return seq;
 }
 
 void durable_changed(Durable *d) {
-        (void) durable_committed(d);
+        (void) durable_committed(d, NULL);
 }
 
 uint64_t durable_last_change(Durable *d) {
@@ -202,19 +238,92 @@ static void fail(Durable *d, int r, uint64_t seq) {
                 atomic_store(&d->failed, seq);
 }
 
-/*
- * One save of everything committed so far, then the room for the next.
- * On the saver thread, without the lock. Return: 0 or a negative errno.
- */
-static int save(Durable *d, bool last) {
-        uint64_t seq = atomic_load(&d->changed);
+/* The whole state, then an empty journal. Return: 0 or a negative errno, with d->step. */
+static int save_whole(Durable *d, bool sync) {
         const char *step = NULL;
         int r;
 
-        r = persist_save(d->core, d->state_dir, d->spare_fd, atomic_load(&d->sync), &d->last_size, &step);
+        r = persist_save(d->core, d->state_dir, d->spare_fd, sync, &d->last_size, &step);
         d->spare_fd = -1;
-        if (r < 0) {
+        if (r >= 0) {
+                if (d->journal_fd >= 0)
+                        close(d->journal_fd);
+                d->journal_fd = -1;
+                d->journal_alloc = 0;
+                r = persist_journal_reset(d->state_dir, sync, &d->journal_fd, &d->journal_size, &step);
+        }
+        if (r < 0)
                 snprintf(d->step, sizeof(d->step), "%s", step ? step : "save");
+        return r;
+}
+
+/* One batch of the groups in @paths onto the journal. */
+static int save_batch(Durable *d, char **paths, size_t n, bool sync) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        int r;
+
+        r = persist_journal_batch(d->core, (const char *const *) paths, n, &text, &size);
+        if (r >= 0)
+                r = persist_journal_append(d->journal_fd, text, size, sync);
+        if (r < 0) {
+                snprintf(d->step, sizeof(d->step), "append to the journal");
+                /* A part of the batch may be in the file: only a whole
+                 * state and a new journal are sure again. */
+                close(d->journal_fd);
+                d->journal_fd = -1;
+                return r;
+        }
+        d->journal_size += size;
+        return 0;
+}
+
+/* Room for the next batches and the next whole state. */
+static int reserve_next(Durable *d) {
+        int r = reserve(d);
+
+        if (r >= 0 && d->journal_fd >= 0 && d->journal_alloc < d->journal_size + JOURNAL_AHEAD / 4) {
+                if (fallocate(d->journal_fd, FALLOC_FL_KEEP_SIZE, (off_t) d->journal_size, (off_t) JOURNAL_AHEAD) <
+                            0 &&
+                    errno != EOPNOTSUPP && errno != ENOSYS) {
+                        r = -errno;
+                        snprintf(d->step, sizeof(d->step), "reserve %llu bytes for the journal",
+                                 (unsigned long long) JOURNAL_AHEAD);
+                } else
+                        d->journal_alloc = d->journal_size + JOURNAL_AHEAD;
+        }
+        return r;
+}
+
+/*
+ * One save of everything committed so far: a batch onto the journal, or
+ * the whole state when the journal is unusable, grew past four times the
+ * state, or everything changed; then the room for the next. On the saver
+ * thread, without the lock. Return: 0 or a negative errno.
+ */
+static int save(Durable *d, bool last) {
+        bool sync = atomic_load(&d->sync), whole;
+        char **paths;
+        uint64_t seq;
+        size_t n;
+        int r;
+
+        pthread_mutex_lock(&d->lock);
+        seq = atomic_load(&d->changed);
+        paths = d->dirty;
+        n = d->ndirty;
+        whole = d->dirty_all || d->journal_fd < 0 ||
+                d->journal_size > 4 * (uint64_t) d->last_size + RESERVE_SLACK;
+        d->dirty = NULL;
+        d->ndirty = d->dirty_cap = 0;
+        d->dirty_all = false;
+        pthread_mutex_unlock(&d->lock);
+
+        r = whole ? save_whole(d, sync) : save_batch(d, paths, n, sync);
+        for (size_t i = 0; i < n; i++)
+                free(paths[i]);
+        free(paths);
+        if (r < 0) {
                 fail(d, r, seq);
                 if (!last)
                         wake_all(d);
@@ -227,7 +336,7 @@ static int save(Durable *d, bool last) {
         if (last)
                 return 0;
         wake_all(d);
-        r = reserve(d);
+        r = reserve_next(d);
         if (r < 0) {
                 fail(d, r, 0);
                 return r;
@@ -235,19 +344,6 @@ static int save(Durable *d, bool last) {
         if (atomic_exchange(&d->error, 0) < 0)
                 log_notice("State saved again to %s: durable changes are accepted", d->state_dir);
         return 0;
-}
-
-/* While failing, with nothing to save: can the room be reserved now? */
-static void retry_reserve(Durable *d) {
-        int r = reserve(d);
-
-        if (r < 0) {
-                fail(d, r, 0);
-                return;
-        }
-        if (atomic_exchange(&d->error, 0) < 0)
-                log_notice("The state directory %s is writable again: durable changes are accepted",
-                           d->state_dir);
 }
 
 static void *durable_main(void *userdata) {
@@ -263,15 +359,15 @@ static void *durable_main(void *userdata) {
         pthread_mutex_lock(&d->lock);
         while (!d->stop) {
                 bool failing = atomic_load(&d->error) < 0;
-                bool pending = atomic_load(&d->changed) > atomic_load(&d->saved);
+                bool pending = atomic_load(&d->changed) > atomic_load(&d->saved) || d->journal_fd < 0;
                 uint64_t now = now_msec();
 
+                /* The first save (whole: the journal replayed at start is
+                 * folded into the state), every change, and a failure's
+                 * retry. */
                 if ((pending || failing) && (!failing || now >= retry_at)) {
                         pthread_mutex_unlock(&d->lock);
-                        if (pending)
-                                r = save(d, false);
-                        else
-                                retry_reserve(d);
+                        r = save(d, false);
                         pthread_mutex_lock(&d->lock);
                         if (atomic_load(&d->error) < 0)
                                 retry_at = now_msec() + DURABLE_RETRY_MSEC;
@@ -290,7 +386,11 @@ static void *durable_main(void *userdata) {
         pthread_mutex_unlock(&d->lock);
 
         /* The last save, whatever changed (kept charges released as the
-         * sessions ended are saved too). */
+         * sessions ended are saved too): the whole state, so that the
+         * next start finds an empty journal. */
+        pthread_mutex_lock(&d->lock);
+        d->dirty_all = true;
+        pthread_mutex_unlock(&d->lock);
         r = save(d, true);
         if (r < 0)
                 log_error_errno(r, "The last save of the state to %s failed (%s: %m)", d->state_dir, d->step);
@@ -332,6 +432,11 @@ Durable *durable_free(Durable *d) {
         (void) durable_stop(d);
         if (d->spare_fd >= 0)
                 close(d->spare_fd);
+        if (d->journal_fd >= 0)
+                close(d->journal_fd);
+        for (size_t i = 0; i < d->ndirty; i++)
+                free(d->dirty[i]);
+        free(d->dirty);
         pthread_mutex_destroy(&d->lock);
         pthread_cond_destroy(&d->cond);
         free(d->state_dir);

@@ -68,10 +68,12 @@ int durable_start(Durable *d);
 int durable_admit(Durable *d, Refusal *rf);
 
 /**
- * durable_committed() - a durable change was made: have it saved. Any
- * thread. Return: its sequence number, for durable_check().
+ * durable_committed() - a durable change was made to the group @path
+ * (its creation, removal, limits or kept charges; NULL: any number of
+ * groups): have it saved. Any thread. Return: its sequence number, for
+ * durable_check().
  */
-uint64_t durable_committed(Durable *d);
+uint64_t durable_committed(Durable *d, const char *path);
 
 /**
  * durable_changed() - something saved changed, but nobody waits for it (a

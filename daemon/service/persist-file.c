@@ -167,6 +167,70 @@ static int set_aside(int dirfd, const char *dir, const char *name, const char *b
         return 0;
 }
 
+/* A tree of the root alone, with its defaults: what a journal replays over when there is no state. */
+static int state_root_only(State *ret) {
+        StateGroup *root = calloc(1, sizeof(StateGroup));
+
+        if (!root)
+                return -ENOMEM;
+        *root = (StateGroup) {
+                .path = (char *) "/",
+                .limits = { .max = UINT64_MAX, .high = UINT64_MAX },
+        };
+        *ret = (State) { .groups = root, .n = 1 };
+        return 0;
+}
+
+/*
+ * Replay @dir/journal over @st. A journal that ends in a save cut short
+ * replays what came before (that save's OKs were never sent); a damaged
+ * one too, and is kept aside as journal.bad; one that cannot be used at
+ * all is set aside and @st stays. Return: 0, or -EMLINK / -ENOSPC (the
+ * result does not fit the configuration), -ENOMEM; logged.
+ */
+static int journal_load(MemCore *core, int dirfd, const char *dir, State *st, unsigned *ret_batches) {
+        _cleanup_free_ char *text = NULL;
+        CheckContext ctx = {};
+        JournalInfo info;
+        size_t size = 0;
+        int r;
+
+        *ret_batches = 0;
+        r = read_file_at(dirfd, PERSIST_JOURNAL, O_NOFOLLOW, SIZE_MAX, &text, &size);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                log_error_errno(r, "Cannot read the journal %s/%s, ignoring it: %m", dir, PERSIST_JOURNAL);
+                (void) set_aside(dirfd, dir, PERSIST_JOURNAL, PERSIST_JOURNAL_BAD);
+                return 0;
+        }
+        if (st->n == 0) {
+                r = state_root_only(st);
+                if (r < 0)
+                        return log_error_errno(r, "Out of memory");
+        }
+        r = journal_replay(st, text, size, core->config.max_depth, core->config.max_groups, &info, &ctx);
+        if (r == -EMLINK || r == -ENOSPC)
+                log_error("The state with its journal %s/%s does not fit the configuration: it %s; raise the "
+                          "limit or move the files away", dir, PERSIST_JOURNAL, ctx.error ? ctx.error : "?");
+        else if (r < 0 && r != -ENOMEM) {
+                log_error("The journal %s/%s cannot be used (%s): restoring the state without it", dir,
+                          PERSIST_JOURNAL, ctx.error ? ctx.error : "?");
+                (void) set_aside(dirfd, dir, PERSIST_JOURNAL, PERSIST_JOURNAL_BAD);
+                r = 0;
+        } else if (r >= 0 && info.damaged) {
+                log_error("The journal %s/%s is damaged (%s): the changes saved after that point are lost",
+                          dir, PERSIST_JOURNAL, ctx.error ? ctx.error : "?");
+                (void) set_aside(dirfd, dir, PERSIST_JOURNAL, PERSIST_JOURNAL_BAD);
+        } else if (r >= 0 && info.torn)
+                log_info("The journal %s/%s ends in a save cut short (its changes were never acknowledged): "
+                         "ignored", dir, PERSIST_JOURNAL);
+        free(ctx.error);
+        if (r >= 0)
+                *ret_batches = info.batches;
+        return r;
+}
+
 int persist_restore(MemCore *core, const char *dir) {
         _cleanup_(state_done) State st = {};
         const char *used = PERSIST_STATE;
@@ -193,25 +257,35 @@ int persist_restore(MemCore *core, const char *dir) {
                         r = set_aside(dirfd, dir, PERSIST_STATE_OLD, PERSIST_STATE_OLD_BAD);
                         if (r < 0)
                                 goto out;
-                        log_error("No usable state in %s: starting with an empty tree", dir);
+                        log_error("No usable state in %s: starting from the journal alone, if any", dir);
                         r = 0;
-                        goto out;
+                        goto replay;
                 }
                 if (r == -ENOENT) {
                         if (damaged)
-                                log_error("No previous state %s/%s to fall back to: starting with an empty tree",
-                                          dir, PERSIST_STATE_OLD);
+                                log_error("No previous state %s/%s to fall back to: starting from the journal "
+                                          "alone, if any", dir, PERSIST_STATE_OLD);
                         else
                                 log_info("No saved state in %s: starting with an empty tree", dir);
                         r = 0;
-                        goto out;
+                        goto replay;
                 }
         }
         if (r < 0)
                 goto out;
 
+replay:
         {
                 _cleanup_free_ char *file = NULL;
+                unsigned batches;
+
+                r = journal_load(core, dirfd, dir, &st, &batches);
+                if (r < 0)
+                        goto out;
+                if (st.n == 0) {
+                        r = 0;
+                        goto out;
+                }
 
                 if (asprintf(&file, "%s/%s", dir, used) < 0) {
                         r = log_error_errno(ENOMEM, "Out of memory");
@@ -221,10 +295,11 @@ int persist_restore(MemCore *core, const char *dir) {
                 if (r < 0)
                         goto out;
                 if (!fallback)
-                        log_info("Restored %zu groups from %s", st.n, file);
+                        log_info("Restored %zu groups from %s and %u saves of its journal", st.n, file, batches);
                 else
-                        log_warning("Restored %zu groups from the previous state %s%s", st.n, file,
-                                    damaged ? "; changes saved after it are lost" : "");
+                        log_warning("Restored %zu groups from the previous state %s and %u saves of the "
+                                    "journal%s", st.n, file, batches,
+                                    damaged ? "; changes saved between them are lost" : "");
         }
 out:
         close(dirfd);
@@ -353,5 +428,60 @@ out:
                 close(dirfd);
         if (ret_step)
                 *ret_step = r < 0 ? step : NULL;
+        return r;
+}
+
+int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret_size, const char **ret_step) {
+        const char *step = "open the state directory";
+        int dirfd, fd = -1, r;
+
+        dirfd = open_state_dir(dir);
+        r = dirfd < 0 ? dirfd : 0;
+        if (r >= 0) {
+                step = "create " JOURNAL_TMP;
+                fd = openat(dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                            0600);
+                r = fd < 0 ? -errno : 0;
+        }
+        if (r >= 0) {
+                step = "write " JOURNAL_TMP;
+                r = write_all(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+        }
+        if (r >= 0 && sync && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0) {
+                step = "rename " JOURNAL_TMP " to " PERSIST_JOURNAL;
+                if (renameat(dirfd, JOURNAL_TMP, dirfd, PERSIST_JOURNAL) < 0)
+                        r = -errno;
+        }
+        if (r >= 0 && sync) {
+                step = "fsync the state directory";
+                if (fsync(dirfd) < 0)
+                        r = -errno;
+        }
+        if (r < 0) {
+                if (fd >= 0) {
+                        close(fd);
+                        (void) unlinkat(dirfd, JOURNAL_TMP, 0);
+                }
+                fd = -1;
+        }
+        if (dirfd >= 0)
+                close(dirfd);
+        if (ret_step)
+                *ret_step = r < 0 ? step : NULL;
+        if (r < 0)
+                return r;
+        *ret_fd = fd;
+        *ret_size = strlen(JOURNAL_HEADER);
+        return 0;
+}
+
+int persist_journal_append(int fd, const char *text, size_t size, bool sync) {
+        int r = write_all(fd, text, size);
+
+        /* fdatasync: the size the append grew is metadata it covers. */
+        if (r >= 0 && sync && fdatasync(fd) < 0)
+                r = -errno;
         return r;
 }

@@ -45,7 +45,7 @@
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV_PRIME UINT64_C(0x100000001b3)
 
-static uint64_t fnv1a64(const char *p, size_t n) {
+uint64_t fnv1a64(const char *p, size_t n) {
         uint64_t h = FNV_OFFSET;
 
         for (size_t i = 0; i < n; i++) {
@@ -57,14 +57,7 @@ static uint64_t fnv1a64(const char *p, size_t n) {
 
 /* ---- writing ---- */
 
-typedef struct TextBuf {
-        char *p;
-        size_t len, cap;
-        bool oom;
-} TextBuf;
-
-static void text_printf(TextBuf *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static void text_printf(TextBuf *b, const char *format, ...) {
+void text_printf(TextBuf *b, const char *format, ...) {
         va_list ap;
         int n;
 
@@ -109,26 +102,44 @@ typedef struct FormatContext {
         size_t count;
 } FormatContext;
 
-static int format_group(MemGroup *g, void *userdata) {
-        FormatContext *ctx = userdata;
+void state_group_of(MemCore *core, MemGroup *g, StateGroup *ret) {
         MemGroupInfo info;
 
-        group_read(ctx->core, g, NULL, false, &info);
-        text_printf(ctx->buf, "group %s owner=%u", g->path, (unsigned) info.owner);
-        text_limit(ctx->buf, "max", info.max);
-        text_limit(ctx->buf, "high", info.high);
-        text_limit(ctx->buf, "low", info.low);
-        text_limit(ctx->buf, "min", info.min);
-        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
-                if (info.kept[i] > 0)
-                        text_printf(ctx->buf, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), info.kept[i]);
+        group_read(core, g, NULL, false, &info);
+        *ret = (StateGroup) {
+                .path = g->path,
+                .owner = info.owner,
+                .limits = { .max = info.max, .high = info.high, .low = info.low, .min = info.min },
+        };
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
-                uint64_t d = MIN(group_kept_delegator(g, i), info.kept[i]); /* read after: at most it */
-
-                if (d > 0)
-                        text_printf(ctx->buf, " kept-delegator.%s=%" PRIu64, mem_stat_item_to_string(i), d);
+                ret->kept[i] = info.kept[i];
+                /* Read after the kept bytes: at most them. */
+                ret->kept_delegator[i] = MIN(group_kept_delegator(g, i), info.kept[i]);
         }
-        text_printf(ctx->buf, "\n");
+}
+
+void text_group_line(TextBuf *b, const char *prefix, const StateGroup *sg) {
+        text_printf(b, "%s%s owner=%u", prefix, sg->path, (unsigned) sg->owner);
+        text_limit(b, "max", sg->limits.max);
+        text_limit(b, "high", sg->limits.high);
+        text_limit(b, "low", sg->limits.low);
+        text_limit(b, "min", sg->limits.min);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                if (sg->kept[i] > 0)
+                        text_printf(b, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), sg->kept[i]);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                if (sg->kept_delegator[i] > 0)
+                        text_printf(b, " kept-delegator.%s=%" PRIu64, mem_stat_item_to_string(i),
+                                    sg->kept_delegator[i]);
+        text_printf(b, "\n");
+}
+
+static int format_group(MemGroup *g, void *userdata) {
+        FormatContext *ctx = userdata;
+        StateGroup sg;
+
+        state_group_of(ctx->core, g, &sg);
+        text_group_line(ctx->buf, "group ", &sg);
         ctx->count++;
         return ctx->buf->oom ? -ENOMEM : 0;
 }
@@ -158,6 +169,23 @@ int persist_format(MemCore *core, char **ret, size_t *ret_size) {
         return 0;
 }
 
+int state_format(const State *st, char **ret, size_t *ret_size) {
+        TextBuf b = {};
+
+        text_printf(&b, STATE_HEADER);
+        for (size_t i = 0; i < st->n; i++)
+                text_group_line(&b, "group ", &st->groups[i]);
+        if (!b.oom)
+                text_printf(&b, "end %zu fnv1a64=%016" PRIx64 "\n", st->n, fnv1a64(b.p, b.len));
+        if (b.oom) {
+                free(b.p);
+                return -ENOMEM;
+        }
+        *ret = b.p;
+        *ret_size = b.len;
+        return 0;
+}
+
 /* ---- reading and checking ---- */
 
 void state_done(State *s) {
@@ -167,9 +195,7 @@ void state_done(State *s) {
 }
 
 
-static int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...)
-        __attribute__((format(printf, 4, 5)));
-static int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...) {
+int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...) {
         char *msg = NULL;
         va_list ap;
         int k;
@@ -207,7 +233,7 @@ static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
 }
 
 /* "key=value" tokens of one group line; each key exactly once. */
-static int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
+int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, _F_MAX };
         static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min" };
         uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min };

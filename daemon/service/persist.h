@@ -9,9 +9,13 @@
  * <dir>/state       the current state, replaced atomically on every save
  * <dir>/state.old   the state before the last save
  * <dir>/state.bad   a damaged state found at startup, set aside
+ * <dir>/journal     the changes saved since the state, one batch per save
+ *                   (persist-journal.c); replayed over the state at start
  */
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/core.h"
 
@@ -19,6 +23,8 @@
 #define PERSIST_STATE_OLD "state.old"
 #define PERSIST_STATE_BAD "state.bad"
 #define PERSIST_STATE_OLD_BAD "state.old.bad"
+#define PERSIST_JOURNAL "journal"
+#define PERSIST_JOURNAL_BAD "journal.bad"
 
 /**
  * persist_format() - the state text of @core: a header line, one line per
@@ -83,3 +89,36 @@ int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t
  * must not start: it could not save either).
  */
 int persist_restore(MemCore *core, const char *dir);
+
+/**
+ * persist_journal_batch() - the journal batch that records @paths (the
+ * groups changed; their ancestors are added): each one's state as @core
+ * has it now, or its removal, and the commit line. The calling thread is
+ * registered with @core. Return: 0 with malloc'ed text; -ENOMEM.
+ */
+int persist_journal_batch(MemCore *core, const char *const *paths, size_t n, char **ret, size_t *ret_size);
+
+/**
+ * persist_journal_reset() - replace @dir/journal by an empty one (a new
+ * file renamed over; with @sync, fsync'ed with its directory), after a
+ * save of the whole state made the old one redundant. Return: 0 with the
+ * new journal open for appending in *@ret_fd and its size; a negative
+ * errno, with *@ret_step saying what failed. Nothing is logged.
+ */
+int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret_size, const char **ret_step);
+
+/**
+ * persist_journal_append() - append the batch @text to the journal @fd;
+ * with @sync, fdatasync(). Return: 0 or a negative errno (a part of the
+ * batch may be in the file: save the whole state before appending more).
+ */
+int persist_journal_append(int fd, const char *text, size_t size, bool sync);
+
+/**
+ * persist_journal_check() - replay the journal @journal over the state
+ * @state, as restore does, and check the result. Pure; for tests and
+ * fuzzing. Return: the number of groups after the replay; -EBADMSG,
+ * -EMLINK, -ENOSPC, -ENOMEM, with @ret_error (optional, malloc'ed).
+ */
+int persist_journal_check(const char *state, size_t state_size, const char *journal, size_t journal_size,
+                          unsigned max_depth, unsigned max_groups, char **ret_error);

@@ -212,7 +212,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                         flags |= MEM_CHARGE_DELEGATOR;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0)
-                        service_committed(svc, p);
+                        service_committed(svc, p, g->path);
         } else if (c->stock)
                 r = session_charge_stock(p->session, c->bytes, item, &res);
         else
@@ -259,7 +259,7 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                 delegate = kept_by_delegate(p->creds.uid, g);
                 r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
                 if (r == 0)
-                        service_committed(svc, p);
+                        service_committed(svc, p, g->path);
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else

@@ -129,7 +129,7 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
                 owner_release(svc, has_owner ? owner : uid);
                 return refusal_path(rf, r, path);
         }
-        service_committed(svc, p);
+        service_committed(svc, p, path);
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
         events_emit(svc->events, EVENT_GROUP_ADDED, path, 0);
@@ -157,7 +157,7 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_path(rf, r, g->path);
         /* The owner never changes: what the create counted goes. */
         owner_release(svc, g->owner);
-        service_committed(svc, p);
+        service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
 }
@@ -181,7 +181,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         r = group_set_limits(g, limits, force);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
-        service_committed(svc, p);
+        service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }
@@ -322,7 +322,7 @@ int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *
                 return r;
         r = cgroup_sync_import(svc->cgroup, from, under, &counts, rf);
         if (r > 0 || (r < 0 && counts.created + counts.updated > 0))
-                service_committed(svc, p);
+                service_committed(svc, p, NULL); /* any number of groups */
         if (r < 0)
                 return r;
         log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",

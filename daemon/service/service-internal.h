@@ -50,10 +50,11 @@ ReadAccess service_read_access(Service *svc);
 int service_admit(Service *svc, Refusal *rf);
 
 /**
- * service_committed() - @p made a durable change: have it saved, and hold
- * @p's OK until it is (the transport asks service_peer_take_wait()).
+ * service_committed() - @p made a durable change to the group @path (NULL:
+ * to any number of groups): have it saved, and hold @p's OK until it is
+ * (the transport asks service_peer_take_wait()).
  */
-void service_committed(Service *svc, Peer *p);
+void service_committed(Service *svc, Peer *p, const char *path);
 
 /** service_changed() - something saved changed that nobody waits for: save it soon. */
 void service_changed(Service *svc);

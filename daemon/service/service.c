@@ -137,12 +137,12 @@ int service_admit(Service *svc, Refusal *rf) {
         return svc->durable ? durable_admit(svc->durable, rf) : 0;
 }
 
-void service_committed(Service *svc, Peer *p) {
+void service_committed(Service *svc, Peer *p, const char *path) {
         uint64_t seq;
 
         if (!svc->durable)
                 return;
-        seq = durable_committed(svc->durable);
+        seq = durable_committed(svc->durable, path);
         /* The daemon's own peer is shared by threads, and nobody waits
          * for its changes (the import at start). */
         if (!p->internal)
