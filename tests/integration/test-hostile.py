@@ -526,7 +526,7 @@ def case_never_reads(w, name):
 
 def case_slow_writer(w, name):
     v = w.victim()
-    data = request(1, REQ_HELLO, f_varint(1, 1) + f_bytes(2, "one byte at a time"))
+    data = request(1, REQ_HELLO, f_varint(1, 1) + f_bytes(2, "one byte at a time, " * 4))
     t0 = time.monotonic()
     sent, cut, broke = 0, None, False
     while sent < len(data) and time.monotonic() - t0 < 4 * FRAME_TIMEOUT:
@@ -536,7 +536,7 @@ def case_slow_writer(w, name):
             broke = True
             break
         sent += 1
-        w.probe(f"{name}: after {sent} bytes", bound=1.0)
+        w.probe(f"{name}: after {sent} bytes", bound=2.0)
         if v.readable(0.25):
             cut = time.monotonic() - t0
             break
@@ -551,13 +551,30 @@ def case_slow_writer(w, name):
         check(v.at_eof(), f"{name}: then the connection is closed")
     v.close()
 
+    # Slow, but each frame within the timeout: the timeout counts from a
+    # frame's first byte, not the connection's, so this one is served.
+    v = w.victim()
+    frames = [request(i + 1, REQ_GET_CLIENT, b"") for i in range(4)]
+    step = FRAME_TIMEOUT * 0.45 / len(frames[0])
+    t0 = time.monotonic()
+    for data in frames:
+        for i in range(len(data)):
+            v.send(data[i:i + 1])
+            time.sleep(step)
+    took = time.monotonic() - t0
+    got = [(first(r, RESP_ID, 0), status(r)) for r in (v.reply() for _ in frames)]
+    check(got == [(i + 1, OK) for i in range(len(frames))],
+          f"{name}: frames each within the timeout, {took:.1f} s in all, are served: {got}")
+    check(took > FRAME_TIMEOUT, f"{name}: (the whole took longer than the timeout: {took:.1f} s)")
+    v.close()
+
 
 def case_silent(w, name):
     quiet = [Conn(w.sock_path) for _ in range(20)]
     v = w.victim()   # says something first, then nothing
     t0 = time.monotonic()
     while time.monotonic() - t0 < FRAME_TIMEOUT + 1.0:
-        w.probe(name, bound=1.0)
+        w.probe(name, bound=2.0)
         time.sleep(0.3)
     check(not any(q.readable(0) for q in quiet + [v]),
           f"{name}: a silent connection is neither answered nor closed (no frame begun, "
