@@ -80,6 +80,7 @@ class World:
         self.root = None
         self.bystanders = []   # (name, Connector, Conn, group)
         self.nobody = None
+        self.clients = {}      # each bystander's client counters, once set up
 
     # -- what must not change --
 
@@ -123,9 +124,11 @@ class World:
         for who, _, conn, group in self.bystanders:
             t0 = time.monotonic()
             try:
-                r = conn.call(REQ_GET_CLIENT, f_varint(2, 1))
+                mine = client_info(conn, 0)
                 g = get_group(conn, group, exact=False)
-                ok = status(r) == OK and g["path"] == group
+                ok = g["path"] == group
+                check(mine == self.clients[who], f"{name}: bystander {who} sees its client "
+                      f"counters unchanged: {mine}, were {self.clients[who]}")
             except (OSError, ValueError) as e:
                 ok = False
                 print(f"{name}: bystander {who}: {e!r}", file=sys.stderr)
@@ -693,8 +696,14 @@ def setup(w):
     check(dict(g["/by/b"]["events_local"]).get("high", 0) > 0, "/by/b counted high events")
     want = 3 * M + 700 * K + M + 300 * K + 128 * K + 1536 * K + 200 * K + 64 * K + 2 * M + 256 * K + 64 * K
     check(g["/by"]["current"] == want, f"/by holds {g['/by']['current']}, want {want}")
-    c_a = client_info(root, w.bystanders[0][1].pid)
-    check((c_a["anon"], c_a["file"]) == (3 * M, 700 * K), f"bystander A's client counters: {c_a}")
+    w.clients = {who: client_info(root, c.pid) for who, c, _, _ in w.bystanders}
+    for who, (anon, file, shmem, swap) in (("A", (3 * M, 700 * K, 0, 0)),
+                                           ("B", (M, 0, 300 * K, 128 * K)),
+                                           ("C", (0, 1536 * K, 0, 0)),
+                                           ("D", (200 * K, 0, 0, 0))):   # sock feeds no counter
+        got = w.clients[who]
+        check((got["anon"], got["file"], got["shmem"], got["swap"]) == (anon, file, shmem, swap),
+              f"bystander {who}'s client counters: {got}")
 
 
 def on_alarm(signum, frame):
