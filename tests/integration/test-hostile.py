@@ -20,11 +20,13 @@ The cases: frames cut short by a close, a 2^63 length prefix, overlong
 varints (the length prefix, tags, ids, sizes, string lengths), seeded
 random and mutated bodies (as uid nobody, with a delegated group of its
 own), a NUL and an oversized value in every string field, a flood of
-subscribes beyond the per-connection cap, a reader that pipelines List
-requests and never reads (the daemon stops reading it, its memory stays
-bounded, the others are served), a slow writer (one byte at a time: cut
-off by frame-timeout, others served meanwhile), clients that connect and
-say nothing, and clients that half-close.
+subscribes beyond the per-connection cap, a subscriber that never reads
+its events (closed, while one that reads gets them all), a reader that
+pipelines List requests and never reads (the daemon stops reading it, its
+memory stays bounded, the others are served), a slow writer (one byte at a
+time: cut off by frame-timeout, others served meanwhile; one whose every
+frame is within the timeout is served), clients that connect and say
+nothing, and clients that half-close.
 
 Usage: test-hostile.py (MEMACCTD in the environment)
 """
