@@ -45,6 +45,8 @@
 #include "bus/peer.h"
 #include "bus/signals.h"
 #include "core/core.h"
+#include "fuzz-rcu.h"
+#include "fuzz-service.h"
 #include "macro.h"
 #include "service/log.h"
 #include "service/service.h"
@@ -419,78 +421,11 @@ static void peers_add(void) {
         }
 }
 
-typedef struct Paths {
-        char **v;
-        size_t n, cap;
-} Paths;
-
-static int collect_path(void *userdata, const char *path, const MemGroupInfo *info) {
-        Paths *l = userdata;
-
-        (void) info;
-        if (l->n == l->cap) {
-                l->cap = l->cap ? l->cap * 2 : 64;
-                l->v = realloc(l->v, l->cap * sizeof(*l->v));
-                if (!l->v)
-                        abort();
-        }
-        if (!(l->v[l->n++] = strdup(path)))
-                abort();
-        return 0;
-}
-
-static int read_root(void *userdata, const char *path, const MemGroupInfo *info) {
-        (void) path;
-        *(MemGroupInfo *) userdata = *info;
-        return 0;
-}
-
-static MemGroupInfo root_info(void) {
-        MemGroupInfo info;
-        Refusal rf;
-
-        refusal_init(&rf);
-        if (service_get_group(fz.svc, service_daemon_peer(fz.svc), "/", NULL, 0, read_root, &info, &rf) < 0)
-                abort();
-        return info;
-}
-
-/* Undo what an input did: the peers leave (their sessions end), every
- * group goes (children first: the list is parents first), the root's
- * limits come back; the signals of it all are dropped. */
+/* Undo what an input did: the peers leave (their sessions end), then
+ * fuzz_service_reset(); the signals of it all are dropped. */
 static void reset(void) {
-        Peer *daemon = service_daemon_peer(fz.svc);
-        Paths l = {};
-        MemGroupInfo root;
-        Refusal rf;
-
         bus_peers_free(&fz.manager);
-        if (service_session_count(fz.svc) != 0)
-                abort();
-        refusal_init(&rf);
-        if (service_list_groups(fz.svc, daemon, "/", SERVICE_READ_RECURSIVE | SERVICE_READ_PATHS, collect_path,
-                                &l, &rf) < 0)
-                abort();
-        for (size_t i = l.n; i-- > 0;) {
-                if (strcmp(l.v[i], "/") != 0 && service_remove_group(fz.svc, daemon, l.v[i], &rf) < 0) {
-                        fprintf(stderr, "cannot remove %s: %s\n", l.v[i], rf.message);
-                        abort();
-                }
-                free(l.v[i]);
-        }
-        free(l.v);
-        if (service_group_count(fz.svc) != 1)
-                abort();
-        root = root_info();
-        if (root.current != 0) {
-                fprintf(stderr, "the root holds %llu bytes with no group and no session\n",
-                        (unsigned long long) root.current);
-                abort();
-        }
-        if (root.max != fz.root_limits.max || root.high != fz.root_limits.high || root.low != fz.root_limits.low ||
-            root.min != fz.root_limits.min)
-                if (service_set_limits(fz.svc, daemon, "/", &fz.root_limits, true, &rf) < 0)
-                        abort();
+        fuzz_service_reset(fz.svc, &fz.root_limits);
         (void) bus_signals_flush(fz.signals, fz.server, false);
         pump();
         peers_add();
@@ -516,8 +451,6 @@ static void bus_pair(void) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
         ServiceSettings settings = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
-        MemGroupInfo root;
-
         (void) argc, (void) argv;
         fz.trace = getenv("FUZZ_BUS_TRACE");
         log_set_max_level(LOG_CRIT);
@@ -531,9 +464,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         fz.manager = (BusManager) { .bus = fz.server, .service = fz.svc, .signals = fz.signals };
         if (bus_manager_register(&fz.manager) < 0)
                 abort();
-        root = root_info();
-        fz.root_limits = (MemLimits) { .set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN,
-                                       .max = root.max, .high = root.high, .low = root.low, .min = root.min };
+        fz.root_limits = fuzz_root_limits(fz.svc);
         peers_add();
         return 0;
 }
