@@ -6,7 +6,8 @@
  * share (header-only: each target is one file plus the replayer): the
  * root's limits read once, and the reset after an input, through the
  * service as the daemon itself: every group removed, children first, the
- * kept charges with them, the root's limits restored. Whatever an input
+ * kept charges with them, the root's own kept charges released, its
+ * limits restored. Whatever an input
  * did, its peers gone, the reset must succeed and leave the root holding
  * nothing: a property checked after every input (abort() otherwise).
  */
@@ -93,6 +94,17 @@ static inline void fuzz_service_reset(Service *svc, const MemLimits *root_limits
         free(l.v);
         if (service_group_count(svc) != 1)
                 abort();
+        /* The root's own kept charges stay with it: release them. */
+        root = fuzz_root_info(svc);
+        for (int i = 0; i < _MEM_STAT_MAX; i++) {
+                ServiceCharge c = { .path = "/", .bytes = root.kept[i], .has_bytes = true,
+                                    .stat = mem_stat_item_to_string((MemStatItem) i), .keep = true };
+
+                if (root.kept[i] && service_uncharge(svc, daemon, &c, &rf) < 0) {
+                        fprintf(stderr, "cannot release the root's kept %s: %s\n", c.stat, rf.message);
+                        abort();
+                }
+        }
         root = fuzz_root_info(svc);
         if (root.current != 0) {
                 fprintf(stderr, "the root holds %llu bytes with no group and no session\n",
