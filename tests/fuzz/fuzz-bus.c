@@ -38,7 +38,6 @@
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-id128.h>
-#include <unistd.h>
 
 #include "bus/manager.h"
 #include "bus/names.h"
@@ -380,8 +379,8 @@ static bool call(Input *in) {
                 abort();
         pump();
         if (fz.trace)
-                fprintf(stderr, "%s %s %s.%s(%s) -> %s\n", sender ? sender : "-", object, op->interface, op->member, sig,
-                        reply.error ? reply.text : reply.signature);
+                fprintf(stderr, "%s %s %s.%s(%s) -> %s\n", sender ? sender : "-", object, op->interface,
+                        op->member, sig, reply.error ? reply.text : reply.signature);
         if (reply.count != 1) {
                 fprintf(stderr, "%s.%s(%s): %u replies\n", op->interface, op->member, sig, reply.count);
                 abort();
