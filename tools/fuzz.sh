@@ -67,10 +67,13 @@ for name in "${targets[@]}"; do
         log=$work/$name.log
         mkdir -p "$work/$name"
         cp -r "tests/fuzz/corpus/$name/." "$work/$name/"
+        dict=()
+        # A target's dictionary, when it has one: tests/fuzz/NAME.dict.
+        [[ -f tests/fuzz/$name.dict ]] && dict=(-dict="tests/fuzz/$name.dict")
         rc=0
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
                 "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-                -artifact_prefix="$build/fuzz-crashes/$name-" "$work/$name" >"$log" 2>&1 || rc=$?
+                -artifact_prefix="$build/fuzz-crashes/$name-" "${dict[@]}" "$work/$name" >"$log" 2>&1 || rc=$?
         # cov and ft from the last status line (DONE, or the last before a crash).
         grep -E '^#[0-9]+[[:space:]]' "$log" | tail -n 1 >"$log.last" || true
         printf '%-12s %10s %8s %8s %8s\n' "$name" "$(stat 'stat::number_of_executed_units:' "$log")" \

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Writes tests/fuzz/corpus/bus/: call sequences for fuzz-bus.c covering every
 method of org.memacct1.Manager, the Group properties, the ObjectManager and
-introspection, from each sender, with right and wrong arguments. The
-encoding is fuzz-bus.c's (its take_*() functions). Run from the source
-root; the output is committed."""
+introspection, from each sender, with right and wrong arguments; and
+tests/fuzz/bus.dict, the names the daemon compares strings with, each as
+fuzz-bus.c reads a string (a length byte first), for libFuzzer's -dict.
+The encoding is fuzz-bus.c's (its take_*() functions). Run from the
+source root; the output is committed."""
 
 import os
 import struct
@@ -157,3 +159,13 @@ write("introspect", "all",
       call("IntrospectManager"),
       call("Get", args=s("org.memacct1.Group") + s("KernelMemoryCurrent"), group="/i"),
       call("Get", args=s("org.memacct1.Group") + s("NoSuchProperty"), group="/i"))
+
+NAMES = ["max", "high", "low", "min", "anon", "file", "shmem", "kernel", "sock", "swap", "device",
+         "other", "auto", "/", "/a", "/a/b", "org.memacct1.Group", "Path", "MemoryCurrent",
+         "MemoryPeak", "MemoryMax", "MemoryHigh", "MemoryLow", "MemoryMin", "EffectiveMemoryMin",
+         "EffectiveMemoryLow", "FailCount", "Events", "EventsLocal", "Stats", "KernelMemoryCurrent"]
+with open(os.path.join(root, "tests", "fuzz", "bus.dict"), "w") as f:
+    f.write("# Written by make-bus-corpus.py: a length byte, then the name.\n")
+    for name in NAMES:
+        f.write('"%s"\n' % "".join("\\x%02x" % c if c < 32 or c > 126 or c in b'"\\' else chr(c)
+                                   for c in s(name)))
