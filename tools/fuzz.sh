@@ -25,6 +25,7 @@ targets=(
         bus
         config
         frame
+        metrics
         parse-size
         path
         request
