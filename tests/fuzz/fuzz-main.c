@@ -2,8 +2,10 @@
 /*
  * Corpus replay for builds without libFuzzer: every file named on the
  * command line, or found in a directory named there, goes through
- * LLVMFuzzerTestOneInput() once. Sanitizer builds turn any memory error
- * into a failure; the target's own checks abort on a broken property.
+ * LLVMFuzzerTestOneInput() once, after LLVMFuzzerInitialize() when the
+ * target has one (as libFuzzer calls it: a persistent target makes its
+ * state there). Sanitizer builds turn any memory error into a failure;
+ * the target's own checks abort on a broken property.
  */
 
 #include <dirent.h>
@@ -13,6 +15,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Weak: only the targets that keep state across inputs define it. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static int run_file(const char *path) {
         FILE *f = fopen(path, "rb");
@@ -40,6 +44,8 @@ static int run_file(const char *path) {
 int main(int argc, char **argv) {
         unsigned ok = 0, failed = 0;
 
+        if (LLVMFuzzerInitialize && LLVMFuzzerInitialize(&argc, &argv) != 0)
+                return 1;
         for (int i = 1; i < argc; i++) {
                 struct stat st;
                 DIR *d;

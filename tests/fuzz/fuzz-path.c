@@ -5,7 +5,8 @@
  * input, a path either passes group_path_check() or fails with one of its
  * documented errors, create never accepts a path the check refuses, and
  * the tree ends as it began: removing everything created (deepest first)
- * leaves the root alone.
+ * leaves the root alone. That is also what makes the target persistent:
+ * one core, made in LLVMFuzzerInitialize, serves every input.
  */
 
 #include <errno.h>
@@ -13,23 +14,35 @@
 #include <string.h>
 
 #include "core.h"
+#include "fuzz-rcu.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_PATHS 64
+#define MAX_DEPTH 8
+
+static MemCore *core;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+        MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
+
+        (void) argc, (void) argv;
+        cfg.max_depth = MAX_DEPTH;
+        cfg.max_groups = 128;
+        if (core_new(&cfg, &core) < 0 || core_thread_register(core) < 0)
+                abort();
+        return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
         char *buf, *paths[MAX_PATHS];
         unsigned n = 0, created = 0;
-        MemCore *core;
         bool made[MAX_PATHS] = {};
 
         if (size > 64 * 1024)
                 return 0;
-        cfg.max_depth = 8;
-        cfg.max_groups = 128;
-        if (core_new(&cfg, &core) < 0 || core_thread_register(core) < 0)
+        if (core_group_count(core) != 1)
                 abort();
         buf = malloc(size + 1);
         if (!buf)
@@ -42,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         for (unsigned i = 0; i < n; i++) {
                 MemPathError why;
-                int depth = group_path_check(paths[i], cfg.max_depth, &why);
+                int depth = group_path_check(paths[i], MAX_DEPTH, &why);
                 int r = group_create(core, paths[i], 0);
 
                 if (depth < 0 && (depth != -EINVAL && depth != -ENAMETOOLONG && depth != -EMLINK))
@@ -71,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (core_group_count(core) != 1)
                 abort();
         free(buf);
-        core_thread_unregister(core);
-        core_free(core);
+        /* The removed groups are freed by RCU callbacks: now (fuzz-rcu.h). */
+        urcu_memb_barrier();
         return 0;
 }

@@ -6,6 +6,10 @@
  * uid). Whatever the bytes: no crash, no leak, every frame gets exactly
  * one framed response, and once the session ends the tree holds exactly
  * the kept charges: a bad client leaves no trace in the accounting.
+ *
+ * Persistent: the core and service are made once (LLVMFuzzerInitialize)
+ * and reset after each input (fuzz-service.h: every group removed, the
+ * root then holding nothing, its limits restored).
  */
 
 #include <event2/buffer.h>
@@ -15,10 +19,17 @@
 #include "core/core.h"
 #include "core/group.h"
 #include "frame.h"
+#include "fuzz-service.h"
 #include "service/service.h"
 #include "sock/request.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const ServiceSettings settings = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
+static MemCore *core;
+static Service *svc;
+static MemLimits root_limits;
 
 static int sum_kept(MemGroup *g, void *userdata) {
         uint64_t *sum = userdata;
@@ -44,27 +55,32 @@ static size_t count_frames(struct evbuffer *out) {
         return n;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
         MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
-        ServiceSettings settings = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
-        PeerCreds creds = { .pid = 4242, .uid = data[0] & 1 ? 1000 : 0, .gid = 1000 };
-        struct evbuffer *out;
-        Service *svc;
-        Peer *peer;
-        Refusal rf;
-        MemCore *core;
-        MemGroupInfo root;
-        uint64_t kept = 0;
-        size_t frames = 0;
 
-        if (size < 1 || size > 256 * 1024)
-                return 0;
+        (void) argc, (void) argv;
         cfg.max_groups = 256;
         cfg.max_depth = 8;
         if (core_new(&cfg, &core) < 0 || core_thread_register(core) < 0)
                 abort();
         if (service_new(core, &settings, &svc) < 0)
                 abort();
+        root_limits = fuzz_root_limits(svc);
+        return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        PeerCreds creds;
+        struct evbuffer *out;
+        Peer *peer;
+        Refusal rf;
+        MemGroupInfo root;
+        uint64_t kept = 0;
+        size_t frames = 0;
+
+        if (size < 1 || size > 256 * 1024)
+                return 0;
+        creds = (PeerCreds) { .pid = 4242, .uid = data[0] & 1 ? 1000 : 0, .gid = 1000 };
         if (service_peer_new(svc, &creds, NULL, NULL, true, &peer, &rf) < 0)
                 abort();
         out = evbuffer_new();
@@ -97,8 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
 
         evbuffer_free(out);
-        service_free(svc);
-        core_thread_unregister(core);
-        core_free(core);
+        fuzz_service_reset(svc, &root_limits);
         return 0;
 }

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Writes tests/fuzz/corpus/bus/: call sequences for fuzz-bus.c covering every
+method of org.memacct1.Manager, the Group properties, the ObjectManager and
+introspection, from each sender, with right and wrong arguments; and
+tests/fuzz/bus.dict, the names the daemon compares strings with, each as
+fuzz-bus.c reads a string (a length byte first), for libFuzzer's -dict.
+The encoding is fuzz-bus.c's (its take_*() functions). Run from the
+source root; the output is committed."""
+
+import os
+import struct
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+out = os.path.join(root, "tests", "fuzz", "corpus", "bus")
+
+OPS = ["CreateGroup", "RemoveGroup", "SetLimits", "Charge", "Uncharge", "Attach", "GetGroup",
+       "ListGroups", "MoveProcess", "GetClient", "ResetPeak", "ImportCgroups", "Get", "GetAll",
+       "Set", "IntrospectGroup", "GetManagedObjects", "IntrospectPrefix", "IntrospectManager"]
+GROUP_OPS = {"Get", "GetAll", "Set", "IntrospectGroup"}
+SENDERS = {"root": 0, "user": 1, "stranger": 2, "none": 3}
+ACCESS = {"all": 0, "owner": 1, "root": 2}
+TOKENS = ["s", "o", "t", "u", "b", "i", "y", "a{st}", "a{ss}", "as", "(st)", "v", "a{sv}", "d"]
+VARIANTS = ["s", "t", "u", "b", "as", "a{st}"]
+MAX = (1 << 64) - 1
+
+
+def u64(v):
+    if v == MAX:
+        return b"\xff"
+    if v < 32:
+        return bytes([v << 3])
+    raw = v.to_bytes(8, "little").rstrip(b"\0")
+    assert len(raw) <= 7
+    return bytes([len(raw)]) + raw
+
+
+def s(text):
+    raw = text.encode() if isinstance(text, str) else text
+    if len(raw) < 255:
+        return bytes([len(raw)]) + raw
+    return b"\xff" + struct.pack("<H", len(raw) - 255) + raw
+
+
+def b(v):
+    return bytes([1 if v else 0])
+
+
+def limits(*pairs):
+    return bytes([len(pairs)]) + b"".join(s(k) + u64(v) for k, v in pairs)
+
+
+def call(op, sender="root", args=b"", group=None, wrong=None):
+    """One call; @wrong: a list of TOKENS to send instead of the method's arguments."""
+    head = OPS.index(op) | SENDERS[sender] << 5 | (0x80 if wrong is not None else 0)
+    body = s(group) if op in GROUP_OPS else b""
+    if wrong is not None:
+        body += bytes([len(wrong)]) + bytes(TOKENS.index(t) for t in wrong)
+    return bytes([head]) + body + args
+
+
+def variant(kind, value):
+    return bytes([VARIANTS.index(kind)]) + value
+
+
+def write(name, access, *calls):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(bytes([ACCESS[access]]) + b"".join(calls))
+
+
+def charge(path, nbytes, stat="", keep=False):
+    return s(path) + u64(nbytes) + s(stat) + b(keep)
+
+
+os.makedirs(out, exist_ok=True)
+write("lifecycle", "all",
+      call("CreateGroup", args=s("/a") + limits(("max", 1 << 20), ("high", 1 << 19)) + u64(1000)),
+      call("CreateGroup", "user", s("/a/b") + limits(("low", 4096)) + u64(MAX)),
+      call("Charge", "user", charge("/a/b", 8192, "anon", True)),
+      call("Charge", "user", charge("/a/b", 4096, "file")),
+      call("Get", args=s("org.memacct1.Group") + s("MemoryCurrent"), group="/a"),
+      call("GetAll", args=s("org.memacct1.Group"), group="/a/b"),
+      call("GetAll", args=s(""), group="/"),
+      call("GetManagedObjects"),
+      call("ListGroups", args=s("/") + b(True)),
+      call("ListGroups", "user", s("/a") + b(False)),
+      call("GetGroup", args=s("/a/b")),
+      call("GetClient", "user", u64(0) + b(True)),
+      call("ResetPeak", args=s("/a")),
+      call("Uncharge", "user", charge("/a/b", 8192, "anon", True)),
+      call("RemoveGroup", args=s("/a/b")),
+      call("RemoveGroup", args=s("/a")))
+write("limits", "all",
+      call("CreateGroup", args=s("/l") + limits() + u64(MAX)),
+      call("SetLimits", args=s("/l") + limits(("max", 4096), ("min", 1024)) + b(False)),
+      call("SetLimits", args=s("/l") + limits(("max", 1), ("max", 2)) + b(False)),
+      call("SetLimits", args=s("/l") + limits(("swap", 1)) + b(False)),
+      call("Charge", "root", charge("/l", 8192, "anon", True)),
+      call("Charge", "root", charge("/l", 2048, "anon", True)),
+      call("SetLimits", args=s("/l") + limits(("max", 1024)) + b(False)),
+      call("SetLimits", args=s("/l") + limits(("max", 1024)) + b(True)),
+      call("SetLimits", args=s("/") + limits(("high", 1 << 30)) + b(False)),
+      call("Charge", "root", charge("/l", 10, "bogus", True)),
+      call("Uncharge", "root", charge("/l", 1 << 40, "anon", True)))
+write("session", "all",
+      call("CreateGroup", args=s("/s") + limits() + u64(1000)),
+      call("Attach", "user", s("/s")),
+      call("Charge", "user", charge("", 4096)),
+      call("Attach", "user", s("/s")),
+      call("MoveProcess", "root", u64(4243) + s("/")),
+      call("MoveProcess", "user", u64(0) + s("/s")),
+      call("MoveProcess", "user", u64(4242) + s("/s")),
+      call("GetClient", "root", u64(4243) + b(False)),
+      call("Attach", "user", s("auto")),
+      call("Uncharge", "user", charge("", 4096)))
+write("refused", "all",
+      call("CreateGroup", "user", s("/u") + limits() + u64(MAX)),
+      call("CreateGroup", "stranger", s("/u") + limits() + u64(MAX)),
+      call("CreateGroup", "none", s("/u") + limits() + u64(MAX)),
+      call("CreateGroup", "root", s("/u") + limits() + u64(0)),
+      call("CreateGroup", "root", s("/u") + limits() + u64(MAX)),
+      call("CreateGroup", "root", s("no-slash") + limits() + u64(MAX)),
+      call("CreateGroup", "root", s("/x/" + "d/" * 10 + "e") + limits() + u64(MAX)),
+      call("CreateGroup", "root", s("/" + "n" * 5000) + limits() + u64(MAX)),
+      call("RemoveGroup", "user", s("/u")),
+      call("ImportCgroups", "root", s("/") + s("")),
+      call("ImportCgroups", "user", s("/") + s("")),
+      call("GetGroup", "root", s("/missing")),
+      call("Set", args=s("org.memacct1.Group") + s("MemoryMax") + variant("t", u64(1)), group="/u"))
+write("restricted", "owner",
+      call("CreateGroup", args=s("/mine") + limits() + u64(1000)),
+      call("CreateGroup", args=s("/theirs") + limits() + u64(MAX)),
+      call("Get", "user", s("org.memacct1.Group") + s("Path"), group="/theirs"),
+      call("Get", "user", s("org.memacct1.Group") + s("Stats"), group="/mine"),
+      call("GetAll", "stranger", s("org.memacct1.Group"), group="/mine"),
+      call("GetManagedObjects", "user"),
+      call("IntrospectPrefix", "user"),
+      call("ListGroups", "user", s("/") + b(True)),
+      call("GetClient", "user", u64(4242) + b(False)))
+write("root-only", "root",
+      call("CreateGroup", args=s("/r") + limits() + u64(1000)),
+      call("Get", "user", s("org.memacct1.Group") + s("Events"), group="/r"),
+      call("GetManagedObjects", "none"),
+      call("GetGroup", "user", s("/r")))
+write("wrong", "all",
+      call("CreateGroup", args=s("/w"), wrong=["s"]),
+      call("CreateGroup", args=s("/w") + bytes([1]) + s("max") + s("1") + u64(0), wrong=["s", "a{ss}", "u"]),
+      call("Charge", args=s("/w") + u64(1), wrong=["s", "u"]),
+      call("SetLimits", args=variant("s", s("x")), wrong=["v"]),
+      call("ListGroups", args=s("/") + u64(3), wrong=["(st)"]),
+      call("Get", args=b"", group="/", wrong=[]),
+      call("GetManagedObjects", args=s("x"), wrong=["s"]))
+write("introspect", "all",
+      call("CreateGroup", args=s("/i") + limits() + u64(MAX)),
+      call("IntrospectGroup", group="/i"),
+      call("IntrospectGroup", group="/nonesuch"),
+      call("IntrospectGroup", group=""),
+      call("IntrospectPrefix"),
+      call("IntrospectManager"),
+      call("Get", args=s("org.memacct1.Group") + s("KernelMemoryCurrent"), group="/i"),
+      call("Get", args=s("org.memacct1.Group") + s("NoSuchProperty"), group="/i"))
+
+NAMES = ["max", "high", "low", "min", "anon", "file", "shmem", "kernel", "sock", "swap", "device",
+         "other", "auto", "/", "/a", "/a/b", "org.memacct1.Group", "Path", "MemoryCurrent",
+         "MemoryPeak", "MemoryMax", "MemoryHigh", "MemoryLow", "MemoryMin", "EffectiveMemoryMin",
+         "EffectiveMemoryLow", "FailCount", "Events", "EventsLocal", "Stats", "KernelMemoryCurrent"]
+with open(os.path.join(root, "tests", "fuzz", "bus.dict"), "w") as f:
+    f.write("# Written by make-bus-corpus.py: a length byte, then the name.\n")
+    for name in NAMES:
+        f.write('"%s"\n' % "".join("\\x%02x" % c if c < 32 or c > 126 or c in b'"\\' else chr(c)
+                                   for c in s(name)))
