@@ -25,6 +25,7 @@ targets=(
         bus
         config
         frame
+        journal
         metrics
         parse-size
         path
