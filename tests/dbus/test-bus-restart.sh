@@ -54,10 +54,12 @@ name_owner() {
         bctl status org.memacct1 2>/dev/null | sed -n 's/^PID=//p'
 }
 
-# state_kept GROUP: what follows the limits on GROUP's line of the state file
-# (its kept.ITEM=BYTES fields, each with a space before it).
+# state_kept GROUP: what follows the limits on GROUP's saved line (its
+# kept.ITEM=BYTES fields, each with a space before it): the last one the
+# state file and the journal after it give.
 state_kept() {
-        sed -n "s|^group $1 .*owner=[0-9]* max=[^ ]* high=[^ ]* low=[^ ]* min=[^ ]*||p" "$STATE_FILE"
+        cat "$STATE_FILE" "$STATE/journal" 2>/dev/null |
+                sed -n "s#^\(group\|set\) $1 .*owner=[0-9]* max=[^ ]* high=[^ ]* low=[^ ]* min=[^ ]*##p" | tail -n 1
 }
 
 state_kept_is() {
