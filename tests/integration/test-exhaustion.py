@@ -54,13 +54,6 @@ OUTPUT_PER_UID = 16 << 20
 LATENCY_P99_MAX = 0.250
 RSS_GROWTH_MAX = 128 << 20  # above the RSS before the attack
 
-OK = 0
-RESOURCE_EXHAUSTED = 8
-
-REQ_ID, REQ_HELLO, REQ_CREATE, REQ_GET_GROUP, REQ_LIST = 1, 10, 11, 14, 15
-REQ_CHARGE, REQ_UNCHARGE, REQ_SUBSCRIBE = 16, 17, 22
-RESP_ID, RESP_STATUS, RESP_MESSAGE, RESP_GROUPS, RESP_EVENT = 1, 2, 3, 15, 22
-
 
 def check(cond, what):
     global PASSED, FAILED
@@ -73,76 +66,11 @@ def check(cond, what):
 
 # ---- protobuf, by hand (as test-malformed.py) ----
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def f_varint(num, v):
-    return varint(num << 3) + varint(v)
-
-
-def f_bytes(num, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint(num << 3 | 2) + varint(len(b)) + b
-
-
-def request(rid, op, body=b""):
-    msg = f_varint(REQ_ID, rid) + f_bytes(op, body)
-    return varint(len(msg)) + msg
-
-
-def read_varint(buf, i):
-    n, shift = 0, 0
-    while True:
-        if i >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def decode(buf):
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v = bytes(buf[i:i + n])
-            i += n
-        elif wt == 1:
-            v, i = bytes(buf[i:i + 8]), i + 8
-        elif wt == 5:
-            v, i = bytes(buf[i:i + 4]), i + 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        out.setdefault(num, []).append(v)
-    return out
-
-
-def first(msg, num, default=None):
-    v = msg.get(num)
-    return v[0] if v else default
-
-
-def status(r):
-    return first(r, RESP_STATUS, OK)
-
-
-def message(r):
-    return first(r, RESP_MESSAGE, b"").decode(errors="replace")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rawproto import (  # noqa: E402 (after the path it is found on)
+    OK, RESOURCE_EXHAUSTED, REQ_HELLO, REQ_CREATE, REQ_GET_GROUP, REQ_LIST, REQ_CHARGE,
+    REQ_UNCHARGE, REQ_SUBSCRIBE, RESP_ID, RESP_GROUPS, RESP_EVENT,
+    f_varint, f_bytes, request, read_varint, decode, first, status, message)
 
 
 class Conn:

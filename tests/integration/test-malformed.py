@@ -63,79 +63,11 @@ def check(cond, what):
         print(f"FAIL: {what}", file=sys.stderr)
 
 
-# ---- protobuf, by hand ----
+# ---- protobuf, by hand: rawproto.py ----
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def f_varint(num, v):
-    return varint(num << 3 | 0) + varint(v)
-
-
-def f_bytes(num, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint(num << 3 | 2) + varint(len(b)) + b
-
-
-def frame(body):
-    return varint(len(body)) + body
-
-
-def request(rid, op=None, body=b""):
-    msg = f_varint(REQ_ID, rid)
-    if op is not None:
-        msg += f_bytes(op, body)
-    return frame(msg)
-
-
-def read_varint(buf, i):
-    n, shift = 0, 0
-    while True:
-        if i >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def decode(buf):
-    """A message as {field: [values]}: ints for varints, bytes otherwise."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v = bytes(buf[i:i + n])
-            i += n
-        elif wt == 1:
-            v = bytes(buf[i:i + 8])
-            i += 8
-        elif wt == 5:
-            v = bytes(buf[i:i + 4])
-            i += 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        out.setdefault(num, []).append(v)
-    return out
-
-
-def first(msg, num, default=None):
-    v = msg.get(num)
-    return v[0] if v else default
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rawproto import (  # noqa: E402 (after the path it is found on)
+    varint, f_varint, f_bytes, frame, request, read_varint, decode, first)
 
 
 class Conn:
