@@ -599,6 +599,7 @@ static int manager_start(Manager *m) {
         if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
         housekeeping_set_notify(m->housekeeping, manager_status, m, watchdog_usec);
+        housekeeping_set_alive(m->housekeeping, durable_alive, m->durable);
         r = housekeeping_start(m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");

@@ -61,6 +61,7 @@ struct Durable {
         _Atomic uint64_t saved;   /* every change up to this is on disk */
         _Atomic uint64_t failed;  /* the save meant to cover up to this failed */
         _Atomic int error;        /* 0, or the errno of the failure in force */
+        _Atomic uint64_t saving_since; /* CLOCK_MONOTONIC ms a save began; 0: none in progress */
 
         pthread_mutex_t lock;
         pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled under lock */
@@ -184,6 +185,13 @@ uint64_t durable_committed(Durable *d, const char *path) {
 
 void durable_changed(Durable *d) {
         (void) durable_committed(d, NULL);
+}
+
+bool durable_alive(void *userdata, uint64_t max_msec) {
+        Durable *d = userdata;
+        uint64_t since = atomic_load(&d->saving_since);
+
+        return since == 0 || now_msec() - since <= max_msec;
 }
 
 uint64_t durable_last_change(Durable *d) {
@@ -319,7 +327,9 @@ static int save(Durable *d, bool last) {
         d->dirty_all = false;
         pthread_mutex_unlock(&d->lock);
 
+        atomic_store(&d->saving_since, now_msec());
         r = whole ? save_whole(d, sync) : save_batch(d, paths, n, sync);
+        atomic_store(&d->saving_since, 0);
         for (size_t i = 0; i < n; i++)
                 free(paths[i]);
         free(paths);

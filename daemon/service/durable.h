@@ -93,6 +93,12 @@ uint64_t durable_last_change(Durable *d);
 int durable_check(Durable *d, uint64_t seq, Refusal *rf);
 
 /**
+ * durable_alive() - is the saver not stuck: no save in progress for more
+ * than @max_msec? A HousekeepingAliveFn (@userdata is the Durable); any thread.
+ */
+bool durable_alive(void *userdata, uint64_t max_msec);
+
+/**
  * durable_stop() - save once more (whatever changed) and join the thread.
  * Call after every thread that changes the core has stopped.
  * Return: the last save's result (0 or a negative errno, logged).

@@ -8,6 +8,7 @@
  * changes, and WATCHDOG=1 when the service has a watchdog.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,15 @@ int housekeeping_new(MemCore *core, unsigned flush_interval_msec, Housekeeping *
  */
 void housekeeping_set_notify(Housekeeping *h, HousekeepingStatusFn status, void *userdata,
                              uint64_t watchdog_usec);
+
+/* Is another thread doing its work (nothing of it stuck for @max_msec)? For the keep-alive. */
+typedef bool (*HousekeepingAliveFn)(void *userdata, uint64_t max_msec);
+
+/**
+ * housekeeping_set_alive() - ping the watchdog only while @alive says
+ * so (the saver: a save stuck on a dead disk). Before housekeeping_start().
+ */
+void housekeeping_set_alive(Housekeeping *h, HousekeepingAliveFn alive, void *userdata);
 
 /* Periodic work of another module (the kernel cgroup sampler), on the thread. */
 typedef void (*HousekeepingSampleFn)(void *userdata);
