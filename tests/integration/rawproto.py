@@ -344,3 +344,15 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def sanitized(binary):
+    """Is @binary built with ASan or TSan? Their allocators keep freed
+    memory in quarantine (ASan: up to 256 MiB), so RSS bounds must allow it."""
+    with open(binary, "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
+
+
+# What a sanitizer's quarantine may hold on top of a daemon's own memory, KiB.
+QUARANTINE_KIB = 256 * 1024

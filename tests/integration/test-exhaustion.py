@@ -70,7 +70,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rawproto import (  # noqa: E402 (after the path it is found on)
     OK, RESOURCE_EXHAUSTED, REQ_HELLO, REQ_CREATE, REQ_GET_GROUP, REQ_LIST, REQ_CHARGE,
     REQ_UNCHARGE, REQ_SUBSCRIBE, RESP_ID, RESP_GROUPS, RESP_EVENT,
-    f_varint, f_bytes, request, read_varint, decode, first, status, message)
+    f_varint, f_bytes, request, read_varint, decode, first, status, message, sanitized)
 
 
 class Conn:
@@ -163,9 +163,7 @@ class Daemon:
         self.proc = None
         # A sanitized daemon is slower and its freed memory is held in
         # quarantine: the bounds scale.
-        with open(os.environ["MEMACCTD"], "rb") as f:
-            data = f.read()
-        self.slowdown = 4 if b"__asan_init" in data or b"__tsan_init" in data else 1
+        self.slowdown = 4 if sanitized(os.environ["MEMACCTD"]) else 1
 
     def start(self):
         self.proc = subprocess.Popen([os.environ["MEMACCTD"], "--socket", self.sock, "--config", self.config,
