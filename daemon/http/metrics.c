@@ -244,9 +244,12 @@ static void conn_read(MetricsConn *c) {
                 return; /* more to come, within the watermark and the deadline */
         evtimer_del(c->deadline);
         if (r > 0) {
-                /* The parser said the request is @r bytes of @n: they are taken. */
-                (void) evbuffer_drain(in, (size_t) r);
+                /* The parser said the request is @r bytes of @n: they are
+                 * taken once answered (@req points into them). */
+                size_t used = (size_t) r;
+
                 r = conn_answer(c, &req, &resp);
+                (void) evbuffer_drain(in, used);
         } else
                 r = metrics_respond_error(r, &resp);
         if (r < 0) {
