@@ -22,9 +22,9 @@ static inline MemGroup *group_child_of(struct cds_list_head *it) {
 }
 
 #define group_for_each_child(c, g, it)                                                       \
-        for (struct cds_list_head *it = rcu_dereference((g)->children.next);                  \
+        for (struct cds_list_head *it = rcu_list_next(&(g)->children);                        \
              it != &(g)->children && ((c) = group_child_of(it));                               \
-             it = rcu_dereference(it->next))
+             it = rcu_list_next(it))
 
 #define group_from_counter(c) ((MemGroup *) ((char *) (c) - offsetof(MemGroup, counter)))
 

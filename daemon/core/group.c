@@ -276,7 +276,7 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
                 goto fail_id;
         }
         if (parent)
-                cds_list_add_tail_rcu(&g->siblings, &parent->children);
+                rcu_list_add_tail(&g->siblings, &parent->children);
         else
                 core->root = g;
         core->ngroups++;
@@ -381,7 +381,7 @@ int group_remove(MemCore *core, const char *path) {
 
         core_read_lock();
         cds_lfht_del(core->groups, &g->node);
-        cds_list_del_rcu(&g->siblings);
+        rcu_list_del(&g->siblings);
         core->ngroups--;
         core_read_unlock();
 
