@@ -37,7 +37,10 @@ static void help(void) {
                "                                  mirror the kernel's memory cgroups as groups\n"
                "  oci-hook create|delete [--prefix PATH]\n"
                "                                  the OCI runtime hook: the state JSON on stdin;\n"
-               "                                  the group PATH/<id> (default /containers)\n\n"
+               "                                  the group PATH/<id> (default /containers)\n"
+               "  run [--group PATH | --name NAME] [KEY=SIZE...] [--keep-group] -- CMD [ARG...]\n"
+               "                                  CMD in a new group (/run.slice/NAME, or\n"
+               "                                  /run.slice/run-PID-RANDOM), removed after it\n\n"
                "Options:\n"
                "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else\n"
                "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
@@ -65,6 +68,9 @@ enum {
         ARG_PREFIX,
         ARG_FROM,
         ARG_UNDER,
+        ARG_GROUP,
+        ARG_NAME,
+        ARG_KEEP_GROUP,
 };
 
 static const struct option options[] = {
@@ -80,6 +86,9 @@ static const struct option options[] = {
         { "prefix", required_argument, NULL, ARG_PREFIX },
         { "from", required_argument, NULL, ARG_FROM },
         { "under", required_argument, NULL, ARG_UNDER },
+        { "group", required_argument, NULL, ARG_GROUP },
+        { "name", required_argument, NULL, ARG_NAME },
+        { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
         {}
 };
 
@@ -128,6 +137,15 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_UNDER:
                         arg.under = optarg;
                         break;
+                case ARG_GROUP:
+                        arg.group = optarg;
+                        break;
+                case ARG_NAME:
+                        arg.name = optarg;
+                        break;
+                case ARG_KEEP_GROUP:
+                        arg.keep_group = true;
+                        break;
                 default:
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
@@ -153,5 +171,7 @@ bool options_allowed(const char *verb) {
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from and --under: only for import-cgroups"), false;
+        if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
+                return usage_error("--group, --name and --keep-group: only for run"), false;
         return true;
 }

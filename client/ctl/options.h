@@ -21,6 +21,9 @@ typedef struct CtlOptions {
         const char *prefix; /* oci-hook --prefix */
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
+        const char *group;  /* run --group */
+        const char *name;   /* run --name */
+        bool keep_group;    /* run --keep-group */
 } CtlOptions;
 
 /* This run's options: written by options_parse() alone, in main(). */

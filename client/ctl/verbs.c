@@ -25,6 +25,7 @@
 #include "options.h"
 #include "output.h"
 #include "parse-size.h"
+#include "run.h"
 #include "verbs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
@@ -365,6 +366,7 @@ static const Verb verbs[] = {
         { "watch", 1, 1, verb_watch },
         { "oci-hook", -1, -1, verb_oci_hook },
         { "import-cgroups", 0, 0, verb_import_cgroups },
+        { "run", -1, -1, run_main },
 };
 
 const Verb *verb_find(const char *name) {

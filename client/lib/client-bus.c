@@ -158,6 +158,11 @@ _public_ int memacct_connect_bus(const char *address, memacct **ret) {
         else
                 r = ping_locked(m);
         pthread_mutex_unlock(&m->lock);
+        if (r >= 0 && (r = client_attach_from_env(m)) < 0) {
+                memacct_close(m);
+                client_error_connect_failed();
+                return r;
+        }
         if (r < 0) {
                 memacct_close(m);
                 return r;

@@ -10,6 +10,13 @@
  * so each public call tests it once at its entry, without the lock, and
  * hands over to the bus when it is set.
  *
+ * A new handle whose environment names a group ($MEMACCT_GROUP, set by
+ * memacctctl run) attaches its session there before it is returned, so a
+ * client that never attaches charges where the one who started it said;
+ * an explicit memacct_attach() later moves it as before. A group that is
+ * not there fails the connect: charging nowhere or elsewhere instead would
+ * go unnoticed.
+ *
  * Unsolicited frames from the socket land here (on_frame()): events go to
  * the event queue, a Moved to the session's group, which a reconnection
  * attaches to.
@@ -91,6 +98,21 @@ memacct *client_new(void) {
         return m;
 }
 
+int client_attach_from_env(memacct *m) {
+        const char *group = secure_getenv("MEMACCT_GROUP");
+        char msg[512];
+        int r;
+
+        if (!group || !*group)
+                return 0;
+        r = memacct_attach(m, group);
+        if (r >= 0)
+                return 0;
+        snprintf(msg, sizeof(msg), "MEMACCT_GROUP=%s: %s", group,
+                 memacct_last_error(m) ? memacct_last_error(m) : strerror(-r));
+        return client_error(m, r, msg, NULL);
+}
+
 _public_ int memacct_connect(const char *path, memacct **ret) {
         memacct *m;
         int r;
@@ -116,6 +138,8 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
         else
                 r = client_hello_locked(m);
         pthread_mutex_unlock(&m->lock);
+        if (r >= 0)
+                r = client_attach_from_env(m);
         if (r < 0) {
                 memacct_close(m);
                 /* The handle is gone; its error stays readable through

@@ -105,3 +105,12 @@ struct memacct {
  * Return: it, or NULL (out of memory).
  */
 memacct *client_new(void);
+
+/**
+ * client_attach_from_env() - attach the session of the new handle @m to
+ * $MEMACCT_GROUP when it is set and not empty (memacctctl run names its
+ * group so); the last step of memacct_connect() and memacct_connect_bus().
+ * Return: 0, or memacct_attach()'s error, its words prefixed with the
+ * variable.
+ */
+int client_attach_from_env(memacct *m);

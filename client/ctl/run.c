@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacctctl run: create a transient group, run a command with the group
+ * named in its environment (libmemacct attaches a session that does not
+ * attach itself to $MEMACCT_GROUP), forward the signals a shell or a
+ * supervisor sends, wait, and remove the group once its last session has
+ * ended.
+ *
+ * Invariants: the group is removed only if this run created it, and only
+ * when no session remains in it (the daemon refuses to remove a group
+ * with sessions, so a child's child that still charges keeps it: it is
+ * left, with a note). Signals to be forwarded are blocked from before the
+ * fork until the child's pid is known, so none is lost or sent to pid 0.
+ * A run killed with SIGKILL leaves its group behind: nothing here can
+ * catch that.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "macro.h"
+#include "options.h"
+#include "output.h"
+#include "parse-size.h"
+#include "run.h"
+
+/* The signals passed on to the command, as systemd-run --scope and
+ * env-style wrappers pass them. */
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+/* The child, written before the signals are unblocked, read by the
+ * handler. */
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig, siginfo_t *si, void *ucontext) {
+        int saved = errno;
+
+        (void) ucontext;
+        /* A signal from the kernel here is the terminal's (^C, ^\, a
+         * hangup): it went to the whole foreground process group, the
+         * child included, so passing it on would deliver it twice. */
+        if (child_pid > 0 && si->si_code != SI_KERNEL)
+                (void) kill((pid_t) child_pid, sig);
+        errno = saved;
+}
+
+static void forwarded_sigset(sigset_t *set) {
+        sigemptyset(set);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaddset(set, forwarded[i]);
+}
+
+/* Leading KEY=SIZE words, as `create` takes them; *@ret_n is how many. */
+static int parse_limits(int argc, char **argv, memacct_limits *l, int *ret_n) {
+        int i;
+
+        for (i = 0; i < argc; i++) {
+                const char *eq = strchr(argv[i], '=');
+                unsigned bit = eq ? limit_by_name(argv[i], (size_t) (eq - argv[i])) : 0;
+                uint64_t v;
+
+                if (bit == 0)
+                        break;
+                if (parse_size(eq + 1, &v) < 0)
+                        return usage_error("run: invalid size in '%s'", argv[i]);
+                limits_set(l, bit, v);
+        }
+        *ret_n = i;
+        return 0;
+}
+
+static int connect_daemon(memacct **mp) {
+        const char *why;
+        int r;
+
+        r = arg.bus ? memacct_connect_bus(arg.bus_address, mp) : memacct_connect(arg.socket, mp);
+        if (r >= 0)
+                return 0;
+        why = memacct_last_error(NULL);
+        fprintf(stderr, "memacctctl: run: cannot reach memacctd%s: %s\n", arg.bus ? " on the bus" : "",
+                why ? why : strerror(-r));
+        return EXIT_FAILURE;
+}
+
+/* The group's path: --group as given, --name under RUN_SLICE, else a name
+ * of our pid and 32 random bits (the pid alone repeats across pid
+ * namespaces and after a leftover from a killed run). */
+static int group_path(char *buf, size_t size) {
+        uint32_t rnd = 0;
+        int n;
+
+        if (arg.group)
+                n = snprintf(buf, size, "%s", arg.group);
+        else if (arg.name)
+                n = snprintf(buf, size, RUN_SLICE "/%s", arg.name);
+        else {
+                if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+                        rnd = (uint32_t) time(NULL) ^ (uint32_t) clock();
+                n = snprintf(buf, size, RUN_SLICE "/run-%d-%08x", (int) getpid(), rnd);
+        }
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int create_group(memacct *m, char *path, size_t size, const memacct_limits *l) {
+        int r;
+
+        if (!arg.group) {
+                r = memacct_create_group(m, RUN_SLICE, NULL, MEMACCT_NO_OWNER);
+                if (r < 0 && r != -EEXIST)
+                        return fail(m, "run: create", RUN_SLICE, r);
+        }
+        /* A random name that exists already is a leftover: draw again. */
+        for (int tries = 0;; tries++) {
+                r = group_path(path, size);
+                if (r < 0)
+                        return usage_error("run: group path too long");
+                r = memacct_create_group(m, path, l->set ? l : NULL, MEMACCT_NO_OWNER);
+                if (r != -EEXIST || arg.group || arg.name || tries >= 8)
+                        break;
+        }
+        return r < 0 ? fail(m, "run: create", path, r) : 0;
+}
+
+/* The environment the command inherits: the group, and the daemon as we
+ * reached it (a relative socket made absolute, so that a command that
+ * changes directory still finds it). */
+static int set_environment(const char *path) {
+        char *sock = NULL, cwd[PATH_MAX];
+        int r = 0;
+
+        if (setenv("MEMACCT_GROUP", path, 1) < 0)
+                return -errno;
+        if (arg.bus)
+                return setenv("MEMACCT_BUS", arg.bus_address ? arg.bus_address :
+                              geteuid() == 0 ? "system" : "user", 1) < 0 ? -errno : 0;
+        if (arg.socket)
+                sock = strdup(arg.socket);
+        else
+                r = memacct_default_socket(&sock);
+        if (r < 0 || !sock)
+                return -ENOMEM;
+        if (sock[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+                char *abs = NULL;
+
+                if (asprintf(&abs, "%s/%s", cwd, sock) < 0) {
+                        free(sock);
+                        return -ENOMEM;
+                }
+                free(sock);
+                sock = abs;
+        }
+        r = setenv("MEMACCT_SOCKET", sock, 1) < 0 ? -errno : 0;
+        free(sock);
+        return r;
+}
+
+/* In the child: default dispositions, nothing blocked, then exec; on
+ * failure the errno goes up @fd (close-on-exec, so a successful exec
+ * sends nothing). */
+static __attribute__((noreturn)) void exec_child(char **cmd, const sigset_t *old, int fd) {
+        int e;
+
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                signal(forwarded[i], SIG_DFL);
+        sigprocmask(SIG_SETMASK, old, NULL);
+        execvp(cmd[0], cmd);
+        e = errno;
+        (void) !write(fd, &e, sizeof(e));
+        _exit(127);
+}
+
+/* Start @cmd and wait for it. Return: its exit status as a shell gives
+ * it, or 126/127 when it could not be executed, or < 0. */
+static int spawn_and_wait(char **cmd) {
+        struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
+        sigset_t set, old;
+        int pipefd[2], status, e = 0;
+        ssize_t n;
+        pid_t pid;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        forwarded_sigset(&set);
+        sa.sa_mask = set;
+        sigprocmask(SIG_BLOCK, &set, &old);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaction(forwarded[i], &sa, NULL);
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+                e = errno;
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return -e;
+        }
+        if (pid == 0) {
+                close(pipefd[0]);
+                exec_child(cmd, &old, pipefd[1]);
+        }
+        child_pid = pid;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(pipefd[1]);
+        do
+                n = read(pipefd[0], &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        close(pipefd[0]);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        child_pid = 0;
+        if (n == (ssize_t) sizeof(e)) {
+                fprintf(stderr, "memacctctl: run: %s: %s\n", cmd[0], strerror(e));
+                return e == ENOENT ? 127 : 126;
+        }
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return WEXITSTATUS(status);
+}
+
+/* Remove @path once its last session has ended, waiting up to
+ * RUN_REMOVE_WAIT_MSEC: a session ends when the daemon sees its client's
+ * connection close, a little after the client exited. */
+static void remove_when_idle(memacct *m, const char *path) {
+        const struct timespec step = { .tv_nsec = 50 * 1000 * 1000 };
+        int r;
+
+        for (int waited = 0;; waited += 50) {
+                r = memacct_remove_group(m, path);
+                if (r != -EBUSY || waited >= RUN_REMOVE_WAIT_MSEC)
+                        break;
+                nanosleep(&step, NULL);
+        }
+        if (r == -EBUSY)
+                fprintf(stderr, "memacctctl: run: leaving %s: it still has sessions or groups\n", path);
+        else if (r < 0 && r != -ENOENT)
+                (void) fail(m, "run: remove", path, r);
+}
+
+int run_main(memacct **mp, int argc, char **argv) {
+        char path[4096];
+        memacct_limits l = {};
+        int r, n = 0, status;
+
+        if (arg.group && arg.name)
+                return usage_error("run: --group and --name exclude each other");
+        if (arg.name && (!*arg.name || strchr(arg.name, '/')))
+                return usage_error("run: --name takes one group name, without '/'");
+        r = parse_limits(argc - 1, argv + 1, &l, &n);
+        if (r != 0)
+                return r;
+        if (1 + n >= argc)
+                return usage_error("run: missing command");
+        /* getopt_long() moves the "--" that ended the options to just
+         * before the command's words. Without one, it would have taken
+         * the command's own options as ours. */
+        if (strcmp(argv[-1], "--") != 0)
+                return usage_error("run: write -- before the command");
+
+        if (connect_daemon(mp) != 0)
+                return EXIT_FAILURE;
+        r = create_group(*mp, path, sizeof(path), &l);
+        if (r != 0)
+                return r;
+        r = set_environment(path);
+        status = r < 0 ? r : spawn_and_wait(argv + 1 + n);
+        if (status < 0)
+                fprintf(stderr, "memacctctl: run: cannot start %s: %s\n", argv[1 + n],
+                        strerror(-status));
+        if (arg.keep_group)
+                fprintf(stderr, "memacctctl: run: kept %s\n", path);
+        else
+                remove_when_idle(*mp, path);
+        return status < 0 ? EXIT_FAILURE : status;
+}
