@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memacct-run-helper: the command test-run.sh starts under memacctctl run.
+ * It connects as any libmemacct client does, memacct_connect(NULL) and
+ * no attach, so its session charges land where $MEMACCT_GROUP says, then
+ * follows its steps in order:
+ *
+ *   charge BYTES    a session charge; prints "charged BYTES" or
+ *                   "refused BYTES: <errno name>"
+ *   ready FILE      create FILE (the script waits for it)
+ *   wait FILE       wait until FILE exists
+ *   usr1 N          from now on, SIGUSR1 prints "got SIGUSR1" and exits N
+ *   exit N          exit with status N (without a step: 0)
+ *
+ * Exit status: as the steps say; 1 when it cannot connect, 2 usage.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memacct.h>
+
+static int usr1_status;
+
+static void on_usr1(int sig) {
+        static const char msg[] = "got SIGUSR1\n";
+
+        (void) sig;
+        (void) !write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+        _exit(usr1_status);
+}
+
+static int parse_int(const char *s, long long *ret) {
+        char *end;
+
+        errno = 0;
+        *ret = strtoll(s, &end, 10);
+        return errno != 0 || end == s || *end || *ret < 0 ? -EINVAL : 0;
+}
+
+static int step(memacct *m, const char *what, const char *a) {
+        const struct timespec tick = { .tv_nsec = 20 * 1000 * 1000 };
+        long long v;
+        int r, fd;
+
+        if (strcmp(what, "wait") == 0) {
+                while (access(a, F_OK) < 0)
+                        nanosleep(&tick, NULL);
+                return 0;
+        }
+        if (strcmp(what, "ready") == 0) {
+                fd = open(a, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                return fd < 0 ? -errno : close(fd);
+        }
+        if (parse_int(a, &v) < 0)
+                return -EINVAL;
+        if (strcmp(what, "charge") == 0) {
+                r = memacct_charge(m, NULL, (uint64_t) v, MEMACCT_STAT_ANON, 0, NULL);
+                if (r < 0)
+                        printf("refused %lld: %s\n", v, strerrorname_np(-r));
+                else
+                        printf("charged %lld\n", v);
+                return fflush(stdout);
+        }
+        if (strcmp(what, "usr1") == 0) {
+                usr1_status = (int) v;
+                signal(SIGUSR1, on_usr1);
+                return 0;
+        }
+        if (strcmp(what, "exit") == 0)
+                exit((int) v);
+        return -EINVAL;
+}
+
+int main(int argc, char **argv) {
+        memacct *m = NULL;
+        int r;
+
+        if (argc % 2 != 1) {
+                fputs("usage: memacct-run-helper [STEP ARG]...\n", stderr);
+                return 2;
+        }
+        r = memacct_connect(NULL, &m);
+        if (r < 0) {
+                fprintf(stderr, "memacct-run-helper: cannot connect: %s: %s\n", strerror(-r),
+                        memacct_last_error(NULL) ? memacct_last_error(NULL) : "");
+                return 1;
+        }
+        for (int i = 1; i < argc; i += 2)
+                if (step(m, argv[i], argv[i + 1]) < 0) {
+                        fprintf(stderr, "memacct-run-helper: %s %s: failed\n", argv[i], argv[i + 1]);
+                        memacct_close(m);
+                        return 2;
+                }
+        memacct_close(m);
+        return 0;
+}
