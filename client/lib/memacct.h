@@ -244,11 +244,14 @@ typedef struct memacct_event {
 int memacct_default_socket(char **ret);
 
 /**
- * memacct_connect() - connect to memacctd and exchange Hello.
+ * memacct_connect() - connect to memacctd and exchange Hello; when
+ * $MEMACCT_GROUP is set and not empty, attach the session there too (as
+ * memacct_connect_bus() does; memacctctl run sets it).
  * @path: the socket, or NULL for memacct_default_socket()
  * @ret: the new handle
  *
- * Return: 0; -ENOENT, -ECONNREFUSED, -EACCES (cannot connect); -ENOSPC
+ * Return: 0; memacct_attach()'s errors for $MEMACCT_GROUP (-ENOENT,
+ * -EPERM); -ENOENT, -ECONNREFUSED, -EACCES (cannot connect); -ENOSPC
  * (the daemon refused the session: too many for this uid; its message is
  * memacct_last_error(NULL)); -EPROTONOSUPPORT (the server speaks another
  * protocol version); -ENOMEM.
