@@ -35,6 +35,9 @@ static void help(void) {
                "  watch PATH                      print events under PATH as they happen\n"
                "  import-cgroups [--from CGROUP] [--under PATH]\n"
                "                                  mirror the kernel's memory cgroups as groups\n"
+               "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
+               "                                  a live view of the subtree (keys: c k p e\n"
+               "                                  order by current peak path events, q quits)\n"
                "  oci-hook create|delete [--prefix PATH]\n"
                "                                  the OCI runtime hook: the state JSON on stdin;\n"
                "                                  the group PATH/<id> (default /containers)\n\n"
@@ -65,6 +68,7 @@ enum {
         ARG_PREFIX,
         ARG_FROM,
         ARG_UNDER,
+        ARG_RAW,
 };
 
 static const struct option options[] = {
@@ -80,6 +84,12 @@ static const struct option options[] = {
         { "prefix", required_argument, NULL, ARG_PREFIX },
         { "from", required_argument, NULL, ARG_FROM },
         { "under", required_argument, NULL, ARG_UNDER },
+        { "order", required_argument, NULL, 's' },
+        { "depth", required_argument, NULL, 'd' },
+        { "interval", required_argument, NULL, 'i' },
+        { "iterations", required_argument, NULL, 'n' },
+        { "batch", no_argument, NULL, 'b' },
+        { "raw", no_argument, NULL, ARG_RAW },
         {}
 };
 
@@ -87,7 +97,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         int c;
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "hs:d:i:n:b", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -128,6 +138,24 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_UNDER:
                         arg.under = optarg;
                         break;
+                case 's':
+                        arg.top_order = optarg;
+                        break;
+                case 'd':
+                        arg.top_depth = optarg;
+                        break;
+                case 'i':
+                        arg.top_interval = optarg;
+                        break;
+                case 'n':
+                        arg.top_iterations = optarg;
+                        break;
+                case 'b':
+                        arg.batch = true;
+                        break;
+                case ARG_RAW:
+                        arg.raw = true;
+                        break;
                 default:
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
@@ -153,5 +181,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from and --under: only for import-cgroups"), false;
+        if ((arg.top_order || arg.top_depth || arg.top_interval || arg.top_iterations ||
+             arg.batch || arg.raw) && strcmp(verb, "top") != 0)
+                return usage_error("-s, -d, -i, -n, -b and --raw: only for top"), false;
         return true;
 }

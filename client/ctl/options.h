@@ -21,6 +21,9 @@ typedef struct CtlOptions {
         const char *prefix; /* oci-hook --prefix */
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
+        /* top: strings checked by top.c, which knows what they mean */
+        const char *top_order, *top_depth, *top_interval, *top_iterations;
+        bool batch, raw;
 } CtlOptions;
 
 /* This run's options: written by options_parse() alone, in main(). */
