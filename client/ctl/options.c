@@ -35,6 +35,9 @@ static void help(void) {
                "  watch PATH                      print events under PATH as they happen\n"
                "  import-cgroups [--from CGROUP] [--under PATH]\n"
                "                                  mirror the kernel's memory cgroups as groups\n"
+               "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
+               "                                  a live view of the subtree (keys: c k p e\n"
+               "                                  order by current peak path events, q quits)\n"
                "  oci-hook create|delete [--prefix PATH]\n"
                "                                  the OCI runtime hook: the state JSON on stdin;\n"
                "                                  the group PATH/<id> (default /containers)\n"
@@ -71,6 +74,7 @@ enum {
         ARG_GROUP,
         ARG_NAME,
         ARG_KEEP_GROUP,
+        ARG_RAW,
 };
 
 static const struct option options[] = {
@@ -89,6 +93,12 @@ static const struct option options[] = {
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
+        { "order", required_argument, NULL, 's' },
+        { "depth", required_argument, NULL, 'd' },
+        { "interval", required_argument, NULL, 'i' },
+        { "iterations", required_argument, NULL, 'n' },
+        { "batch", no_argument, NULL, 'b' },
+        { "raw", no_argument, NULL, ARG_RAW },
         {}
 };
 
@@ -96,7 +106,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         int c;
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "hs:d:i:n:b", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -146,6 +156,24 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_KEEP_GROUP:
                         arg.keep_group = true;
                         break;
+                case 's':
+                        arg.top_order = optarg;
+                        break;
+                case 'd':
+                        arg.top_depth = optarg;
+                        break;
+                case 'i':
+                        arg.top_interval = optarg;
+                        break;
+                case 'n':
+                        arg.top_iterations = optarg;
+                        break;
+                case 'b':
+                        arg.batch = true;
+                        break;
+                case ARG_RAW:
+                        arg.raw = true;
+                        break;
                 default:
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
@@ -173,5 +201,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("--from and --under: only for import-cgroups"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
                 return usage_error("--group, --name and --keep-group: only for run"), false;
+        if ((arg.top_order || arg.top_depth || arg.top_interval || arg.top_iterations ||
+             arg.batch || arg.raw) && strcmp(verb, "top") != 0)
+                return usage_error("-s, -d, -i, -n, -b and --raw: only for top"), false;
         return true;
 }

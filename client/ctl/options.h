@@ -24,6 +24,9 @@ typedef struct CtlOptions {
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */
+        /* top: strings checked by top.c, which knows what they mean */
+        const char *top_order, *top_depth, *top_interval, *top_iterations;
+        bool batch, raw;
 } CtlOptions;
 
 /* This run's options: written by options_parse() alone, in main(). */

@@ -26,6 +26,7 @@
 #include "output.h"
 #include "parse-size.h"
 #include "run.h"
+#include "top.h"
 #include "verbs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
@@ -339,6 +340,11 @@ static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
         return print_import(&res, arg.json);
 }
 
+/* top lives in top.c and checks its own options. */
+static int verb_top(memacct **mp, int argc, char **argv) {
+        return top_main(mp, argc, argv, connect_or_fail);
+}
+
 /* The OCI runtime hook lives in oci.c; it checks its own arguments. */
 static int verb_oci_hook(memacct **mp, int argc, char **argv) {
         return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
@@ -367,6 +373,7 @@ static const Verb verbs[] = {
         { "oci-hook", -1, -1, verb_oci_hook },
         { "import-cgroups", 0, 0, verb_import_cgroups },
         { "run", -1, -1, run_main },
+        { "top", 0, 1, verb_top },
 };
 
 const Verb *verb_find(const char *name) {
