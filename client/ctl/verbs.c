@@ -25,6 +25,7 @@
 #include "options.h"
 #include "output.h"
 #include "parse-size.h"
+#include "rules.h"
 #include "verbs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
@@ -343,6 +344,11 @@ static int verb_oci_hook(memacct **mp, int argc, char **argv) {
         return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
 }
 
+/* The placement rules live in rules.c; it checks its own arguments. */
+static int verb_rule(memacct **mp, int argc, char **argv) {
+        return rule_verb_main(mp, argc, argv, connect_or_fail);
+}
+
 struct Verb {
         const char *name;
         int min_args, max_args; /* after the name; min_args -1: the verb counts them */
@@ -365,6 +371,7 @@ static const Verb verbs[] = {
         { "watch", 1, 1, verb_watch },
         { "oci-hook", -1, -1, verb_oci_hook },
         { "import-cgroups", 0, 0, verb_import_cgroups },
+        { "rule", -1, -1, verb_rule },
 };
 
 const Verb *verb_find(const char *name) {
