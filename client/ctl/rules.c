@@ -96,7 +96,7 @@ int rule_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct *
         }
         r = memacct_rule_list(*mp, &rules);
         if (r < 0)
-                return fail(*mp, "rule list", NULL, r);
+                return fail(*mp, "rule list", "", r);
         r = rule_print_list(rules, arg.json, stdout);
         memacct_rules_free(rules);
         return r;
