@@ -13,6 +13,11 @@
  * idempotent, as a poststop hook should be: a group already gone is a
  * success with a note.
  *
+ * Placement: at create the hook also adds the daemon's placement rule
+ * "the container's kernel memory cgroup -> its group", so that every
+ * process of the container that attaches "auto" lands there; at delete it
+ * removes every rule that names the group, before the group.
+ *
  * memacctd moves sessions, not processes: a container pid that has no
  * session yet (the usual case: the runtime calls the hook before the
  * container's program runs) is "no such client". The group is then left
@@ -343,6 +348,80 @@ static int ensure_prefix(memacct *m, const char *prefix) {
         return 0;
 }
 
+/*
+ * The memory cgroup of @pid from /proc/PID/cgroup, read as memacctd reads
+ * it for placement: v1's "memory" line when there is one (on a hybrid
+ * host that is where memory is accounted), else the unified "0::" line.
+ */
+static int proc_memory_cgroup(pid_t pid, char *buf, size_t size) {
+        char path[64], line[4096 + 256];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char *ctl = strchr(line, ':'), *p, *tok, *save = NULL;
+                bool memory = false;
+
+                if (!ctl || !(p = strchr(ctl + 1, ':')))
+                        continue;
+                *p++ = 0;
+                *ctl++ = 0;
+                p[strcspn(p, "\n")] = 0;
+                for (tok = strtok_r(ctl, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                        memory |= strcmp(tok, "memory") == 0;
+                if (memory || (!found && strcmp(line, "0") == 0 && *ctl == 0)) {
+                        snprintf(buf, size, "%s", p);
+                        found = true;
+                        if (memory)
+                                break;
+                }
+        }
+        fclose(f);
+        return found ? 0 : -ENOENT;
+}
+
+/* The rule "@pid's cgroup -> @path". Return: 0 or the exit status, said. */
+static int add_rule(memacct *m, pid_t pid, const char *path) {
+        char cg[4096];
+        int r;
+
+        r = proc_memory_cgroup(pid, cg, sizeof(cg));
+        if (r < 0) {
+                fprintf(stderr, "memacctctl: oci-hook: pid %d: cannot read its memory cgroup: %s\n", (int) pid,
+                        strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = memacct_rule_add(m, cg, path);
+        if (r < 0)
+                return failed(m, "placement rule to", path, r);
+        return 0;
+}
+
+/* Every rule naming @path goes (a poststop has no pid to read a cgroup of). */
+static int remove_rules(memacct *m, const char *path) {
+        memacct_rules *rules = NULL;
+        int r, k = 0;
+
+        r = memacct_rule_list(m, &rules);
+        if (r < 0)
+                return failed(m, "list of the placement rules for", path, r);
+        for (size_t i = 0; i < memacct_rules_size(rules); i++) {
+                const memacct_rule *ru = memacct_rules_get(rules, i);
+
+                if (strcmp(ru->group, path) != 0)
+                        continue;
+                r = memacct_rule_remove(m, ru->cgroup);
+                if (r < 0 && r != -ENOENT)
+                        k = failed(m, "removal of the placement rule to", path, r);
+        }
+        memacct_rules_free(rules);
+        return k;
+}
+
 static int hook_create(memacct *m, const OciState *st, const char *prefix, const char *path) {
         unsigned sessions = 0;
         int r;
@@ -362,6 +441,12 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
         }
         if (r < 0)
                 return failed(m, "create", path, r);
+        r = add_rule(m, st->pid, path);
+        if (r != 0) {
+                /* A failed create leaves no group behind. */
+                (void) memacct_remove_group(m, path);
+                return r;
+        }
 
         r = memacct_move(m, st->pid, path, &sessions);
         if (r == -ENOENT) {
@@ -381,7 +466,10 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
         }
         if (r < 0) {
                 int k = failed(m, "move of the container's pid to", path, r);
-                int q = memacct_remove_group(m, path);
+                int q;
+
+                (void) remove_rules(m, path);
+                q = memacct_remove_group(m, path);
 
                 if (q < 0 && q != -ENOENT)
                         fprintf(stderr, "memacctctl: oci-hook: cannot remove %s again: %s\n", path,
@@ -395,6 +483,11 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
 
 static int hook_delete(memacct *m, const char *path) {
         int r;
+
+        /* The rules first: no new process may be placed in a group going away. */
+        r = remove_rules(m, path);
+        if (r != 0)
+                return r;
 
         /* The container's processes are gone, but the daemon may not have
          * seen their sockets close yet: give their sessions a moment to end

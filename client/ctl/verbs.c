@@ -27,6 +27,7 @@
 #include "parse-size.h"
 #include "run.h"
 #include "top.h"
+#include "rules.h"
 #include "verbs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
@@ -350,6 +351,11 @@ static int verb_oci_hook(memacct **mp, int argc, char **argv) {
         return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
 }
 
+/* The placement rules live in rules.c; it checks its own arguments. */
+static int verb_rule(memacct **mp, int argc, char **argv) {
+        return rule_verb_main(mp, argc, argv, connect_or_fail);
+}
+
 struct Verb {
         const char *name;
         int min_args, max_args; /* after the name; min_args -1: the verb counts them */
@@ -374,6 +380,7 @@ static const Verb verbs[] = {
         { "import-cgroups", 0, 0, verb_import_cgroups },
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
+        { "rule", -1, -1, verb_rule },
 };
 
 const Verb *verb_find(const char *name) {

@@ -42,3 +42,9 @@ int bus_import_cgroups(memacct *m, const char *from, const char *under,
 
 /** bus_get_client() - memacct_get_client() on a bus handle. */
 int bus_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+
+/* Placement rules on a bus handle (client-bus-rules.c): memacct_rule_add(),
+ * memacct_rule_remove(), memacct_rule_list(). */
+int bus_rule_add(memacct *m, const char *cgroup, const char *group);
+int bus_rule_remove(memacct *m, const char *cgroup);
+int bus_rule_list(memacct *m, memacct_rules **ret);

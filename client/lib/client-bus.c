@@ -59,6 +59,9 @@ static const BusOps bus_ops = {
         .reset_peak = bus_reset_peak,
         .import_cgroups = bus_import_cgroups,
         .subscribe = bus_subscribe,
+        .rule_add = bus_rule_add,
+        .rule_remove = bus_rule_remove,
+        .rule_list = bus_rule_list,
         .next_event = bus_next_event,
         .close = bus_close,
 };

@@ -53,6 +53,9 @@ typedef struct BusOps {
         int (*import_cgroups)(memacct *m, const char *from, const char *under,
                               memacct_import_result *ret);
         int (*subscribe)(memacct *m, const char *path);
+        int (*rule_add)(memacct *m, const char *cgroup, const char *group);
+        int (*rule_remove)(memacct *m, const char *cgroup);
+        int (*rule_list)(memacct *m, memacct_rules **ret);
         int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
         /* Leave the bus and free the transport's state (memacct_close()). */
         void (*close)(memacct *m);

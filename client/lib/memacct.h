@@ -530,6 +530,47 @@ typedef struct memacct_import_result {
  */
 int memacct_import_cgroups(memacct *m, const char *from, const char *under, memacct_import_result *ret);
 
+/*
+ * Placement rules (memacct(7), PLACEMENT RULES): an attach to "" or
+ * "auto" of a process whose kernel memory cgroup is a rule's cgroup or
+ * below it (by whole components: "/a" covers "/a/b", not "/ab") goes to
+ * the rule's group; the rule with the longest cgroup wins, and with none
+ * the mirror of the cgroup is used.
+ */
+typedef struct memacct_rule {
+        const char *cgroup; /* a kernel cgroup path, "/..." */
+        const char *group;  /* a group path */
+} memacct_rule;
+
+typedef struct memacct_rules memacct_rules;
+
+/**
+ * memacct_rule_add() - the rule @cgroup -> @group (which must exist),
+ * replacing @cgroup's rule if there is one; saved by the daemon before
+ * it answers. Root only. Return: 0; -EPERM; -ENOENT (no group @group);
+ * -EINVAL (not a cgroup path); -ENOSPC (too many rules).
+ */
+int memacct_rule_add(memacct *m, const char *cgroup, const char *group);
+
+/** memacct_rule_remove() - remove the rule of @cgroup. Root only. Return: 0; -EPERM; -ENOENT; -EINVAL. */
+int memacct_rule_remove(memacct *m, const char *cgroup);
+
+/**
+ * memacct_rule_list() - the rules whose group the caller may read (root:
+ * every rule), sorted by cgroup, in *@ret (free with
+ * memacct_rules_free()). Return: 0; -ENOMEM.
+ */
+int memacct_rule_list(memacct *m, memacct_rules **ret);
+
+/** memacct_rules_size() - the number of rules in @list. */
+size_t memacct_rules_size(const memacct_rules *list);
+
+/** memacct_rules_get() - rule @i of @list, NULL when out of range; owned by @list. */
+const memacct_rule *memacct_rules_get(const memacct_rules *list, size_t i);
+
+/** memacct_rules_free() - free @list; accepts NULL. Return: NULL. */
+memacct_rules *memacct_rules_free(memacct_rules *list);
+
 /**
  * memacct_move() - move the sessions of @pid (0: this session only) and
  * their session charges to the group at @path.

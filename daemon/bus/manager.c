@@ -379,6 +379,60 @@ static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_err
                             (uint32_t) n.unchanged);
 }
 
+/* ---- placement rules ---- */
+
+static int method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        const char *cgroup, *group;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &cgroup, &group);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = service_add_rule(m->service, p->peer, cgroup, group, &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        return reply_return(m, p, msg, NULL);
+}
+
+static int method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return path_call(userdata, msg, service_remove_rule, error);
+}
+
+/* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair. */
+static int listed_rule(void *userdata, const char *cgroup, const char *group) {
+        return sd_bus_message_append(userdata, "(ss)", cgroup, group);
+}
+
+static int method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        BusManager *m = userdata;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        GET_PEER(m, msg, p, error);
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        if (r < 0)
+                return r;
+        refusal_init(&rf);
+        r = service_list_rules(m->service, p->peer, listed_rule, reply, &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 /* ---- charges and sessions ---- */
 
 /* A Charge or Uncharge call's arguments: path, bytes, stat item, keep. */
@@ -539,6 +593,18 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", from, "s", under),
                                 SD_BUS_RESULT("u", created, "u", updated, "u", unchanged),
                                 method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AddPlacementRule",
+                                SD_BUS_ARGS("s", cgroup, "s", group),
+                                SD_BUS_NO_RESULT,
+                                method_add_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemovePlacementRule",
+                                SD_BUS_ARGS("s", cgroup),
+                                SD_BUS_NO_RESULT,
+                                method_remove_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListPlacementRules",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(ss)", rules),
+                                method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

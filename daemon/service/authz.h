@@ -67,3 +67,6 @@ bool authz_may_force(uid_t uid);
 
 /** authz_may_import() - may @uid mirror kernel cgroups (it creates groups anywhere): root only. */
 bool authz_may_import(uid_t uid);
+
+/** authz_may_place() - may @uid add or remove placement rules (they steer anyone's sessions): root only. */
+bool authz_may_place(uid_t uid);

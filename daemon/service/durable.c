@@ -118,6 +118,10 @@ int durable_new(MemCore *core, const char *state_dir, bool sync, Durable **ret) 
         return 0;
 }
 
+const char *durable_state_dir(Durable *d) {
+        return d->state_dir;
+}
+
 void durable_set_sync(Durable *d, bool sync) {
         atomic_store(&d->sync, sync);
 }

@@ -46,6 +46,9 @@ int durable_new(MemCore *core, const char *state_dir, bool sync, Durable **ret);
 /** durable_set_sync() - SIGHUP: fsync or not, from the next save on; any thread. */
 void durable_set_sync(Durable *d, bool sync);
 
+/** durable_state_dir() - the state directory @d saves in; any thread. */
+const char *durable_state_dir(Durable *d);
+
 /**
  * durable_add_waker() - call @fn after every save attempt. Before
  * durable_start(). Return: 0, -ENOSPC (too many).

@@ -284,7 +284,9 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
         return 0;
 }
 
-/* The group an Attach of @path means: @path, or for "" and "auto" the mirror of the peer's cgroup. */
+/* The group an Attach of @path means: @path, or for "" and "auto" the
+ * group of the placement rule that covers the peer's cgroup best, and
+ * when no rule does, the mirror of that cgroup. */
 static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_t size, const char **ret,
                        Refusal *rf) {
         bool created = false;
@@ -293,6 +295,11 @@ static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_
         if (path && *path && strcmp(path, "auto") != 0) {
                 *ret = path;
                 return 0;
+        }
+        r = service_place_by_rule(svc, p, buf, size, rf);
+        if (r != 0) {
+                *ret = buf;
+                return r < 0 ? r : 0;
         }
         if (!svc->cgroup)
                 return refusal_set(rf, -ENOENT,

@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/group.h"
 #include "service/durable.h"
+#include "service/placement.h"
 #include "service/service.h"
 
 /* The settings, read on every request by every transport thread: one
@@ -30,6 +31,7 @@ struct Service {
         LiveSettings settings;
         Durable *durable; /* NULL: nothing is saved (tests) */
         CgroupSync *cgroup;
+        Placement *placement; /* never NULL; saved once a Durable gives the directory */
         Peer daemon_peer;
 };
 
@@ -76,3 +78,12 @@ int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf);
  */
 int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_t uid, MemGroup *g),
                        MemGroup **ret, Refusal *rf);
+
+/**
+ * service_place_by_rule() - the group of the placement rule that covers
+ * @p's kernel memory cgroup best, into @buf (@size bytes), for an Attach
+ * of "" or "auto". Return: 1 (a rule covers it); 0 (none does, or the
+ * cgroup cannot be read: the mirror decides); -ESRCH, -ENAMETOOLONG
+ * with @rf.
+ */
+int service_place_by_rule(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);

@@ -37,6 +37,8 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
                 r = registry_new(core, svc->events, &svc->registry);
         if (r >= 0)
                 r = service_groups_recount(svc);
+        if (r >= 0)
+                r = placement_new(NULL, &svc->placement);
         if (r < 0) {
                 service_free(svc);
                 return r;
@@ -58,6 +60,7 @@ Service *service_free(Service *svc) {
                 return NULL;
         svc->registry = registry_free(svc->registry);
         svc->events = events_free(svc->events);
+        svc->placement = placement_free(svc->placement);
         free(svc);
         return NULL;
 }
@@ -90,6 +93,11 @@ bool service_reads_open(Service *svc) {
 
 void service_set_durable(Service *svc, Durable *d) {
         svc->durable = d;
+        /* The placement rules live beside the state (placement.h); a
+         * file that cannot be read leaves the table empty, logged, and
+         * the daemon serves on: attach falls back to the mirror. */
+        if (d)
+                (void) placement_load(svc->placement, durable_state_dir(d));
 }
 
 int service_add_durable_waker(Service *svc, void (*fn)(void *userdata), void *userdata) {

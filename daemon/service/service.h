@@ -294,8 +294,9 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
 
 /**
  * service_attach() - attach the caller's session to @path; "" and "auto"
- * mean the mirror of its kernel memory cgroup. Return: 0; a lookup error,
- * -EPERM, -EBUSY (it holds charges), -ESRCH, -EUSERS.
+ * mean the group of the placement rule that covers its kernel memory
+ * cgroup best, or when none does the mirror of that cgroup. Return: 0; a
+ * lookup error, -EPERM, -EBUSY (it holds charges), -ESRCH, -EUSERS.
  */
 int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf);
 
@@ -329,3 +330,31 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf);
  * -EINVAL, -EBUSY (it has one), -errno of mmap().
  */
 int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf);
+
+/* ---- placement rules (service-rules.c) ---- */
+
+/**
+ * service_add_rule() - the placement rule @cgroup (a kernel cgroup path)
+ * -> @group (which exists), replacing @cgroup's rule if any; on disk
+ * before it returns. Root only. Return: 0; -EPERM, -EINVAL, a lookup
+ * error of @group, -ENOSPC (too many rules), the -errno of the save.
+ */
+int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, Refusal *rf);
+
+/**
+ * service_remove_rule() - remove the placement rule of @cgroup; on disk
+ * before it returns. Root only. Return: 0; -EPERM, -EINVAL, -ENOENT, the
+ * -errno of the save.
+ */
+int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf);
+
+/* Called for each rule a list covers; a negative errno stops (-ENOSPC: too large). */
+typedef int (*ServiceRuleFn)(void *userdata, const char *cgroup, const char *group);
+
+/**
+ * service_list_rules() - call @fn for each placement rule, sorted by
+ * cgroup, whose group the caller may read (root: every rule).
+ * @p: NULL as for service_get_group()
+ * Return: 0; -ENOSPC (@fn said too large), or @fn's error.
+ */
+int service_list_rules(Service *svc, Peer *p, ServiceRuleFn fn, void *userdata, Refusal *rf);

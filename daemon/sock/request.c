@@ -39,9 +39,11 @@ typedef struct Request {
                 Memacct__V1__MoveReply mr;
                 Memacct__V1__ClientInfo ci;
                 Memacct__V1__ImportReply ir;
+                Memacct__V1__RuleList rl;
         } res;
         bool has_group; /* res.gi is filled: free its arrays */
         bool has_list;  /* res.gl is filled: free its items and their paths */
+        bool has_rules; /* res.rl is filled: free its items and their strings */
         size_t list_bytes;
         char path[MEM_PATH_MAX + 1]; /* res.gi's path */
 } Request;
@@ -256,6 +258,43 @@ static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
         return 0;
 }
 
+/* ServiceRuleFn of ListRules: one more Rule, its strings copied (the
+ * table may change once the service lets go of it). */
+static int listed_rule(void *userdata, const char *cgroup, const char *group) {
+        Request *x = userdata;
+        Memacct__V1__RuleList *rl = &x->res.rl;
+        Memacct__V1__Rule *ru, **v;
+
+        v = realloc(rl->rules, (rl->n_rules + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        rl->rules = v;
+        ru = malloc(sizeof(*ru));
+        if (!ru)
+                return -ENOMEM;
+        memacct__v1__rule__init(ru);
+        ru->cgroup = strdup(cgroup);
+        ru->group = strdup(group);
+        rl->rules[rl->n_rules++] = ru;
+        if (!ru->cgroup || !ru->group)
+                return -ENOMEM;
+        x->list_bytes += field_size(memacct__v1__rule__get_packed_size(ru));
+        return x->list_bytes > SERVICE_LIST_REPLY_MAX ? -ENOSPC : 0;
+}
+
+static int on_list_rules(Request *x) {
+        int r;
+
+        x->res.rl = (Memacct__V1__RuleList) MEMACCT__V1__RULE_LIST__INIT;
+        x->has_rules = true;
+        r = service_list_rules(x->svc, x->peer, listed_rule, x, &x->rf);
+        if (r < 0)
+                return r;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_RULES;
+        x->resp.rules = &x->res.rl;
+        return 0;
+}
+
 /*
  * The one switch from operation to handler; each case is one call. An
  * operation this server does not know is a newer client or garbage:
@@ -293,6 +332,12 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return service_stock_setup(x->svc, x->peer, fd, &x->rf);
         case MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS:
                 return on_import(x, req->import_cgroups);
+        case MEMACCT__V1__REQUEST__OP_ADD_RULE:
+                return service_add_rule(x->svc, x->peer, req->add_rule->cgroup, req->add_rule->group, &x->rf);
+        case MEMACCT__V1__REQUEST__OP_REMOVE_RULE:
+                return service_remove_rule(x->svc, x->peer, req->remove_rule->cgroup, &x->rf);
+        case MEMACCT__V1__REQUEST__OP_LIST_RULES:
+                return on_list_rules(x);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
@@ -328,6 +373,14 @@ static void request_done(Request *x) {
                         free(gi);
                 }
                 free(x->res.gl.groups);
+        }
+        if (x->has_rules) {
+                for (size_t i = 0; i < x->res.rl.n_rules; i++) {
+                        free(x->res.rl.rules[i]->cgroup);
+                        free(x->res.rl.rules[i]->group);
+                        free(x->res.rl.rules[i]);
+                }
+                free(x->res.rl.rules);
         }
 }
 
@@ -377,7 +430,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         if (ret_id)
                 *ret_id = req->id;
         x.resp.status = MEMACCT__V1__STATUS__OK;
-        x.has_group = x.has_list = false;
+        x.has_group = x.has_list = x.has_rules = false;
         x.list_bytes = 0;
         refusal_init(&x.rf);
 
