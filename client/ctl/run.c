@@ -11,8 +11,9 @@
  * with sessions, so a child's child that still charges keeps it: it is
  * left, with a note). Signals to be forwarded are blocked from before the
  * fork until the child's pid is known, so none is lost or sent to pid 0.
- * A run killed with SIGKILL leaves its group behind: nothing here can
- * catch that.
+ * The group is created transient (but with --keep-group), so the daemon
+ * removes it when this process's connection closes, a run killed with
+ * SIGKILL included, once no session or child group is left in it.
  */
 
 #include <errno.h>
@@ -124,7 +125,10 @@ static int create_group(memacct *m, char *path, size_t size, const memacct_limit
                 r = group_path(path, size);
                 if (r < 0)
                         return usage_error("run: group path too long");
-                r = memacct_create_group(m, path, l->set ? l : NULL, MEMACCT_NO_OWNER);
+                /* Transient unless kept: the daemon removes it when this
+                 * connection closes, even after a SIGKILL here. */
+                r = (arg.keep_group ? memacct_create_group : memacct_create_transient_group)(
+                        m, path, l->set ? l : NULL, MEMACCT_NO_OWNER);
                 if (r != -EEXIST || arg.group || arg.name || tries >= 8)
                         break;
         }
@@ -242,7 +246,8 @@ static void remove_when_idle(memacct *m, const char *path) {
                 nanosleep(&step, NULL);
         }
         if (r == -EBUSY)
-                fprintf(stderr, "memacctctl: run: leaving %s: it still has sessions or groups\n", path);
+                fprintf(stderr, "memacctctl: run: leaving %s: it still has sessions or groups "
+                        "(the daemon removes it once they are gone)\n", path);
         else if (r < 0 && r != -ENOENT)
                 (void) fail(m, "run: remove", path, r);
 }

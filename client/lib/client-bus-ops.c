@@ -66,6 +66,16 @@ int bus_create_group(memacct *m, const char *path, const memacct_limits *limits,
         return r;
 }
 
+int bus_create_transient_group(memacct *m, const char *path, const memacct_limits *limits,
+                               uint32_t owner) {
+        int r;
+
+        bus_lock(m);
+        r = limits_call_locked(m, "CreateTransientGroup", path, limits, "u", owner);
+        bus_unlock(m);
+        return r;
+}
+
 int bus_remove_group(memacct *m, const char *path) {
         return bus_manager_path_call(m, "RemoveGroup", path);
 }

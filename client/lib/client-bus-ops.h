@@ -14,6 +14,9 @@
 /** bus_create_group() - memacct_create_group() on a bus handle. */
 int bus_create_group(memacct *m, const char *path, const memacct_limits *limits, uint32_t owner);
 
+/** bus_create_transient_group() - memacct_create_transient_group() on a bus handle. */
+int bus_create_transient_group(memacct *m, const char *path, const memacct_limits *limits, uint32_t owner);
+
 /** bus_remove_group() - memacct_remove_group() on a bus handle. */
 int bus_remove_group(memacct *m, const char *path);
 

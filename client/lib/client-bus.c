@@ -47,6 +47,7 @@ static void bus_close(memacct *m) {
 
 static const BusOps bus_ops = {
         .create_group = bus_create_group,
+        .create_transient_group = bus_create_transient_group,
         .remove_group = bus_remove_group,
         .set_limits = bus_set_limits,
         .get_group = bus_get_group,

@@ -38,8 +38,8 @@ static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {
         }
 }
 
-_public_ int memacct_create_group(memacct *m, const char *path, const memacct_limits *limits,
-                                  uint32_t owner) {
+static int create_group(memacct *m, const char *path, const memacct_limits *limits, uint32_t owner,
+                        bool transient) {
         Memacct__V1__CreateGroup create = MEMACCT__V1__CREATE_GROUP__INIT;
         Memacct__V1__Limits l = MEMACCT__V1__LIMITS__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
@@ -47,8 +47,11 @@ _public_ int memacct_create_group(memacct *m, const char *path, const memacct_li
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
-                return m->bus->create_group(m, path, limits, owner);
+                return (transient ? m->bus->create_transient_group : m->bus->create_group)(m, path, limits,
+                                                                                         owner);
         create.path = (char *) path;
+        create.has_transient = transient;
+        create.transient = transient;
         if (limits) {
                 fill_limits(&l, limits);
                 create.limits = &l;
@@ -60,6 +63,16 @@ _public_ int memacct_create_group(memacct *m, const char *path, const memacct_li
         req.op_case = MEMACCT__V1__REQUEST__OP_CREATE_GROUP;
         req.create_group = &create;
         return client_call(m, &req, false, NULL);
+}
+
+_public_ int memacct_create_group(memacct *m, const char *path, const memacct_limits *limits,
+                                  uint32_t owner) {
+        return create_group(m, path, limits, owner, false);
+}
+
+_public_ int memacct_create_transient_group(memacct *m, const char *path, const memacct_limits *limits,
+                                            uint32_t owner) {
+        return create_group(m, path, limits, owner, true);
 }
 
 _public_ int memacct_remove_group(memacct *m, const char *path) {

@@ -35,6 +35,8 @@ typedef struct BusConn BusConn;
 typedef struct BusOps {
         int (*create_group)(memacct *m, const char *path, const memacct_limits *limits,
                             uint32_t owner);
+        int (*create_transient_group)(memacct *m, const char *path, const memacct_limits *limits,
+                                      uint32_t owner);
         int (*remove_group)(memacct *m, const char *path);
         int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
                           unsigned flags);

@@ -452,6 +452,17 @@ int memacct_create_group(memacct *m, const char *path, const memacct_limits *lim
                          uint32_t owner);
 
 /**
+ * memacct_create_transient_group() - memacct_create_group(), and the group
+ * is this handle's: the daemon removes it once the handle's connection
+ * has closed (memacct_free(), or the process ended, by SIGKILL too) and
+ * the group has no sessions and no children, waiting for them if it has.
+ *
+ * Return: as memacct_create_group().
+ */
+int memacct_create_transient_group(memacct *m, const char *path, const memacct_limits *limits,
+                                   uint32_t owner);
+
+/**
  * memacct_remove_group() - remove the group at @path and release its kept
  * charges. Return: 0; -ENOENT; -EBUSY (children or sessions); -EPERM.
  */

@@ -218,7 +218,8 @@ static int read_limits(sd_bus_message *msg, MemLimits *ret, sd_bus_error *error)
 
 /* ---- groups ---- */
 
-static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* CreateGroup and CreateTransientGroup: the same arguments, the same reply. */
+static int create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error, bool transient) {
         BusManager *m = userdata;
         _cleanup_free_ char *object = NULL;
         MemLimits limits;
@@ -238,7 +239,8 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
         GET_PEER(m, msg, p, error);
 
         refusal_init(&rf);
-        r = service_create_group(m->service, p->peer, path, &limits, owner != BUS_NO_OWNER, (uid_t) owner, &rf);
+        r = (transient ? service_create_transient_group : service_create_group)(
+                m->service, p->peer, path, &limits, owner != BUS_NO_OWNER, (uid_t) owner, &rf);
         if (r < 0)
                 return bus_refusal(error, &rf);
         r = bus_group_object_path(path, &object);
@@ -246,6 +248,14 @@ static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error
                 return r;
         (void) bus_manager_flush(m);
         return reply_return(m, p, msg, "o", object);
+}
+
+static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return create_group(msg, userdata, error, false);
+}
+
+static int method_create_transient_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return create_group(msg, userdata, error, true);
 }
 
 static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -549,6 +559,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", path, "a{st}", limits, "u", owner),
                                 SD_BUS_RESULT("o", group),
                                 method_create_group, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CreateTransientGroup",
+                                SD_BUS_ARGS("s", path, "a{st}", limits, "u", owner),
+                                SD_BUS_RESULT("o", group),
+                                method_create_transient_group, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveGroup",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_NO_RESULT,

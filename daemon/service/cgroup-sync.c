@@ -726,3 +726,66 @@ void cgroup_sync_sample(void *userdata) {
         }
         pthread_mutex_unlock(&cs->lock);
 }
+
+/* Deepest first, so that a mirror's mirrored children go before it. */
+static int cmp_mirror_deepest(const void *a, const void *b) {
+        return strcmp(((const Mirror *) b)->group, ((const Mirror *) a)->group);
+}
+
+/* Why the mirror @g of a vanished cgroup stays; NULL: it may go. */
+static const char *prune_blocker(CgroupSync *cs, MemGroup *g) {
+        MemGroupInfo info;
+
+        group_read(cs->core, g, NULL, false, &info);
+        if (info.nr_attached)
+                return "sessions are attached";
+        for (unsigned k = 0; k < _MEM_STAT_MAX; k++)
+                if (info.kept[k])
+                        return "it holds kept charges";
+        if (info.nr_children)
+                return "it has groups below it that are not mirrors";
+        return NULL;
+}
+
+int cgroup_sync_prune(CgroupSync *cs, CgroupPruneFn fn, void *userdata) {
+        size_t keep = 0;
+        int removed = 0;
+
+        pthread_mutex_lock(&cs->lock);
+        qsort(cs->mirrors, cs->nmirrors, sizeof(*cs->mirrors), cmp_mirror_deepest);
+        for (size_t i = 0; i < cs->nmirrors; i++) {
+                _cleanup_(group_unrefp) MemGroup *g = NULL;
+                Mirror *mi = &cs->mirrors[i];
+                const char *why = NULL;
+                char dir[PATH_MAX];
+                struct stat st;
+                bool drop = false, gone = false;
+
+                if (!cs->mount || cgroup_dir(cs, mi->cgroup, dir, sizeof(dir)) < 0 ||
+                    stat(dir, &st) == 0) {
+                        cs->mirrors[keep++] = *mi; /* still there (or unknowable) */
+                        continue;
+                }
+                if (group_get(cs->core, mi->group, &g) < 0 || !group_is_mirror(g))
+                        drop = true; /* removed, or no longer ours: forget it */
+                else if ((why = prune_blocker(cs, g)))
+                        log_info("Mirror %s of vanished cgroup %s: kept, %s", mi->group, mi->cgroup, why);
+                else if (group_remove(cs->core, mi->group) == 0) {
+                        log_info("Mirror %s of vanished cgroup %s: removed", mi->group, mi->cgroup);
+                        events_emit(cs->events, EVENT_GROUP_REMOVED, mi->group, 0);
+                        removed++;
+                        drop = gone = true;
+                } else
+                        why = "it is busy";
+                if (fn && (why || gone))
+                        fn(userdata, mi->group, why);
+                if (drop) {
+                        free(mi->group);
+                        free(mi->cgroup);
+                } else
+                        cs->mirrors[keep++] = *mi;
+        }
+        cs->nmirrors = keep;
+        pthread_mutex_unlock(&cs->lock);
+        return removed;
+}

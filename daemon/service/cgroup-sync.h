@@ -124,3 +124,16 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
  * periodic work.
  */
 void cgroup_sync_sample(void *userdata);
+
+/* One mirror of a vanished cgroup: @why NULL when it was removed, else why it stays. */
+typedef void (*CgroupPruneFn)(void *userdata, const char *group, const char *why);
+
+/**
+ * cgroup_sync_prune() - remove the mirrors whose kernel cgroup no longer
+ * exists, deepest first, unless sessions are attached, kept charges are
+ * held or groups that are not mirrors are below (each logged, and told to
+ * @fn, NULL: nobody); a mirror group removed or unmarked by somebody else
+ * is forgotten. Any thread.
+ * Return: the number of groups removed (persistence must save when > 0).
+ */
+int cgroup_sync_prune(CgroupSync *cs, CgroupPruneFn fn, void *userdata);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "core/group.h"
 #include "core/session.h"
 #include "service/registry.h"
 
@@ -58,6 +59,9 @@ struct Registry {
         _Atomic unsigned bound_per_uid[_UID_RESOURCE_MAX];
         _Atomic unsigned bound_total[_UID_RESOURCE_MAX];
         _Atomic uint64_t bound_output_per_uid, bound_output_total;
+
+        RegistryPeerGoneFn peer_gone; /* set once, before the threads start */
+        void *peer_gone_data;
 };
 
 struct UidUsage {
@@ -91,6 +95,21 @@ Registry *registry_free(Registry *r) {
         free(r->usage);
         free(r);
         return NULL;
+}
+
+void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn fn, void *userdata) {
+        r->peer_gone = fn;
+        r->peer_gone_data = userdata;
+}
+
+int peer_add_transient(Peer *p, MemGroup *g) {
+        MemGroup **v = realloc(p->transient, (p->ntransient + 1) * sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        p->transient = v;
+        v[p->ntransient++] = group_ref(g);
+        return 0;
 }
 
 void registry_set_sessions_per_uid(Registry *r, unsigned max) {
@@ -211,6 +230,13 @@ Peer *registry_peer_free(Peer *p) {
                 uid_release(r, p->creds.uid);
                 atomic_fetch_sub_explicit(&r->nsessions, 1, memory_order_relaxed);
         }
+        /* After the session: its own attachment no longer keeps a
+         * transient group it created. */
+        if (r->peer_gone)
+                r->peer_gone(r->peer_gone_data, p);
+        for (size_t i = 0; i < p->ntransient; i++)
+                group_unref(p->transient[i]);
+        free(p->transient);
         if (p->stock_page)
                 munmap(p->stock_page, p->stock_page_size);
         free(p);

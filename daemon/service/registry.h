@@ -25,6 +25,7 @@
 
 #include "service/events.h"
 
+typedef struct MemGroup MemGroup;
 typedef struct MemSession MemSession;
 typedef struct Registry Registry;
 
@@ -48,13 +49,34 @@ typedef struct Peer {
         size_t stock_page_size;
         bool internal;              /* the daemon itself (service_daemon_peer()): no session */
         uint64_t durable_seq;       /* the change the last OK waits for (service_peer_take_wait()) */
+        MemGroup **transient;       /* groups it created transient, with a reference each */
+        size_t ntransient;
 } Peer;
+
+/* Called by registry_peer_free() once @p's session has ended, before @p is
+ * freed: the service removes the peer's transient groups there. */
+typedef void (*RegistryPeerGoneFn)(void *userdata, Peer *p);
 
 /** registry_new() - an empty registry; peers' subscriptions go to @events. Return: 0, -ENOMEM. */
 int registry_new(MemCore *core, Events *events, Registry **ret);
 
 /** registry_free() - free a registry whose peers are all gone. */
 Registry *registry_free(Registry *r);
+
+/**
+ * registry_set_peer_gone() - call @fn(@userdata, peer) from every
+ * registry_peer_free(), on the peer's thread, after its session ended.
+ * Before other threads use @r.
+ */
+void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn fn, void *userdata);
+
+/**
+ * peer_add_transient() - remember that @p created the group @g
+ * transient (a reference is taken), for the peer-gone hook; the hook
+ * owns the references and sets ntransient to 0 (registry_peer_free()
+ * drops whatever it leaves). On the peer's thread. Return: 0 or -ENOMEM.
+ */
+int peer_add_transient(Peer *p, MemGroup *g);
 
 /** registry_set_sessions_per_uid() - the per-uid cap for sessions opened from now on (0: none). */
 void registry_set_sessions_per_uid(Registry *r, unsigned max);

@@ -7,6 +7,7 @@
  * starts with.
  */
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "core/core.h"
@@ -33,7 +34,20 @@ struct Service {
         CgroupSync *cgroup;
         Placement *placement; /* never NULL; saved once a Durable gives the directory */
         Peer daemon_peer;
+        pthread_mutex_t transient_lock; /* orphans, norphans */
+        MemGroup **orphans;             /* transient groups whose creator is gone, still busy */
+        size_t norphans;
 };
+
+/**
+ * service_peer_gone() - the registry's peer-gone hook (RegistryPeerGoneFn):
+ * remove the transient groups @p created, or keep the busy ones as
+ * orphans, and try the orphans again. On the peer's thread.
+ */
+void service_peer_gone(void *userdata, Peer *p);
+
+/** service_transient_done() - at service_free(): forget the orphans. */
+void service_transient_done(Service *svc);
 
 /**
  * service_groups_recount() - count the groups each uid owns (the state

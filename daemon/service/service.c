@@ -33,8 +33,11 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
                 return -ENOMEM;
         svc->core = core;
         r = events_new(core, &svc->events);
+        pthread_mutex_init(&svc->transient_lock, NULL);
         if (r >= 0)
                 r = registry_new(core, svc->events, &svc->registry);
+        if (r >= 0)
+                registry_set_peer_gone(svc->registry, service_peer_gone, svc);
         if (r >= 0)
                 r = service_groups_recount(svc);
         if (r >= 0)
@@ -61,6 +64,7 @@ Service *service_free(Service *svc) {
         svc->registry = registry_free(svc->registry);
         svc->events = events_free(svc->events);
         svc->placement = placement_free(svc->placement);
+        service_transient_done(svc);
         free(svc);
         return NULL;
 }

@@ -198,6 +198,31 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
                          uid_t owner, Refusal *rf);
 
 /**
+ * service_create_transient_group() - service_create_group(), and the group
+ * is the caller's: the daemon removes it once @p is gone (the client's
+ * connection closed, however it ended) and the group has no sessions and
+ * no children; while it has, it waits for them (service-transient.c).
+ * Return: as service_create_group(); -EINVAL for the daemon's own peer.
+ */
+int service_create_transient_group(Service *svc, Peer *p, const char *path, const MemLimits *limits,
+                                   bool has_owner, uid_t owner, Refusal *rf);
+
+/** service_transient_orphans() - transient groups whose creator is gone, waiting to be empty; any thread. */
+unsigned service_transient_orphans(Service *svc);
+
+/* One mirror of a vanished kernel cgroup: @why NULL when it was removed, else why it stays. */
+typedef void (*ServicePruneFn)(void *userdata, const char *group, const char *why);
+
+/**
+ * service_prune_mirrors() - remove the mirrors of kernel cgroups that no
+ * longer exist (root only), each told to @fn (NULL: nobody); one with
+ * sessions, kept charges or groups that are not mirrors below it stays,
+ * told with the reason. Return: the number removed; -EPERM, -ENOENT (no
+ * mirror), -ENOSPC (the state cannot be saved), with @rf.
+ */
+int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userdata, Refusal *rf);
+
+/**
  * service_remove_group() - remove @path and the kept charges it holds.
  * Return: 0; a path error, -ENOENT, -EPERM, -EBUSY (children or sessions).
  */

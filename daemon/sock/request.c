@@ -94,7 +94,8 @@ static int on_hello(Request *x, const Memacct__V1__Hello *m) {
 static int on_create(Request *x, const Memacct__V1__CreateGroup *m) {
         MemLimits l = limits_from_wire(m->limits);
 
-        return service_create_group(x->svc, x->peer, m->path, &l, m->has_owner, (uid_t) m->owner, &x->rf);
+        return (m->transient ? service_create_transient_group : service_create_group)(
+                x->svc, x->peer, m->path, &l, m->has_owner, (uid_t) m->owner, &x->rf);
 }
 
 static int on_set_limits(Request *x, const Memacct__V1__SetLimits *m) {
