@@ -166,8 +166,12 @@ check_eq "the hooks.d files give a createRuntime and a poststop hook" \
         "$(jget '" ".join(sorted(d["hooks"]))' <"$BUNDLE/config.json")" "createRuntime poststop"
 
 GROUP=/containers/$ID
-"$RUNC" --root "$RUNC_ROOT" run --detach --bundle "$BUNDLE" "$ID" </dev/null >"$TMP/run.log" 2>&1 &&
-        pass || fail "runc run --detach $ID: $(cat "$TMP/run.log")"
+if "$RUNC" --root "$RUNC_ROOT" run --detach --bundle "$BUNDLE" "$ID" </dev/null >"$TMP/run.log" 2>&1; then
+        pass
+else
+        fail "runc run --detach $ID: $(cat "$TMP/run.log")"
+        exit 1 # nothing after this can hold
+fi
 check_eq "the group has the annotation's max" "$(field "$GROUP" 'd["max"]')" $((16 * M))
 check_eq "its placement rule is there" \
         "$(ctl --json rule list | jget '[r["group"] for r in d]')" "[\"$GROUP\"]"
