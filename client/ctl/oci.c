@@ -18,6 +18,15 @@
  * process of the container that attaches "auto" lands there; at delete it
  * removes every rule that names the group, before the group.
  *
+ * Annotations: org.memacct.max/high/low/min are the group's limits;
+ * org.memacct.owner=UID|USER delegates the group to that user (for a
+ * rootless container's own subgroups; only a hook running as root may);
+ * org.memacct.fail-open=true makes an unreachable daemon a note on stderr
+ * and exit 0, so the runtime starts the container unaccounted rather than
+ * refusing it (the default, fail-closed, is exit 1). Only reaching the
+ * daemon is covered: a daemon that answers and refuses still fails the
+ * hook, and bad annotations always do.
+ *
  * memacctd moves sessions, not processes: a container pid that has no
  * session yet (the usual case: the runtime calls the hook before the
  * container's program runs) is "no such client". The group is then left
@@ -28,6 +37,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,37 +144,95 @@ static const char *json_type_word(json_object *o) {
         return "?";
 }
 
-static int parse_annotations(json_object *annotations, OciState *st, char *err, size_t errlen) {
+/* org.memacct.fail-open: "true" or "false", nothing looser (a typo must not
+ * quietly decide what an unreachable daemon does). */
+static int parse_fail_open(const char *key, const char *s, const char *q, OciState *st, char *err,
+                           size_t errlen) {
+        if (strcmp(s, "true") == 0)
+                st->fail_open = true;
+        else if (strcmp(s, "false") == 0)
+                st->fail_open = false;
+        else
+                return errf(err, errlen, "annotation %s: '%s' is neither true nor false", key, q);
+        return 0;
+}
+
+/* org.memacct.owner: a uid, or a user name looked up later (parsing does no
+ * I/O). Not MEMACCT_NO_OWNER, which means "no owner". */
+static int parse_owner(const char *key, const char *s, const char *q, OciState *st, char *err,
+                       size_t errlen) {
+        if (s[0] >= '0' && s[0] <= '9') {
+                char *end;
+                unsigned long long v;
+
+                errno = 0;
+                v = strtoull(s, &end, 10);
+                if (errno != 0 || *end || v >= MEMACCT_NO_OWNER)
+                        return errf(err, errlen, "annotation %s: '%s' is not a valid uid", key, q);
+                st->owner = (uint32_t) v;
+                st->owner_name[0] = '\0';
+                return 0;
+        }
+        /* The portable user name set, as useradd(8) takes it. */
+        for (const char *c = s; *c; c++)
+                if (!name_char_ok(*c) || *c == ':' || *c == '@')
+                        return errf(err, errlen,
+                                    "annotation %s: '%s' is neither a uid nor a user name", key, q);
+        if (!s[0] || strlen(s) >= sizeof(st->owner_name))
+                return errf(err, errlen, "annotation %s: '%s' is neither a uid nor a user name",
+                            key, q);
+        st->owner = MEMACCT_NO_OWNER;
+        snprintf(st->owner_name, sizeof(st->owner_name), "%s", s);
+        return 0;
+}
+
+static int parse_annotations(json_object *annotations, bool create, OciState *st, char *err,
+                             size_t errlen) {
         if (!json_object_is_type(annotations, json_type_object))
                 return errf(err, errlen, "state JSON: \"annotations\" is %s, not an object",
                             json_type_word(annotations));
 
         json_object_object_foreach(annotations, key, value) {
                 const char *name = key + strlen(ANNOTATION_NAMESPACE), *s;
-                unsigned bit;
+                bool fail_open, owner;
+                unsigned bit = 0;
                 uint64_t v;
                 char q[300];
                 int r;
 
                 if (strncmp(key, ANNOTATION_NAMESPACE, strlen(ANNOTATION_NAMESPACE)) != 0)
                         continue; /* someone else's */
-                bit = limit_by_name(name, strlen(name));
-                if (bit == 0) {
+                fail_open = strcmp(name, "fail-open") == 0;
+                owner = strcmp(name, "owner") == 0;
+                /* The poststop hook removes what create made: limits and
+                 * owner no longer matter, and were checked at create. */
+                if (!create && !fail_open)
+                        continue;
+                if (!fail_open && !owner)
+                        bit = limit_by_name(name, strlen(name));
+                if (!fail_open && !owner && bit == 0) {
                         /* A typo in a limit must not pass silently. */
                         quote_for_message(key, strlen(key), q, sizeof(q));
                         return errf(err, errlen,
                                     "annotation %s: unknown (known: org.memacct.max, "
-                                    "org.memacct.high, org.memacct.low, org.memacct.min)",
+                                    "org.memacct.high, org.memacct.low, org.memacct.min, "
+                                    "org.memacct.owner, org.memacct.fail-open)",
                                     q);
                 }
                 if (!json_object_is_type(value, json_type_string))
-                        return errf(err, errlen, "annotation %s: %s, not a string of a size", key,
-                                    json_type_word(value));
+                        return errf(err, errlen, "annotation %s: %s, not a string%s", key,
+                                    json_type_word(value), bit ? " of a size" : "");
                 s = json_object_get_string(value);
                 quote_for_message(s, (size_t) json_object_get_string_len(value), q, sizeof(q));
-                /* An embedded NUL would hide the rest from parse_size(). */
+                /* An embedded NUL would hide the rest from the parsers. */
                 if (strlen(s) != (size_t) json_object_get_string_len(value))
-                        return errf(err, errlen, "annotation %s: invalid size '%s'", key, q);
+                        return errf(err, errlen, "annotation %s: invalid value '%s'", key, q);
+                if (fail_open || owner) {
+                        r = (fail_open ? parse_fail_open : parse_owner)(key, s, q, st, err, errlen);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = parse_size(s, &v);
                 if (r == -ERANGE)
                         return errf(err, errlen, "annotation %s: size '%s' does not fit in 64 bits",
@@ -265,7 +333,7 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                     size_t errlen) {
         _cleanup_(json_object_putp) json_object *root = NULL;
         json_object *o;
-        OciState st = {};
+        OciState st = { .owner = MEMACCT_NO_OWNER };
         int r;
 
         r = parse_json_object(buf, len, &root, err, errlen);
@@ -282,12 +350,12 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                 r = parse_pid(root, &st, err, errlen);
                 if (r < 0)
                         return r;
-                if (json_object_object_get_ex(root, "annotations", &o) &&
-                    !json_object_is_type(o, json_type_null)) {
-                        r = parse_annotations(o, &st, err, errlen);
-                        if (r < 0)
-                                return r;
-                }
+        }
+        if (json_object_object_get_ex(root, "annotations", &o) &&
+            !json_object_is_type(o, json_type_null)) {
+                r = parse_annotations(o, create, &st, err, errlen);
+                if (r < 0)
+                        return r;
         }
         *ret = st;
         return 0;
@@ -429,7 +497,7 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
         r = ensure_prefix(m, prefix);
         if (r != 0)
                 return r;
-        r = memacct_create_group(m, path, st->limits.set ? &st->limits : NULL, MEMACCT_NO_OWNER);
+        r = memacct_create_group(m, path, st->limits.set ? &st->limits : NULL, st->owner);
         if (r == -EEXIST) {
                 /* Not ours: a running container of that id, or one whose
                  * poststop hook never ran. Leave it alone. */
@@ -512,6 +580,45 @@ static int hook_delete(memacct *m, const char *path) {
         return 0;
 }
 
+/*
+ * org.memacct.owner into a uid in @st. Only root may delegate a group (the
+ * daemon refuses anyone else too, but less clearly): the hook of a rootless
+ * runtime runs as that user and is told so here.
+ * Return: 0 or the exit status, said.
+ */
+static int resolve_owner(OciState *st) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        int r;
+
+        if (st->owner == MEMACCT_NO_OWNER && !st->owner_name[0])
+                return 0;
+        if (geteuid() != 0) {
+                fprintf(stderr,
+                        "memacctctl: oci-hook: annotation " ANNOTATION_NAMESPACE "owner: only a "
+                        "hook running as root may delegate a group (this one runs as uid %u)\n",
+                        (unsigned) geteuid());
+                return EXIT_FAILURE;
+        }
+        if (!st->owner_name[0])
+                return 0;
+        r = getpwnam_r(st->owner_name, &pw, buf, sizeof(buf), &res);
+        if (r != 0 || !res) {
+                fprintf(stderr, "memacctctl: oci-hook: annotation " ANNOTATION_NAMESPACE
+                                "owner: %s '%s'%s%s\n",
+                        r ? "cannot look up the user" : "no user", st->owner_name,
+                        r ? ": " : "", r ? strerror(r) : "");
+                return EXIT_FAILURE;
+        }
+        if (res->pw_uid == MEMACCT_NO_OWNER) {
+                fprintf(stderr, "memacctctl: oci-hook: annotation " ANNOTATION_NAMESPACE
+                                "owner: user '%s' has no valid uid\n", st->owner_name);
+                return EXIT_FAILURE;
+        }
+        st->owner = res->pw_uid;
+        return 0;
+}
+
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char *fmt, ...) {
         va_list ap;
@@ -568,8 +675,22 @@ int oci_hook_main(memacct **mp, int argc, char **argv, const char *prefix, FILE 
                 return EXIT_FAILURE;
         }
         snprintf(path, sizeof(path), "%s/%s", strcmp(prefix, "/") == 0 ? "" : prefix, st.id);
+        if (create) {
+                r = resolve_owner(&st);
+                if (r != 0)
+                        return r;
+        }
 
         r = connect(mp);
+        if (r != 0 && st.fail_open) {
+                /* connect() said why. The container runs unaccounted: the
+                 * annotation chose that over not running. */
+                fprintf(stderr,
+                        "memacctctl: oci-hook: " ANNOTATION_NAMESPACE "fail-open=true: %s not %s%s\n",
+                        path, create ? "created" : "removed",
+                        create ? ", the container runs unaccounted" : "");
+                return 0;
+        }
         if (r != 0)
                 return r;
         return create ? hook_create(*mp, &st, prefix, path) : hook_delete(*mp, path);

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -20,13 +21,21 @@ typedef struct OciState {
         char id[256];          /* the container id: one valid group name */
         pid_t pid;             /* 0: absent */
         memacct_limits limits; /* from the org.memacct.* annotations */
+        /* org.memacct.owner: a uid (owner_name empty), or a user name to
+         * look up (owner MEMACCT_NO_OWNER); neither: MEMACCT_NO_OWNER, "". */
+        uint32_t owner;
+        char owner_name[256];
+        /* org.memacct.fail-open=true: an unreachable daemon is a note and
+         * exit 0, not a refused container. */
+        bool fail_open;
 } OciState;
 
 /**
  * oci_state_parse() - parse and check the OCI state JSON in @buf (not
  * NUL-terminated; @len bytes, at most OCI_STATE_MAX).
  * @create: the createRuntime hook: "pid" is required and the annotations
- *          are read; otherwise (poststop) only "id" is
+ *          are read; otherwise (poststop) only "id" and the annotation
+ *          org.memacct.fail-open are
  * @ret: filled on success
  * @err: on failure, the reason, naming the field ("state JSON: \"id\"
  *       missing", "annotation org.memacct.max: invalid size 'x'")
@@ -56,7 +65,8 @@ bool oci_prefix_valid(const char *prefix);
  *           returns 0 or an exit status, having said why
  *
  * Return: the exit status: 0, 1 (bad state JSON, a refused or failed
- * operation), 2 (a usage error).
+ * operation), 2 (a usage error). With org.memacct.fail-open=true, a failed
+ * @connect is 0 (said on stderr); everything else is as without it.
  */
 int oci_hook_main(memacct **mp, int argc, char **argv, const char *prefix, FILE *in,
                   int (*connect)(memacct **ret));

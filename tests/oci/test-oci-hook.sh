@@ -7,7 +7,12 @@
 # the container's pid, delete releasing kept charges, and every malformed
 # state refused with a clear message and no group left behind.
 #
-# Environment: MEMACCTD, MEMACCTCTL, OCI_FIXTURES (tests/oci/meson.build).
+# The annotations org.memacct.owner (the group delegated) and
+# org.memacct.fail-open (an unreachable daemon is exit 0) are checked on
+# states made here.
+#
+# Environment: MEMACCTD, MEMACCTCTL, OCI_FIXTURES, MEMACCT_TEST_HELPER
+# (tests/oci/meson.build).
 
 set -euo pipefail
 
@@ -15,6 +20,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 
 : "${OCI_FIXTURES:?OCI_FIXTURES must name tests/oci/fixtures}"
+: "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"
 
 # fixture NAME PID: the fixture with @PID@ replaced, as a file; prints its path.
 fixture() {
@@ -233,6 +239,105 @@ check_eq "create under --prefix /: exit status (stderr: $ERR)" "$RC" 0
 check_exists "create under --prefix /" "/db_2:x@y"
 hook delete "$file" --prefix /
 check_gone "delete under --prefix /" "/db_2:x@y"
+
+# state ID ANNOTATIONS-JSON: a createRuntime state for $SLEEPER, as a file.
+state() {
+        /usr/bin/python3 -I -S -c '
+import json, sys
+json.dump({"ociVersion": "1.0.2", "id": sys.argv[1], "status": "created",
+           "pid": int(sys.argv[3]), "annotations": json.loads(sys.argv[2])}, sys.stdout)' \
+                "$1" "$2" "$SLEEPER" >"$GEN/$1.json"
+        echo "$GEN/$1.json"
+}
+
+owner() {
+        "$MEMACCT_TEST_HELPER" "$SOCK" owner "$1" 2>&1
+}
+
+# bad_state ID ANNOTATIONS ERE [RUNNER...]: create refused, ERE on stderr, nothing made.
+bad_state() {
+        local file before id=$1 ann=$2 ere=$3
+
+        shift 3
+        file=$(state "$id" "$ann")
+        before=$(paths)
+        run "$@" "$MEMACCTCTL" --socket "$SOCK" oci-hook create <"$file"
+        check_eq "$id: exit status (stderr: $ERR)" "$RC" 1
+        check_match "$id: message" "$ERR" "$ere"
+        check_eq "$id: no group left behind" "$(paths)" "$before"
+}
+
+# ---- org.memacct.owner: the group delegated to a uid or a user ----
+
+bad_state own-bad-uid '{"org.memacct.owner": "4294967295"}' "owner: '4294967295' is not a valid uid"
+bad_state own-bad-num '{"org.memacct.owner": "12ab"}' "owner: '12ab' is not a valid uid"
+bad_state own-bad-name '{"org.memacct.owner": "a:b"}' "owner: 'a:b' is neither a uid nor a user name"
+bad_state own-empty '{"org.memacct.owner": ""}' "owner: '' is neither a uid nor a user name"
+bad_state own-no-user '{"org.memacct.owner": "no-such-user-memacct"}' \
+        "owner: no user 'no-such-user-memacct'"
+bad_state own-type '{"org.memacct.owner": 5}' 'owner: an integer, not a string$'
+# Delegating, and other uids, need root.
+if [[ $(id -u) == 0 ]]; then
+        file=$(state own-1 '{"org.memacct.owner": "4321", "org.memacct.max": "1M"}')
+        hook create "$file"
+        check_eq "create own-1 owned by 4321: exit status (stderr: $ERR)" "$RC" 0
+        check_eq "own-1 is delegated to 4321" "$(owner /containers/own-1)" 4321
+        check_eq "own-1 has its max too" "$(field /containers/own-1 'd["max"]')" $((1024 * 1024))
+        check_run "the owner creates inside own-1" 0 \
+                setpriv --reuid=4321 --regid=4321 --clear-groups "$MEMACCTCTL" --socket "$SOCK" \
+                create /containers/own-1/sub
+        check_run "another uid may not" 1 \
+                setpriv --reuid=4322 --regid=4322 --clear-groups "$MEMACCTCTL" --socket "$SOCK" \
+                create /containers/own-1/sub2
+        ctl remove /containers/own-1/sub
+        hook delete "$file"
+        check_eq "delete own-1: exit status (stderr: $ERR)" "$RC" 0
+        check_gone "delete own-1" /containers/own-1
+
+        file=$(state own-2 '{"org.memacct.owner": "nobody"}')
+        hook create "$file"
+        check_eq "create own-2 owned by nobody: exit status (stderr: $ERR)" "$RC" 0
+        check_eq "own-2 is delegated to nobody's uid" "$(owner /containers/own-2)" "$(id -u nobody)"
+        hook delete "$file"
+        check_gone "delete own-2" /containers/own-2
+
+        # A hook that is not root may not delegate: refused before the daemon is asked.
+        bad_state own-nonroot '{"org.memacct.owner": "4321"}' \
+                'only a hook running as root may delegate a group \(this one runs as uid 4321\)' \
+                setpriv --reuid=4321 --regid=4321 --clear-groups
+else
+        echo "SKIP (owner delegation only): not root, cannot switch uids"
+fi
+
+# ---- org.memacct.fail-open: an unreachable daemon ----
+
+bad_state fo-bad '{"org.memacct.fail-open": "yes"}' "fail-open: 'yes' is neither true nor false"
+file=$(state fo-1 '{"org.memacct.fail-open": "true", "org.memacct.max": "1M"}')
+run "$MEMACCTCTL" --socket "$TMP/nowhere.sock" oci-hook create <"$file"
+check_eq "fail-open, no daemon: create exits 0 (stderr: $ERR)" "$RC" 0
+check_match "fail-open, no daemon: the cause" "$ERR" 'cannot connect to memacctd'
+check_match "fail-open, no daemon: the note" "$ERR" \
+        'fail-open=true: /containers/fo-1 not created, the container runs unaccounted'
+run "$MEMACCTCTL" --socket "$TMP/nowhere.sock" oci-hook delete <"$file"
+check_eq "fail-open, no daemon: delete exits 0 (stderr: $ERR)" "$RC" 0
+check_match "fail-open, no daemon: delete's note" "$ERR" 'fail-open=true: /containers/fo-1 not removed'
+file=$(state fo-2 '{"org.memacct.fail-open": "false"}')
+run "$MEMACCTCTL" --socket "$TMP/nowhere.sock" oci-hook create <"$file"
+check_eq "fail-open=false, no daemon: create fails closed" "$RC" 1
+file=$(state fo-3 '{}')
+run "$MEMACCTCTL" --socket "$TMP/nowhere.sock" oci-hook create <"$file"
+check_eq "no annotation, no daemon: create fails closed" "$RC" 1
+check_match "no annotation, no daemon: the cause" "$ERR" 'cannot connect to memacctd'
+run "$MEMACCTCTL" --socket "$TMP/nowhere.sock" oci-hook delete <"$file"
+check_eq "no annotation, no daemon: delete fails too" "$RC" 1
+# With the daemon there, fail-open changes nothing: a refusal still fails.
+file=$(state fo-4 '{"org.memacct.fail-open": "true"}')
+hook create "$file"
+check_eq "fail-open, daemon up: create works (stderr: $ERR)" "$RC" 0
+hook create "$file"
+check_eq "fail-open, daemon up: a refused create still fails" "$RC" 1
+hook delete "$file"
+check_gone "fail-open, daemon up: delete" /containers/fo-4
 
 stop_bg "$SLEEPER" TERM >/dev/null || true
 check_stop_daemon

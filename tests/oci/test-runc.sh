@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The OCI hook under a real runtime: runc runs a busybox container whose
+# hooks are those of the installed hooks.d files (data/oci, as podman and
+# CRI-O would copy them into config.json), pointed at a private memacctd.
+# Inside, `memacctctl hold auto 10M` must land in /containers/<id> by the
+# placement rule the createRuntime hook added, and a second 8M must be
+# refused by the 16M max of the annotation. From outside: the group holds
+# 10M while the container runs, nothing once it has exited, and after
+# runc delete (the poststop hook) neither the group nor its rule is left.
+#
+# A host that cannot run a trivial container at all (no cgroup access, no
+# namespaces, ...) is a SKIP with runc's reason: that is not ours. Once a
+# trivial container runs, every failure is a FAIL.
+#
+# Environment: MEMACCTD, MEMACCTCTL, OCI_HOOKS_D (the configured hooks.d
+# files), RUNC and BUSYBOX (optional: runc and busybox from $PATH).
+
+set -euo pipefail
+
+skip() {
+        echo "SKIP: $*"
+        exit 77
+}
+
+RUNC=${RUNC:-$(command -v runc || true)}
+BUSYBOX=${BUSYBOX:-$(command -v busybox || true)}
+[[ -n $RUNC ]] || skip "no runc (Debian: apt-get install runc)"
+[[ -n $BUSYBOX ]] || skip "no busybox (Debian: apt-get install busybox-static)"
+[[ $(id -u) == 0 ]] || skip "not root: runc needs root for a container without a user namespace"
+: "${OCI_HOOKS_D:?OCI_HOOKS_D must name the configured hooks.d files}"
+
+# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+
+M=$((1024 * 1024))
+ID=memacct-test-$$
+RUNC_ROOT=$TMP/runc
+BUNDLE=$TMP/bundle
+ROOTFS=$BUNDLE/rootfs
+OUT=$TMP/out
+mkdir -p "$RUNC_ROOT" "$ROOTFS" "$OUT"
+
+# The container is ours to remove, whatever happened.
+cleanup_container() {
+        "$RUNC" --root "$RUNC_ROOT" delete --force "$ID" >/dev/null 2>&1 || true
+        "$RUNC" --root "$RUNC_ROOT" delete --force "$ID-probe" >/dev/null 2>&1 || true
+}
+# finish (tests/lib.sh) reads the script's exit status from $?: kept for it.
+trap 'rc=$?; cleanup_container; (exit $rc); finish' EXIT
+
+# ---- the rootfs: busybox and its applets, the host's libraries for memacctctl ----
+
+mkdir -p "$ROOTFS"/{bin,proc,sys,dev,tmp,out,usr/lib,run/memacct,opt/memacct/bin,opt/memacct/lib}
+cp "$BUSYBOX" "$ROOTFS/bin/busybox"
+# In a chroot, so that the links name /bin/busybox of the rootfs.
+chroot "$ROOTFS" /bin/busybox --install -s /bin
+[[ -e $ROOTFS/bin/sh ]] || fail "busybox --install made /bin/sh"
+# memacctctl is dynamically linked: the host's /usr/lib (and /usr/lib64,
+# where the loader is) are bound read-only, /lib and /lib64 point there as
+# on the host's merged /usr.
+ln -s usr/lib "$ROOTFS/lib"
+if [[ -d /usr/lib64 ]]; then
+        mkdir -p "$ROOTFS/usr/lib64"
+        ln -s usr/lib64 "$ROOTFS/lib64"
+fi
+# The directory of the libmemacct.so that MEMACCTCTL loads (the build's).
+LIBDIR=$(ldd "$MEMACCTCTL" | sed -n 's|^\s*libmemacct\.so\.[0-9]* => \(.*\)/libmemacct\.so.*|\1|p')
+check_match "ldd finds the libmemacct.so of memacctctl" "$LIBDIR" '^/'
+
+# ---- config.json: runc spec, edited ----
+
+(cd "$BUNDLE" && "$RUNC" spec)
+
+# configure SCRIPT [HOOKS|PROBE]: process sh -c SCRIPT; but for PROBE, the
+# bind mounts, the annotation, and with HOOKS the hooks of the hooks.d files.
+configure() {
+        "$PY" -I -S - "$BUNDLE/config.json" "$1" "${2:-}" "$MEMACCTCTL" "$LIBDIR" "$TMP/run" \
+                "$OUT" "$OCI_HOOKS_D" "$SOCK" <<'EOF'
+import json, os, re, sys
+
+config, script, hooks, ctl, libdir, rundir, out, hooks_d, sock = sys.argv[1:]
+with open(config) as f:
+    c = json.load(f)
+c["process"]["terminal"] = False
+c["process"]["args"] = ["sh", "-c", script]
+c["process"]["env"] = ["PATH=/bin:/sbin:/usr/bin", "LD_LIBRARY_PATH=/opt/memacct/lib"]
+if hooks == "probe":
+    # Only what runc spec made: whether this host runs containers at all.
+    with open(config, "w") as f:
+        json.dump(c, f, indent=1)
+    sys.exit(0)
+binds = [(ctl, "/opt/memacct/bin/memacctctl", "ro"), (libdir, "/opt/memacct/lib", "ro"),
+         ("/usr/lib", "/usr/lib", "ro"), (rundir, "/run/memacct", "ro"), (out, "/out", "rw")]
+if os.path.isdir("/usr/lib64"):
+    binds.append(("/usr/lib64", "/usr/lib64", "ro"))
+for src, dst, mode in binds:
+    c["mounts"].append({"destination": dst, "type": "bind", "source": src,
+                        "options": ["rbind", mode]})
+c["annotations"] = {"org.memacct.max": "16M"}
+c.pop("hooks", None)
+if hooks == "hooks":
+    # What podman does with a hooks.d file: its "hook" under each of its
+    # "stages", when its "when" matches the container's annotations.
+    c["hooks"] = {}
+    for name in sorted(n for n in os.listdir(hooks_d) if n.endswith(".json")):
+        with open(os.path.join(hooks_d, name)) as f:
+            h = json.load(f)
+        assert h["version"] == "1.0.0", name
+        when = h["when"]
+        if not when.get("always") and not any(
+                re.search(k, ak) and re.search(v, av)
+                for k, v in when.get("annotations", {}).items()
+                for ak, av in c["annotations"].items()):
+            continue
+        hook = dict(h["hook"])
+        hook["path"] = ctl  # the build's, not the installed one
+        hook["args"] = hook["args"] + ["--socket", sock]
+        for stage in h["stages"]:
+            c["hooks"].setdefault(stage, []).append(hook)
+with open(config, "w") as f:
+    json.dump(c, f, indent=1)
+EOF
+}
+
+# ---- can this host run a container at all? ----
+
+configure 'echo probe-ran' probe
+if ! "$RUNC" --root "$RUNC_ROOT" run --bundle "$BUNDLE" "$ID-probe" \
+        </dev/null >"$TMP/probe.log" 2>&1; then
+        reason=$(grep -v '^\s*$' "$TMP/probe.log" | tail -n 3 | tr '\n' ' ')
+        cleanup_container
+        # Not ours: the runtime cannot run a container without any hook.
+        trap - EXIT
+        rm -rf "$TMP"
+        skip "runc cannot run a container here: $reason"
+fi
+check_eq "a container without hooks runs" "$(cat "$TMP/probe.log")" probe-ran
+
+# ---- the container with the hooks ----
+
+check_start_daemon || exit 1
+
+CTL_IN='/opt/memacct/bin/memacctctl --socket /run/memacct/memacctd.sock'
+configure "
+$CTL_IN hold auto 10M >/out/hold.out 2>&1 &
+i=0
+until grep -q '^holding' /out/hold.out; do
+        i=\$((i + 1)); [ \$i -lt 200 ] || { echo timeout >/out/hold.fail; exit 3; }
+        sleep 0.05
+done
+# 10M held of the 16M max: 8M more must be refused. timeout ends it if not.
+timeout 10 $CTL_IN hold auto 8M >/out/over.out 2>&1
+echo \$? >/out/over.status
+# Until the test has looked; then out, the holder still holding (the
+# runtime kills it with the container).
+i=0
+until [ -e /out/release ]; do
+        i=\$((i + 1)); [ \$i -lt 600 ] || exit 4
+        sleep 0.05
+done
+exit 0
+" hooks
+check_eq "the hooks.d files give a createRuntime and a poststop hook" \
+        "$(jget '" ".join(sorted(d["hooks"]))' <"$BUNDLE/config.json")" "createRuntime poststop"
+
+GROUP=/containers/$ID
+if "$RUNC" --root "$RUNC_ROOT" run --detach --bundle "$BUNDLE" "$ID" </dev/null >"$TMP/run.log" 2>&1; then
+        pass
+else
+        fail "runc run --detach $ID: $(cat "$TMP/run.log")"
+        exit 1 # nothing after this can hold
+fi
+check_eq "the group has the annotation's max" "$(field "$GROUP" 'd["max"]')" $((16 * M))
+check_eq "its placement rule is there" \
+        "$(ctl --json rule list | jget '[r["group"] for r in d]')" "[\"$GROUP\"]"
+
+container_holds() {
+        file_has "$OUT/hold.out" '^holding'
+}
+if wait_for 20 container_holds; then
+        pass
+else
+        fail "the container's hold auto 10M: $(cat "$OUT/hold.out" "$OUT/hold.fail" 2>&1)"
+fi
+wait_for 20 test -e "$OUT/over.status" || true
+check_eq "the container's group holds its 10M" "$(current "$GROUP")" $((10 * M))
+check_eq "and so does the prefix group" "$(current /containers)" $((10 * M))
+check_eq "the over-max hold in the container exits 1 (its output: $(cat "$OUT/over.out" 2>&1))" \
+        "$(cat "$OUT/over.status" 2>&1)" 1
+check_match "the over-max hold was refused by the max" "$(cat "$OUT/over.out" 2>&1)" \
+        "hold refused: auto: limit exceeded \\(max of $GROUP\\)"
+check_eq "the refused 8M left nothing behind" "$(current "$GROUP")" $((10 * M))
+
+# ---- the container exits: its session ends with it ----
+
+: >"$OUT/release"
+stopped() {
+        "$RUNC" --root "$RUNC_ROOT" state "$ID" 2>/dev/null | jget 'd["status"]' | grep -qx stopped
+}
+if wait_for 30 stopped; then pass; else fail "the container stops"; fi
+check_current_soon "after the container exits its charge is gone" "$GROUP" 0
+check_current_soon "and from the prefix group" /containers 0
+check_exists() {
+        if ctl show "$2" >/dev/null 2>&1; then pass; else fail "$1: $2 does not exist"; fi
+}
+check_exists "before poststop the group is still there" "$GROUP"
+
+# ---- runc delete: the poststop hook removes the rule and the group ----
+
+check_run "runc delete $ID" 0 "$RUNC" --root "$RUNC_ROOT" delete "$ID"
+if ctl show "$GROUP" >/dev/null 2>&1; then
+        fail "after poststop $GROUP is gone (daemon log: $(tail -n 5 "$DAEMON_LOG"))"
+else
+        pass
+fi
+check_eq "after poststop no rule is left" "$(ctl --json rule list | jget 'len(d)')" 0
+check_eq "the prefix group stays, empty" "$(current /containers)" 0
+
+check_stop_daemon
