@@ -205,9 +205,11 @@ static void print_group_text(const memacct_group_info *g) {
                 for (size_t k = 0; k < n; k++) {
                         char buf[24];
 
-                        printf("%s%s %s\n", k == 0 ? " " : "\t", c[k].name,
-                               bytes ? format_bytes(buf, c[k].value, false)
-                                     : (snprintf(buf, sizeof(buf), "%" PRIu64, c[k].value), buf));
+                        if (bytes)
+                                format_bytes(buf, c[k].value, false);
+                        else
+                                snprintf(buf, sizeof(buf), "%" PRIu64, c[k].value);
+                        printf("%s%s %s\n", k == 0 ? " " : "\t", c[k].name, buf);
                 }
                 if (n == 0)
                         putchar('\n');

@@ -65,6 +65,7 @@ check_match "-h: 1536K is 1.5M" "$OUT" '^memory.high: 1.5M$'
 check_match "-h: 10241 bytes round up to 11K, as du" "$OUT" '^memory.current: 11K$'
 check_match "-h: zero stays 0" "$OUT" '^memory.min: 0$'
 check_match "-h: events stay counts" "$OUT" '^memory.events: low 0$'
+check_match "-h: memory.stat is in units too" "$(ctl -h show /hr --exact)" '^memory.stat: anon 11K$'
 check_match "without -h, bytes" "$(ctl show /hr)" "^memory.max: $M\$"
 check_eq "-h leaves JSON in bytes" "$(ctl -h --json show /hr | jget 'd["max"]')" $M
 check_run "tree -h" 0 ctl tree -h /hr
