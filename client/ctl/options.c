@@ -53,7 +53,10 @@ static void help(void) {
                "                  system bus when root, else the user bus; or ADDRESS:\n"
                "                  system, user, or a D-Bus address (unix:path=...)\n"
                "  --json          print JSON\n"
-               "  -h, --help      show this help\n"
+               "  -h, --human-readable\n"
+               "                  sizes in show, tree and client as 1.5K, 20M (1024-based,\n"
+               "                  rounded up, as du -h); JSON stays in bytes\n"
+               "  --help          show this help (so does -h without a command)\n"
                "  --version       show the version\n\n"
                "SIZE: bytes with an optional K/M/G/T suffix (1024-based), or max.\n"
                "ITEM: anon file shmem kernel sock swap device other.\n");
@@ -61,6 +64,7 @@ static void help(void) {
 
 enum {
         ARG_SOCKET = 0x100,
+        ARG_HELP,
         ARG_BUS,
         ARG_JSON,
         ARG_VERSION,
@@ -81,7 +85,8 @@ static const struct option options[] = {
         { "socket", required_argument, NULL, ARG_SOCKET },
         { "bus", optional_argument, NULL, ARG_BUS },
         { "json", no_argument, NULL, ARG_JSON },
-        { "help", no_argument, NULL, 'h' },
+        { "help", no_argument, NULL, ARG_HELP },
+        { "human-readable", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
         { "force", no_argument, NULL, ARG_FORCE },
         { "exact", no_argument, NULL, ARG_EXACT },
@@ -105,8 +110,10 @@ static const struct option options[] = {
 int options_parse(int argc, char **argv, int *ret_first) {
         int c;
 
+        /* Our own messages, in our words: a leading ':' in the option string
+         * tells a missing argument (':') from an unknown option ('?'). */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "hs:d:i:n:b", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hs:d:i:n:b", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -121,6 +128,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         arg.json = true;
                         break;
                 case 'h':
+                        arg.human = true;
+                        break;
+                case ARG_HELP:
                         help();
                         return 0;
                 case ARG_VERSION:
@@ -174,9 +184,17 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_RAW:
                         arg.raw = true;
                         break;
+                case ':':
+                        /* optind is past the option, whether "--stat" or "-x". */
+                        return usage_error("option '%s' requires an argument", argv[optind - 1]);
                 default:
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
+        }
+        /* -h was help before it was --human-readable: alone it still is. */
+        if (arg.human && optind >= argc) {
+                help();
+                return 0;
         }
         if (arg.socket && arg.bus)
                 return usage_error("--socket and --bus exclude each other");
@@ -195,6 +213,9 @@ bool options_allowed(const char *verb) {
                 return usage_error("--exact: only for show, tree and client"), false;
         if (arg.reclaim_root && strcmp(verb, "show") != 0 && strcmp(verb, "tree") != 0)
                 return usage_error("--reclaim-root: only for show and tree"), false;
+        if (arg.human && strcmp(verb, "show") != 0 && strcmp(verb, "tree") != 0 &&
+            strcmp(verb, "client") != 0)
+                return usage_error("-h: only for show, tree and client"), false;
         if (arg.prefix && strcmp(verb, "oci-hook") != 0)
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under) && strcmp(verb, "import-cgroups") != 0)

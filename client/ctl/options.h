@@ -14,6 +14,7 @@ typedef struct CtlOptions {
         bool bus;
         const char *bus_address; /* NULL: the default bus */
         bool json;
+        bool human; /* -h: sizes as 1.5K, 20M in text output */
         bool force;
         bool exact;
         const char *stat;

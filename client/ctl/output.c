@@ -16,11 +16,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "macro.h"
 #include "output.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+/* -h: set once by main() before anything prints. */
+static bool human;
+
+void output_set_human(bool on) {
+        human = on;
+}
 
 int usage_errorv(const char *context, const char *fmt, va_list ap) {
         fprintf(stderr, "memacctctl: %s", context);
@@ -134,10 +142,45 @@ static const memacct_counter *group_counter_list(const memacct_group_info *g, si
         return *(const memacct_counter *const *) ((const char *) g + group_counters[i].offset);
 }
 
-/* @v as text: "max" for an unlimited @limit. Return: @buf. */
+/* @v in the largest 1024-based unit it fills, rounded up as du -h rounds
+ * (a size shown is never less than the real one): one decimal below 10,
+ * none above ("1.5K", "15K"); below 1024, plain bytes. Return: @buf. */
+static const char *format_human(char buf[static 24], uint64_t v) {
+        static const char units[] = "KMGTPE";
+        uint64_t div = 1024, tenths, whole;
+        size_t u = 0;
+
+        if (v < 1024) {
+                snprintf(buf, 24, "%" PRIu64, v);
+                return buf;
+        }
+        while (u + 1 < sizeof(units) - 1 && v / div >= 1024) {
+                div *= 1024;
+                u++;
+        }
+        /* Tenths, rounded up; 10.0 and more print without a decimal. */
+        /* v % div * 10 < 10 * 2^60: no overflow. */
+        tenths = v / div * 10 + (v % div * 10 + div - 1) / div;
+        if (tenths < 100) {
+                snprintf(buf, 24, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10, units[u]);
+                return buf;
+        }
+        whole = v / div + (v % div != 0);
+        if (whole >= 1024 && u + 1 < sizeof(units) - 1) {
+                /* 1023.5M rounds up to 1024M: that is 1.0G. */
+                snprintf(buf, 24, "1.0%c", units[u + 1]);
+                return buf;
+        }
+        snprintf(buf, 24, "%" PRIu64 "%c", whole, units[u]);
+        return buf;
+}
+
+/* @v as text: "max" for an unlimited @limit, in units with -h. Return: @buf. */
 static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
         if (limit && v == MEMACCT_UNLIMITED)
                 return "max";
+        if (human)
+                return format_human(buf, v);
         snprintf(buf, 24, "%" PRIu64, v);
         return buf;
 }
@@ -155,9 +198,19 @@ static void print_group_text(const memacct_group_info *g) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);
 
+                /* memory.stat is in bytes, the events are counts. */
+                bool bytes = strcmp(group_counters[i].key, "stat") == 0;
+
                 printf("memory.%s:", group_counters[i].key);
-                for (size_t k = 0; k < n; k++)
-                        printf("%s%s %" PRIu64 "\n", k == 0 ? " " : "\t", c[k].name, c[k].value);
+                for (size_t k = 0; k < n; k++) {
+                        char buf[24];
+
+                        if (bytes)
+                                format_bytes(buf, c[k].value, false);
+                        else
+                                snprintf(buf, sizeof(buf), "%" PRIu64, c[k].value);
+                        printf("%s%s %s\n", k == 0 ? " " : "\t", c[k].name, buf);
+                }
                 if (n == 0)
                         putchar('\n');
         }
@@ -210,22 +263,28 @@ static int path_depth(const char *path) {
         return d;
 }
 
-/* The groups of the tree: @top, then those of @list that are not @top. */
+/* The groups of the tree: @top, then those of @list that are not @top, or
+ * in their stead those of @rows, where given (NULL: gone meanwhile). */
 static const memacct_group_info *tree_group(const memacct_group_info *top,
-                                            const memacct_group_list *list, size_t i) {
-        const memacct_group_info *g = i == 0 ? top : memacct_group_list_get(list, i - 1);
+                                            const memacct_group_list *list,
+                                            memacct_group_info *const *rows, size_t i) {
+        const memacct_group_info *g;
 
-        return i == 0 || strcmp(g->path, top->path) != 0 ? g : NULL;
+        if (i == 0)
+                return top;
+        g = rows ? rows[i - 1] : memacct_group_list_get(list, i - 1);
+        return g && strcmp(g->path, top->path) != 0 ? g : NULL;
 }
 
-static int print_tree_json(const memacct_group_info *top, const memacct_group_list *list) {
+static int print_tree_json(const memacct_group_info *top, const memacct_group_list *list,
+                           memacct_group_info *const *rows) {
         _cleanup_(json_object_putp) json_object *a = json_object_new_array();
         size_t n = memacct_group_list_size(list);
 
         if (!a)
                 return print_json(NULL);
         for (size_t i = 0; i <= n; i++) {
-                const memacct_group_info *g = tree_group(top, list, i);
+                const memacct_group_info *g = tree_group(top, list, rows, i);
 
                 if (g)
                         json_object_array_add(a, json_group(g));
@@ -233,35 +292,56 @@ static int print_tree_json(const memacct_group_info *top, const memacct_group_li
         return print_json(a);
 }
 
-int print_tree(const memacct_group_info *top, const memacct_group_list *list, bool json) {
+/* The GROUP column of @g: its indent and its name (the top's full path). */
+static int tree_name(const memacct_group_info *g, int base, bool top, const char **ret_name) {
+        *ret_name = top ? g->path : strrchr(g->path, '/') + 1;
+        return 2 * (path_depth(g->path) - base);
+}
+
+int print_tree(const memacct_group_info *top, const memacct_group_list *list,
+               memacct_group_info *const *rows, bool json) {
         size_t n = memacct_group_list_size(list);
-        int base = path_depth(top->path);
+        int base = path_depth(top->path), width = 40;
         bool mirrors;
 
         if (json)
-                return print_tree_json(top, list);
+                return print_tree_json(top, list, rows);
         /* A KERNEL column (kernel_current) only when the tree holds a mirror. */
         mirrors = top->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
         for (size_t i = 0; i < n && !mirrors; i++)
                 mirrors = memacct_group_list_get(list, i)->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
-        printf("%-40s %14s %14s %14s %14s", "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
-        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
+        /* GROUP is 40 wide, or as wide as its widest row (a 64-hex container
+         * id under /containers), so that every column stays aligned. */
         for (size_t i = 0; i <= n; i++) {
-                const memacct_group_info *g = tree_group(top, list, i);
-                char name[256], max[24], high[24];
+                const memacct_group_info *g = tree_group(top, list, rows, i);
+                const char *name;
+                int w;
 
                 if (!g)
                         continue;
-                snprintf(name, sizeof(name), "%*s%s", 2 * (path_depth(g->path) - base), "",
-                         i == 0 ? g->path : strrchr(g->path, '/') + 1);
-                printf("%-40s %14" PRIu64 " %14" PRIu64 " %14s %14s", name, g->current, g->peak,
+                w = tree_name(g, base, i == 0, &name);
+                width = MAX(width, w + (int) strlen(name));
+        }
+        printf("%-*s %14s %14s %14s %14s", width, "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
+        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
+        for (size_t i = 0; i <= n; i++) {
+                const memacct_group_info *g = tree_group(top, list, rows, i);
+                char cur[24], peak[24], max[24], high[24], kernel[24];
+                const char *name;
+                int indent;
+
+                if (!g)
+                        continue;
+                indent = tree_name(g, base, i == 0, &name);
+                printf("%*s%-*s %14s %14s %14s %14s", indent, "", width - indent, name,
+                       format_bytes(cur, g->current, false), format_bytes(peak, g->peak, false),
                        format_bytes(max, g->max, true), format_bytes(high, g->high, true));
                 if (!mirrors)
                         putchar('\n');
                 else if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
                         printf(" %14s\n", "-");
                 else
-                        printf(" %14" PRIu64 "\n", g->kernel_current);
+                        printf(" %14s\n", format_bytes(kernel, g->kernel_current, false));
         }
         return 0;
 }
@@ -295,7 +375,34 @@ int print_client(const memacct_client_info *c, bool json) {
 
         const uint64_t values[] = { c->pid, c->file, c->anon, c->swap, c->shmem };
 
-        return print_counts(keys, values, ELEMENTSOF(keys), " ", json);
+        if (json || !human)
+                return print_counts(keys, values, ELEMENTSOF(keys), " ", json);
+        /* -h: the pid stays a number, the rest are bytes. */
+        printf("pid %" PRIu32 "\n", c->pid);
+        for (size_t i = 1; i < ELEMENTSOF(keys); i++) {
+                char buf[24];
+
+                printf("%s %s\n", keys[i], format_bytes(buf, values[i], false));
+        }
+        return 0;
+}
+
+int print_charge(const memacct_charge_result *res, bool json) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+
+        if (!json)
+                return 0;
+        o = json_object_new_object();
+        if (o) {
+                json_object_object_add(o, "over_high", json_object_new_uint64(res->over_high));
+                json_object_object_add(o, "throttle_usec", json_object_new_uint64(res->throttle_usec));
+                json_object_object_add(o, "margin",
+                                       res->margin == MEMACCT_UNLIMITED
+                                               ? json_object_new_string("max")
+                                               : json_object_new_uint64(res->margin));
+                json_object_object_add(o, "over_max", json_object_new_boolean(res->over_max));
+        }
+        return print_json(o);
 }
 
 int print_import(const memacct_import_result *res, bool json) {
@@ -306,20 +413,41 @@ int print_import(const memacct_import_result *res, bool json) {
         return print_counts(keys, values, ELEMENTSOF(keys), ": ", json);
 }
 
+/* Now in local time as ISO 8601 with milliseconds and the offset,
+ * "2024-05-01T12:34:56.789+02:00" (journalctl -o short-iso-precise, to the
+ * millisecond): sortable, and comparable with the daemon's journal. */
+static const char *format_now(char buf[static 40]) {
+        struct timespec ts;
+        struct tm tm;
+        char zone[8];
+        size_t n;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        localtime_r(&ts.tv_sec, &tm);
+        n = strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+        if (strftime(zone, sizeof(zone), "%z", &tm) != 5)
+                strcpy(zone, "+0000");
+        snprintf(buf + n, 40 - n, ".%03ld%.3s:%s", ts.tv_nsec / 1000000, zone, zone + 3);
+        return buf;
+}
+
 int print_event(const memacct_event *ev, bool json) {
+        char now[40];
         int r = 0;
 
+        format_now(now);
         if (json) {
                 _cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
                 if (o) {
+                        json_object_object_add(o, "time", json_object_new_string(now));
                         json_object_object_add(o, "path", json_object_new_string(ev->path));
                         json_object_object_add(o, "name", json_object_new_string(ev->name));
                         json_object_object_add(o, "count", json_object_new_uint64(ev->count));
                 }
                 r = print_json(o);
         } else
-                printf("%s %s %" PRIu64 "\n", ev->path, ev->name, ev->count);
+                printf("%s %s %s %" PRIu64 "\n", now, ev->path, ev->name, ev->count);
         fflush(stdout);
         return r;
 }

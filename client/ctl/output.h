@@ -17,6 +17,12 @@
 #define EXIT_USAGE 2
 
 /**
+ * output_set_human() - whether sizes in text print in units (-h): "1.5K",
+ * "20M", rounded up as du -h; JSON always prints bytes. Set before printing.
+ */
+void output_set_human(bool on);
+
+/**
  * usage_error() - "memacctctl: <message>" and the hint to --help, on
  * stderr. Return: EXIT_USAGE.
  */
@@ -48,9 +54,12 @@ int print_group(const memacct_group_info *g, bool json);
 /**
  * print_tree() - memacctctl tree: the subtree's root @top, then the groups
  * of @list below it in pre-order (the list may or may not repeat @top), as
- * a table or a JSON array.
+ * a table or a JSON array. @rows, when not NULL, has one entry per entry of
+ * @list to print in its stead (read again against a reclaim root), NULL
+ * for one to leave out.
  */
-int print_tree(const memacct_group_info *top, const memacct_group_list *list, bool json);
+int print_tree(const memacct_group_info *top, const memacct_group_list *list,
+               memacct_group_info *const *rows, bool json);
 
 /**
  * print_sessions() - memacctctl move: the sessions moved (JSON only: the
@@ -64,5 +73,14 @@ int print_client(const memacct_client_info *c, bool json);
 /** print_import() - memacctctl import-cgroups: what the import changed. */
 int print_import(const memacct_import_result *res, bool json);
 
-/** print_event() - memacctctl watch: one event, flushed at once. */
+/**
+ * print_charge() - memacctctl charge: the reply (over_high, throttle_usec,
+ * margin, over_max), JSON only: the text form prints nothing.
+ */
+int print_charge(const memacct_charge_result *res, bool json);
+
+/**
+ * print_event() - memacctctl watch: one event, stamped with the time it was
+ * read (ISO 8601, milliseconds), flushed at once.
+ */
 int print_event(const memacct_event *ev, bool json);

@@ -34,6 +34,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
 
 static volatile sig_atomic_t stop_signal;
+/* Set while hold or watch waits in memacct_next_event(): see on_stop(). */
+static volatile sig_atomic_t waiting;
 
 static int connect_or_fail(memacct **ret) {
         int r;
@@ -91,6 +93,10 @@ static int parse_charge_args(char **argv, uint64_t *ret_bytes, int *ret_item) {
         r = parse_size_arg(argv[2], ret_bytes);
         if (r != 0)
                 return r;
+        /* parse_size() reads "max" as the limit that is no limit: no size
+         * to charge (memacctctl(1): SIZE, "max" only for a limit). */
+        if (*ret_bytes == MEMACCT_UNLIMITED)
+                return usage_error("%s: '%s' is not a size to charge", argv[0], argv[2]);
         if (item < 0)
                 return usage_error("unknown stat item '%s'", arg.stat);
         *ret_item = item;
@@ -179,10 +185,35 @@ static int verb_show(memacct **mp, int argc, char **argv) {
         return print_group(g, arg.json);
 }
 
+/* The rows of @list read again against --reclaim-root: a list is computed
+ * against "/", so effective min/low of every row below the top would be.
+ * A group removed meanwhile is left out (NULL). Return: 0, or < 0. */
+static int tree_rows(memacct *m, const memacct_group_list *list, memacct_group_info ***ret) {
+        size_t n = memacct_group_list_size(list);
+        memacct_group_info **rows = calloc(n + 1, sizeof(*rows));
+        int r;
+
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                r = memacct_get_group(m, memacct_group_list_get(list, i)->path, arg.reclaim_root,
+                                      exact_flag(), &rows[i]);
+                if (r < 0 && r != -ENOENT) {
+                        for (size_t k = 0; k < i; k++)
+                                memacct_group_info_free(rows[k]);
+                        free(rows);
+                        return r;
+                }
+        }
+        *ret = rows;
+        return 0;
+}
+
 static int verb_tree(memacct **mp, int argc, char **argv) {
         _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
         _cleanup_(memacct_group_info_freep) memacct_group_info *top = NULL;
         const char *path = argc > 1 ? argv[1] : "/";
+        memacct_group_info **rows = NULL;
         memacct *m = connected(mp);
         int r;
 
@@ -191,12 +222,19 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
         r = memacct_get_group(m, path, arg.reclaim_root, exact_flag(), &top);
         if (r >= 0)
                 r = memacct_list_groups(m, path, MEMACCT_RECURSIVE | exact_flag(), &list);
+        if (r >= 0 && arg.reclaim_root)
+                r = tree_rows(m, list, &rows);
         if (r < 0)
                 return fail(m, "tree", path, r);
-        return print_tree(top, list, arg.json);
+        r = print_tree(top, list, rows, arg.json);
+        for (size_t i = 0; rows && i < memacct_group_list_size(list); i++)
+                memacct_group_info_free(rows[i]);
+        free(rows);
+        return r;
 }
 
 static int verb_charge(memacct **mp, int argc, char **argv) {
+        memacct_charge_result res = {};
         memacct *m = NULL;
         uint64_t bytes;
         int r, item = 0;
@@ -208,15 +246,39 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
         m = connected(mp);
         if (!m)
                 return EXIT_FAILURE;
-        if (strcmp(argv[0], "charge") == 0)
-                r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, NULL);
-        else
+        if (strcmp(argv[0], "uncharge") == 0) {
                 r = memacct_uncharge(m, argv[1], bytes, item, MEMACCT_KEEP);
-        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+                return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+        }
+        r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, &res);
+        if (r < 0)
+                return fail(m, argv[0], argv[1], r);
+        return print_charge(&res, arg.json);
 }
 
+/*
+ * A stop inside memacct_next_event() ends us at once, with status 0: a
+ * daemon that went away has the library retrying its connection for
+ * seconds, with sleeps a signal only shortens, and a signal just before
+ * poll() would not wake it. Nothing is left to undo there: what hold
+ * holds is the session's, which ends with our connection (the kernel
+ * closes it), and every line was flushed as it was printed. Elsewhere the
+ * flag alone stops the loop, after the call in progress.
+ */
 static void on_stop(int sig) {
         stop_signal = sig;
+        if (waiting)
+                _exit(EXIT_SUCCESS);
+}
+
+/* memacct_next_event(), interruptible as on_stop() says. */
+static int next_event(memacct *m, int timeout_msec, memacct_event *ret) {
+        int r;
+
+        waiting = 1;
+        r = stop_signal ? -EINTR : memacct_next_event(m, timeout_msec, ret);
+        waiting = 0;
+        return r;
 }
 
 /* SIGINT/SIGTERM interrupt a wait (no SA_RESTART) and set stop_signal. */
@@ -226,6 +288,62 @@ static void catch_stop_signals(void) {
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Whether @path can be the mirror of the cgroup @cg under some prefix:
+ * @cg itself (prefix "/") or P@cg for a group P. (@cg starts with '/', so
+ * the match starts at a name. The root cgroup's mirror is the prefix
+ * itself, which no path tells: never.) */
+static bool mirrors_cgroup(const char *path, const char *cg) {
+        size_t n = strlen(path), k = strlen(cg);
+
+        return cg[0] == '/' && cg[1] && k <= n && strcmp(path + n - k, cg) == 0;
+}
+
+/*
+ * The group "auto" put us in: the daemon places the session in the mirror
+ * of our kernel memory cgroup, under a prefix only it knows, and its reply
+ * does not name it. So: the one mirror whose path ends in our cgroup (the
+ * memory line of /proc/self/cgroup, v1 or v2) and that holds at least the
+ * @bytes we hold there. Return: it (to free), or NULL when that is not one.
+ */
+static char *auto_group(memacct *m, uint64_t bytes) {
+        _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
+        char cg[2][4096] = {}, line[4096 + 64], *found = NULL;
+        unsigned n_found = 0;
+        FILE *f;
+
+        f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return NULL;
+        while (fgets(line, sizeof(line), f)) {
+                char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
+
+                if (!path)
+                        continue;
+                path[strcspn(path, "\n")] = 0;
+                *path++ = 0;
+                if (ctl[1] == 0)
+                        snprintf(cg[0], sizeof(cg[0]), "%s", path);
+                else if (strstr(ctl + 1, "memory"))
+                        snprintf(cg[1], sizeof(cg[1]), "%s", path);
+        }
+        fclose(f);
+        if (memacct_list_groups(m, "/", MEMACCT_RECURSIVE, &list) < 0)
+                return NULL;
+        for (size_t i = 0; i < memacct_group_list_size(list); i++) {
+                const memacct_group_info *g = memacct_group_list_get(list, i);
+
+                if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT || g->current < bytes ||
+                    !(mirrors_cgroup(g->path, cg[0]) || mirrors_cgroup(g->path, cg[1])))
+                        continue;
+                if (n_found++ == 0)
+                        found = strdup(g->path);
+        }
+        if (n_found == 1)
+                return found;
+        free(found);
+        return NULL;
 }
 
 static int verb_hold(memacct **mp, int argc, char **argv) {
@@ -248,14 +366,21 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         r = memacct_charge(m, NULL, bytes, item, 0, NULL);
         if (r < 0)
                 return fail(m, "hold", argv[1], r);
-        printf("holding %s in %s\n", argv[2], argv[1]);
+        if (strcmp(argv[1], "auto") == 0 || !*argv[1]) {
+                /* Say where "auto" resolved to, when we can tell. */
+                char *where = auto_group(m, bytes);
+
+                printf("holding %s in %s\n", argv[2], where ? where : "auto (the mirror of our cgroup)");
+                free(where);
+        } else
+                printf("holding %s in %s\n", argv[2], argv[1]);
         fflush(stdout);
 
         /* Serve the socket while waiting: after a daemon restart the library
          * reconnects and charges the held bytes again. (Over the bus the
          * session is the bus connection: it ends when we exit.) */
         while (!stop_signal) {
-                r = memacct_next_event(m, 500, &ev);
+                r = next_event(m, 500, &ev);
                 if (r < 0 && r != -EINTR)
                         return fail(m, "hold", argv[1], r);
         }
@@ -314,7 +439,7 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
         if (r < 0)
                 return fail(m, "watch", argv[1], r);
         while (!stop_signal) {
-                r = memacct_next_event(m, -1, &ev);
+                r = next_event(m, -1, &ev);
                 if (r == -EINTR || r == 0)
                         continue;
                 if (r < 0)
@@ -395,6 +520,7 @@ const char *verb_name(const Verb *v) {
 }
 
 int verb_run(const Verb *v, memacct **mp, int argc, char **argv) {
+        output_set_human(arg.human);
         if (v->min_args >= 0 && argc - 1 < v->min_args)
                 return usage_error("%s: missing argument", v->name);
         if (v->min_args >= 0 && argc - 1 > v->max_args)

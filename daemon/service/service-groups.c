@@ -180,7 +180,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
                 return r;
         r = group_set_limits(g, limits, force);
         if (r < 0)
-                return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
+                return refusal_set(rf, r, "%s: usage is above the new max (use --force)", g->path);
         service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;

@@ -234,6 +234,7 @@ in_cgroup() {
 bg "$TMP/hold.out" bash -c "$IN_CGROUP" _ "$HIER/$NAME/a/b" "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
 HOLD=$BG_PID
 if wait_for 10 grep -q holding "$TMP/hold.out"; then pass; else fail "hold auto starts: $(cat "$TMP/hold.out")"; fi
+check_match "hold auto prints the group it resolved to" "$(cat "$TMP/hold.out")" "^holding 1M in $MIRROR/a/b\$"
 check_eq "the session lands in the mirror of its kernel cgroup" "$(field "$MIRROR/a/b" 'd["current"]')" "$MiB"
 stop_bg "$HOLD" TERM >/dev/null 2>&1 || true
 if wait_for 10 current_is_soon "$MIRROR/a/b" 0; then pass; else fail "the charge leaves with the session"; fi
@@ -248,6 +249,7 @@ wait_for 10 grep -q "Configuration reloaded" "$DAEMON_LOG" || fail "the daemon r
 bg "$TMP/hold2.out" bash -c "$IN_CGROUP" _ "$HIER/$NAME/c" "$MEMACCTCTL" --socket "$SOCK" hold auto 2M
 HOLD=$BG_PID
 if wait_for 10 grep -q holding "$TMP/hold2.out"; then pass; else fail "hold auto with auto-create: $(cat "$TMP/hold2.out")"; fi
+check_match "hold auto prints the mirror it made" "$(cat "$TMP/hold2.out")" "^holding 2M in $MIRROR/c\$"
 check_eq "auto-create made the mirror and placed the session" "$(field "$MIRROR/c" 'd["current"]')" $((2 * MiB))
 check_match "the new mirror has kernel_current" "$(field "$MIRROR/c" 'd["kernel_current"]')" '^[0-9]+$'
 stop_bg "$HOLD" TERM >/dev/null 2>&1 || true

@@ -318,21 +318,23 @@ ctl create /wt max=100K
 ctl create /wt/c max=50K
 bg "$TMP/watch.out" "${CTL[@]}" watch /wt
 watcher=$BG_PID
-if trigger_until "$TMP/watch.out" '^/wt max [0-9]+$' ctl charge /wt 200K; then
+# Each line: the time it was read (ISO 8601, ms), the group, the event, its count.
+TS='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2}'
+if trigger_until "$TMP/watch.out" "^$TS /wt max [0-9]+\$" ctl charge /wt 200K; then
         pass
 else
         fail "watch prints the max event of a refused charge: '$(<"$TMP/watch.out")'"
 fi
 check_eq "watch prints the event's local count" \
-        "$(grep -E '^/wt max ' "$TMP/watch.out" | tail -n1 | awk '{ print $3 }')" \
+        "$(grep -E " /wt max " "$TMP/watch.out" | tail -n1 | awk '{ print $4 }')" \
         "$(field /wt 'd["events_local"]["max"]')"
 ctl charge /wt/c 60K >/dev/null 2>&1 && fail "a charge over /wt/c's max is refused"
-if wait_for 10 file_has "$TMP/watch.out" '^/wt/c max 1$'; then
+if wait_for 10 file_has "$TMP/watch.out" "^$TS /wt/c max 1\$"; then
         pass
 else
         fail "watch prints events of the subtree: '$(<"$TMP/watch.out")'"
 fi
-check_nomatch "watch prints nothing from outside its subtree" "$(<"$TMP/watch.out")" '^/lim'
+check_nomatch "watch prints nothing from outside its subtree" "$(<"$TMP/watch.out")" ' /lim'
 rc=0
 stop_bg "$watcher" INT || rc=$?
 check_eq "watch exits 0 on SIGINT" "$rc" 0
@@ -348,7 +350,9 @@ fi
 # event of one refused charge prints the oom first.)
 check_eq "watch --json prints an object" \
         "$(grep -m1 '"max"' "$TMP/watchj.out" | jget '[sorted(d), d["path"], d["name"], type(d["count"]).__name__]')" \
-        '[["count", "name", "path"], "/wt/c", "max", "int"]'
+        '[["count", "name", "path", "time"], "/wt/c", "max", "int"]'
+check_match "watch --json carries the time as the text form does" \
+        "$(grep -m1 '"max"' "$TMP/watchj.out" | jget 'd["time"]')" "^$TS\$"
 rc=0
 stop_bg "$watcher" TERM || rc=$?
 check_eq "watch exits 0 on SIGTERM" "$rc" 0

@@ -114,14 +114,14 @@ check_match "the snapshot has the owner" "$before" "\"/deleg\", 0, $((2 * M)).* 
 # whether the watcher has printed more than N of them.
 watch_sees_it() {
         ctl charge /keep/a/deep 1 >/dev/null 2>&1 || true
-        (($(grep -c '^/keep/a/deep max' "$TMP/watch-restart.out") > $1))
+        (($(grep -c ' /keep/a/deep max' "$TMP/watch-restart.out") > $1))
 }
 bg "$TMP/watch-restart.out" "${CTL[@]}" watch /keep
 watcher=$BG_PID
 # Subscribed (not only connected) before the daemon stops: its first
 # event is in.
 wait_for 10 watch_sees_it 0 || fail "the watcher subscribes: '$(<"$TMP/watch-restart.out")'"
-seen=$(grep -c '^/keep/a/deep max' "$TMP/watch-restart.out")
+seen=$(grep -c ' /keep/a/deep max' "$TMP/watch-restart.out")
 
 check_stop_daemon TERM
 check_eq "the socket is removed at exit" "$([[ -e $SOCK ]] && echo present || echo removed)" removed

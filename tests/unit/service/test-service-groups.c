@@ -393,7 +393,7 @@ static void test_set_limits_refuses_max_below_usage_and_sets_nothing(void **stat
         refusal_init(&rf);
         assert_not_refused(service_charge(f->svc, f->root, &c, &res, &rf), &rf);
         assert_refused(set_limits(f, f->root, "/a", &l, false, &rf), &rf, -EBUSY,
-                       "/a: usage is above the new max (use force)");
+                       "/a: usage is above the new max (use --force)");
         info = tree_info(f, "/a");
         assert_true(info.max == UINT64_MAX);
         assert_true(info.high == UINT64_MAX);
