@@ -37,8 +37,14 @@ static int mkdir_parents(const char *path) {
         return 0;
 }
 
+static char *mfree_str(char *p) {
+        free(p);
+        return NULL;
+}
+
 static int socket_bind(SockListen *l, const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp = { .sun_family = AF_UNIX };
+        bool stale = false;
         size_t n = strlen(path);
         socklen_t len;
         struct stat st;
@@ -57,12 +63,12 @@ static int socket_bind(SockListen *l, const char *path) {
         if (fd < 0)
                 return log_error_errno(errno, "Cannot create a socket: %m");
 
-        if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
-                if (errno != EADDRINUSE) {
-                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
+        /* Only a file no daemon listens on may be replaced. */
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode)) {
+                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
                         goto fail;
                 }
-                /* Only a file no daemon listens on may be replaced. */
                 r = unix_socket_is_live((const struct sockaddr *) &sa, len);
                 if (r > 0) {
                         r = log_error_errno(EADDRINUSE,
@@ -75,38 +81,51 @@ static int socket_bind(SockListen *l, const char *path) {
                                         path);
                         goto fail;
                 }
-                if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
-                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
-                        goto fail;
-                }
-                if (unlink(path) < 0 && errno != ENOENT) {
-                        r = log_error_errno(errno, "Cannot remove the stale socket %s: %m", path);
-                        goto fail;
-                }
-                log_notice("Removed the stale socket %s", path);
-                if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
-                        r = log_error_errno(errno, "Cannot bind %s: %m", path);
-                        goto fail;
-                }
+                stale = true;
         }
-        l->bound_path = strdup(path);
-        if (!l->bound_path) {
-                (void) unlink(path);
-                r = log_error_errno(ENOMEM, "Out of memory");
+        /*
+         * The socket appears at its path only once it listens: bound under
+         * a name of its own, made accessible, listening, then renamed over
+         * the path (a stale socket included) in one step. A client that
+         * sees the file can connect, rather than be refused in the moment
+         * between bind() and listen().
+         */
+        n = (size_t) snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", path, (int) getpid());
+        if (n >= sizeof(tmp.sun_path)) {
+                r = log_error_errno(ENAMETOOLONG, "Socket path %s is too long to bind beside it", path);
+                goto fail;
+        }
+        (void) unlink(tmp.sun_path);
+        if (bind(fd, (struct sockaddr *) &tmp, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0) {
+                r = log_error_errno(errno, "Cannot bind %s: %m", tmp.sun_path);
                 goto fail;
         }
         /* Whoever may connect is decided per request from SO_PEERCRED
          * (reads are open to all by default), so the socket is too. */
-        if (chmod(path, 0666) < 0) {
-                r = log_error_errno(errno, "Cannot make %s accessible: %m", path);
-                goto fail;
+        if (chmod(tmp.sun_path, 0666) < 0) {
+                r = log_error_errno(errno, "Cannot make %s accessible: %m", tmp.sun_path);
+                goto fail_unlink;
         }
         if (listen(fd, SOMAXCONN) < 0) {
-                r = log_error_errno(errno, "Cannot listen on %s: %m", path);
-                goto fail;
+                r = log_error_errno(errno, "Cannot listen on %s: %m", tmp.sun_path);
+                goto fail_unlink;
         }
+        l->bound_path = strdup(path);
+        if (!l->bound_path) {
+                r = log_error_errno(ENOMEM, "Out of memory");
+                goto fail_unlink;
+        }
+        if (rename(tmp.sun_path, path) < 0) {
+                r = log_error_errno(errno, "Cannot move the socket to %s: %m", path);
+                l->bound_path = mfree_str(l->bound_path);
+                goto fail_unlink;
+        }
+        if (stale)
+                log_notice("Removed the stale socket %s", path);
         l->fd = fd;
         return 0;
+fail_unlink:
+        (void) unlink(tmp.sun_path);
 fail:
         close(fd);
         return r;

@@ -29,13 +29,15 @@ check_start_daemon || exit 1
 bg "$TMP/k1" "${CTL[@]}" run --name k1 -- bash -c 'echo $$ >"$1"; exec sleep 60' sh "$TMP/p1"
 RUN1=$BG_PID
 if wait_for 10 exists /run.slice/k1; then pass; else fail "run made /run.slice/k1"; fi
+# The command has started (and written its pid) before run is killed.
+wait_for 10 test -s "$TMP/p1" || fail "the command of run started"
 stop_bg "$RUN1" KILL 10 || true
 if wait_for 10 gone /run.slice/k1; then
         pass
 else
         fail "run killed -9: /run.slice/k1 is still there"
 fi
-kill -KILL "$(<"$TMP/p1")" 2>/dev/null || true
+[[ -s $TMP/p1 ]] && kill -KILL "$(<"$TMP/p1")" 2>/dev/null || true
 
 # ---- a command whose session still charges: it waits for the session ----
 
