@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delegate.h"
 #include "macro.h"
 #include "output.h"
 
@@ -143,6 +144,8 @@ static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
 }
 
 static void print_group_text(const memacct_group_info *g) {
+        char name[64];
+
         printf("%s:\n", g->path);
         for (size_t i = 0; i < ELEMENTSOF(group_values); i++) {
                 char buf[24];
@@ -151,6 +154,9 @@ static void print_group_text(const memacct_group_info *g) {
                         printf("memory.%s: %s\n", group_values[i].key,
                                format_bytes(buf, group_value(g, i), group_values[i].limit));
         }
+        /* Not a memory.* file: the delegation, as "uid (name)". */
+        if (g->owner != MEMACCT_NO_OWNER)
+                printf("owner: %" PRIu32 " (%s)\n", g->owner, owner_name(g->owner, name, sizeof(name)));
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);
@@ -178,6 +184,14 @@ static json_object *json_group(const memacct_group_info *g) {
                                        group_values[i].limit && v == MEMACCT_UNLIMITED
                                                ? json_object_new_string("max")
                                                : json_object_new_uint64(v));
+        }
+        if (g->owner != MEMACCT_NO_OWNER) {
+                char name[64];
+
+                json_object_object_add(o, "owner", json_object_new_uint64(g->owner));
+                owner_name(g->owner, name, sizeof(name));
+                json_object_object_add(o, "owner_name",
+                                       strcmp(name, "-") == 0 ? NULL : json_object_new_string(name));
         }
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
@@ -245,20 +259,29 @@ int print_tree(const memacct_group_info *top, const memacct_group_list *list, bo
         for (size_t i = 0; i < n && !mirrors; i++)
                 mirrors = memacct_group_list_get(list, i)->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
         printf("%-40s %14s %14s %14s %14s", "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
-        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
+        /* OWNER last but for KERNEL: no trailing blanks without a mirror. */
+        printf(mirrors ? " %-12s %14s\n" : " %s\n", "OWNER", "KERNEL");
         for (size_t i = 0; i <= n; i++) {
                 const memacct_group_info *g = tree_group(top, list, i);
-                char name[256], max[24], high[24];
+                char name[256], max[24], high[24], owner[64];
 
                 if (!g)
                         continue;
                 snprintf(name, sizeof(name), "%*s%s", 2 * (path_depth(g->path) - base), "",
                          i == 0 ? g->path : strrchr(g->path, '/') + 1);
+                /* The owner's name, its uid when it has none; "-" for root's groups. */
+                if (g->owner == 0 || g->owner == MEMACCT_NO_OWNER)
+                        strcpy(owner, "-");
+                else if (strcmp(owner_name(g->owner, owner, sizeof(owner)), "-") == 0)
+                        snprintf(owner, sizeof(owner), "%" PRIu32, g->owner);
                 printf("%-40s %14" PRIu64 " %14" PRIu64 " %14s %14s", name, g->current, g->peak,
                        format_bytes(max, g->max, true), format_bytes(high, g->high, true));
-                if (!mirrors)
-                        putchar('\n');
-                else if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
+                if (!mirrors) {
+                        printf(" %s\n", owner);
+                        continue;
+                }
+                printf(" %-12s", owner);
+                if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
                         printf(" %14s\n", "-");
                 else
                         printf(" %14" PRIu64 "\n", g->kernel_current);

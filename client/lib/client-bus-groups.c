@@ -138,7 +138,7 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
         *g = (memacct_group_info) {
                 .max = MEMACCT_UNLIMITED,
                 .high = MEMACCT_UNLIMITED,
-                /* Not among the Group properties: see memacct_connect_bus(). */
+                /* An older daemon without the Owner property: see memacct_connect_bus(). */
                 .owner = MEMACCT_NO_OWNER,
                 .kernel_current = MEMACCT_NO_KERNEL_CURRENT, /* an older daemon */
         };
@@ -156,6 +156,8 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
                 field = group_field(g, name);
                 if (field && strcmp(contents, "t") == 0)
                         r = sd_bus_message_read(reply, "v", "t", field);
+                else if (strcmp(name, "Owner") == 0 && strcmp(contents, "u") == 0)
+                        r = sd_bus_message_read(reply, "v", "u", &g->owner);
                 else if (strcmp(name, "Path") == 0 && strcmp(contents, "s") == 0 && !g->path) {
                         const char *s;
 

@@ -48,6 +48,7 @@ static void bus_close(memacct *m) {
 static const BusOps bus_ops = {
         .create_group = bus_create_group,
         .remove_group = bus_remove_group,
+        .set_owner = bus_set_owner,
         .set_limits = bus_set_limits,
         .get_group = bus_get_group,
         .list_groups = bus_list_groups,

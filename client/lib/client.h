@@ -36,6 +36,7 @@ typedef struct BusOps {
         int (*create_group)(memacct *m, const char *path, const memacct_limits *limits,
                             uint32_t owner);
         int (*remove_group)(memacct *m, const char *path);
+        int (*set_owner)(memacct *m, const char *path, uint32_t owner);
         int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
                           unsigned flags);
         int (*get_group)(memacct *m, const char *path, const char *reclaim_root, unsigned flags,

@@ -101,8 +101,9 @@
  * memacct_uncharge_stocked(), memacct_stock_drain(), memacct_stock_get()),
  * batches (memacct_batch_begin()), MEMACCT_FORCE on a charge and a reclaim
  * root other than "/" have no bus form and fail with -EOPNOTSUPP; a group's
- * owner, nr_children and nr_sessions are not among its bus properties and
- * read MEMACCT_NO_OWNER, 0 and 0; a charge's margin reads
+ * nr_children and nr_sessions are not among its bus properties and read
+ * 0 (its owner is, from a daemon that has the Owner property, else it
+ * reads MEMACCT_NO_OWNER); a charge's margin reads
  * MEMACCT_UNLIMITED; MEMACCT_EXACT cannot be passed on (the properties
  * carry no such flag), so a group's stat items may be up to the daemon's
  * flush interval old whatever the flags. A group list costs one call for
@@ -450,6 +451,17 @@ int memacct_stock_get(memacct *m, int item, uint64_t *ret_stocked, uint64_t *ret
  */
 int memacct_create_group(memacct *m, const char *path, const memacct_limits *limits,
                          uint32_t owner);
+
+/**
+ * memacct_set_owner() - delegate the subtree of @path to the uid @owner
+ * (0: to nobody but root). Root gives a group to any uid; a uid the
+ * group's parent is delegated to may only take the group back for itself.
+ * The change is saved before the call returns.
+ *
+ * Return: 0; -ENOENT; -EINVAL (the root, or @owner MEMACCT_NO_OWNER);
+ * -EPERM; -ENOSPC (@owner owns too many groups).
+ */
+int memacct_set_owner(memacct *m, const char *path, uint32_t owner);
 
 /**
  * memacct_remove_group() - remove the group at @path and release its kept

@@ -237,6 +237,7 @@ static const sd_bus_vtable group_vtable[] = {
         SD_BUS_PROPERTY("EventsLocal", "a{st}", property_get_events, VIEW(events_local), 0),
         SD_BUS_PROPERTY("Stats", "a{st}", property_get_stats, VIEW(stat), 0),
         SD_BUS_PROPERTY("KernelMemoryCurrent", "t", property_get_kernel_current, 0, 0),
+        SD_BUS_PROPERTY("Owner", "u", NULL, VIEW(owner), 0),
         SD_BUS_VTABLE_END
 };
 

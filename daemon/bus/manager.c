@@ -274,6 +274,24 @@ static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *
         return reply(m, p, msg, r, &rf, error);
 }
 
+static int method_set_owner(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        const char *path;
+        uint32_t owner;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        r = sd_bus_message_read(msg, "su", &path, &owner);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = service_set_owner(m->service, p->peer, path, (uid_t) owner, &rf);
+        return reply(m, p, msg, r, &rf, error);
+}
+
 /* ServiceGroupFn of GetGroup: the object path of the one group. */
 static int got_group(void *userdata, const char *path, const MemGroupInfo *info) {
         (void) info;
@@ -605,6 +623,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ss)", rules),
                                 method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetOwner",
+                                SD_BUS_ARGS("s", path, "u", owner),
+                                SD_BUS_NO_RESULT,
+                                method_set_owner, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

@@ -211,6 +211,17 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf);
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
                        Refusal *rf);
 
+/**
+ * service_set_owner() - delegate @path's subtree to @owner (0: to nobody
+ * but root). Who may modify @path may, as authz.c rules: root to any uid,
+ * a delegate above it only to itself (taking a group back). The group
+ * count moves from the old owner to the new one, within its bounds. A
+ * durable change: saved before the reply.
+ * Return: 0; a path error, -ENOENT, -EPERM, -EINVAL (the root, uid -1),
+ * -ENOSPC (the new owner owns too many groups).
+ */
+int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refusal *rf);
+
 /*
  * Called for each group a read covers, with the group held: @info is
  * NULL when the caller asked for paths only. Return: 0 to go on, or a

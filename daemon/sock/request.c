@@ -103,6 +103,12 @@ static int on_set_limits(Request *x, const Memacct__V1__SetLimits *m) {
         return service_set_limits(x->svc, x->peer, m->path, &l, m->force, &x->rf);
 }
 
+static int on_set_owner(Request *x, const Memacct__V1__SetOwner *m) {
+        if (!m->has_owner)
+                return refusal_set(&x->rf, -EINVAL, "SetOwner: an owner is required");
+        return service_set_owner(x->svc, x->peer, m->path, (uid_t) m->owner, &x->rf);
+}
+
 /* ServiceGroupFn of GetGroup: the one GroupInfo of the reply. */
 static int got_group(void *userdata, const char *path, const MemGroupInfo *info) {
         Request *x = userdata;
@@ -338,6 +344,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return service_remove_rule(x->svc, x->peer, req->remove_rule->cgroup, &x->rf);
         case MEMACCT__V1__REQUEST__OP_LIST_RULES:
                 return on_list_rules(x);
+        case MEMACCT__V1__REQUEST__OP_SET_OWNER:
+                return on_set_owner(x, req->set_owner);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
