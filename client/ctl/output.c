@@ -96,6 +96,9 @@ static const struct {
         { "current", offsetof(memacct_group_info, current), false },
         /* Only a mirror of a kernel cgroup has one: see group_value_shown(). */
         { "kernel_current", offsetof(memacct_group_info, kernel_current), false },
+        /* Of current: what the group itself keeps and its sessions hold. */
+        { "kept", offsetof(memacct_group_info, kept), false },
+        { "session", offsetof(memacct_group_info, session), false },
         { "peak", offsetof(memacct_group_info, peak), false },
         { "max", offsetof(memacct_group_info, max), true },
         { "high", offsetof(memacct_group_info, high), true },
@@ -157,6 +160,7 @@ static void print_group_text(const memacct_group_info *g) {
         /* Not a memory.* file: the delegation, as "uid (name)". */
         if (g->owner != MEMACCT_NO_OWNER)
                 printf("owner: %" PRIu32 " (%s)\n", g->owner, owner_name(g->owner, name, sizeof(name)));
+        printf("sessions: %" PRIu32 "\n", g->nr_sessions);
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);
@@ -193,6 +197,7 @@ static json_object *json_group(const memacct_group_info *g) {
                 json_object_object_add(o, "owner_name",
                                        strcmp(name, "-") == 0 ? NULL : json_object_new_string(name));
         }
+        json_object_object_add(o, "nr_sessions", json_object_new_uint64(g->nr_sessions));
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);

@@ -163,6 +163,8 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
                 .owner = src->has_owner ? src->owner : MEMACCT_NO_OWNER,
                 .nr_children = src->nr_children,
                 .nr_sessions = src->nr_sessions,
+                .kept = src->kept,
+                .session = src->session,
                 .kernel_current = src->has_kernel_current ? src->kernel_current
                                                           : MEMACCT_NO_KERNEL_CURRENT,
         };

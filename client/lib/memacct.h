@@ -101,9 +101,10 @@
  * memacct_uncharge_stocked(), memacct_stock_drain(), memacct_stock_get()),
  * batches (memacct_batch_begin()), MEMACCT_FORCE on a charge and a reclaim
  * root other than "/" have no bus form and fail with -EOPNOTSUPP; a group's
- * nr_children and nr_sessions are not among its bus properties and read
- * 0 (its owner is, from a daemon that has the Owner property, else it
- * reads MEMACCT_NO_OWNER); a charge's margin reads
+ * owner, nr_children, nr_sessions, kept and session read
+ * MEMACCT_NO_OWNER and 0 from a daemon without the properties that carry
+ * them (Owner, NChildren, NSessions, MemoryKept, MemorySession); a
+ * charge's margin reads
  * MEMACCT_UNLIMITED; MEMACCT_EXACT cannot be passed on (the properties
  * carry no such flag), so a group's stat items may be up to the daemon's
  * flush interval old whatever the flags. A group list costs one call for
@@ -205,6 +206,12 @@ typedef struct memacct_group_info {
          * or memory.usage_in_bytes, sampled by the daemon every [cgroup]
          * sample-interval); MEMACCT_NO_KERNEL_CURRENT for other groups. */
         uint64_t kernel_current;
+        /* The bytes the group keeps itself (kept charges, all items), and
+         * those its own sessions hold (as of the daemon's last statistics
+         * flush); the children's usage is in neither, so current - kept -
+         * session is the subtree's. 0 from a daemon that does not say. */
+        uint64_t kept;
+        uint64_t session;
 } memacct_group_info;
 
 /* What a successful charge reply says (ChargeReply). */

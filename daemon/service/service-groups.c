@@ -197,6 +197,24 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         return 0;
 }
 
+uint64_t service_info_kept(const MemGroupInfo *info) {
+        uint64_t sum = 0;
+
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                sum += info->kept[i];
+        return sum;
+}
+
+uint64_t service_info_session(const MemGroupInfo *info) {
+        uint64_t own = 0, kept = service_info_kept(info);
+
+        /* stat_local counts kept and session charges alike, by item, but
+         * lags by a flush, while kept is exact: clamp, as the stats are. */
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                own += (uint64_t) info->stat_local[i];
+        return own > kept ? own - kept : 0;
+}
+
 int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         uid_t uid = p->creds.uid, old;

@@ -212,6 +212,20 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
                        Refusal *rf);
 
 /**
+ * service_info_kept() - the bytes @info's group keeps itself (its kept
+ * charges, all stat items), exact.
+ */
+uint64_t service_info_kept(const MemGroupInfo *info);
+
+/**
+ * service_info_session() - the bytes the sessions attached to @info's
+ * group hold there: its own charges by stat item less what it keeps, as
+ * of the last statistics flush (0 when a flush is still to land); its
+ * children's usage is in neither.
+ */
+uint64_t service_info_session(const MemGroupInfo *info);
+
+/**
  * service_set_owner() - delegate @path's subtree to @owner (0: to nobody
  * but root). Who may modify @path may, as authz.c rules: root to any uid,
  * a delegate above it only to itself (taking a group back). The group

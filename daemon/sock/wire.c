@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "service/service.h"
 #include "sock/wire.h"
 
 /* A frame may expand to this many times its size when decoded. */
@@ -257,6 +258,9 @@ int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const Mem
         gi->owner = (uint32_t) info->owner;
         gi->nr_children = info->nr_children;
         gi->nr_sessions = info->nr_attached;
+        gi->has_kept = gi->has_session = true;
+        gi->kept = service_info_kept(info);
+        gi->session = service_info_session(info);
         gi->has_kernel_current = info->mirror;
         gi->kernel_current = info->kernel_current;
 

@@ -27,7 +27,8 @@ source "$(dirname "$0")/lib.sh"
 check_start || exit 1
 
 # nostat: stdin with the stat items left out (the JSON "stat" member, the
-# text's memory.stat lines), and a mirror's kernel_current (the kernel's
+# text's memory.stat lines, and the session bytes made of them), and a
+# mirror's kernel_current (the kernel's
 # usage, sampled when the daemon likes). The bus cannot ask for a flush of the
 # daemon's per-thread statistics, and the Group properties are read
 # without one, so --exact over the bus is at most one flush interval
@@ -41,11 +42,14 @@ for line in sys.stdin.read().splitlines():
     if line[:1] in ("{", "["):
         try:
             d = json.loads(line)
-            strip = lambda g: {k: v for k, v in g.items() if k not in ("stat", "kernel_current")}
+            strip = lambda g: {k: v for k, v in g.items() if k not in ("stat", "kernel_current", "session")}
             print(json.dumps([strip(g) for g in d] if isinstance(d, list) else strip(d)))
             continue
         except ValueError:
             pass
+    if line.startswith("memory.session:"):
+        print("memory.session: (left out)")
+        continue
     if line.startswith("memory.stat:"):
         skip = True
         print("memory.stat: (left out)")

@@ -34,7 +34,7 @@ done
 check_run "show --json /t" 0 ctl --json show /t
 JSON=$OUT
 check_eq "show --json keys" "$(jget 'sorted(d)' <<<"$JSON")" \
-        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0,"owner":0,"owner_name":0}')"
+        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0,"owner":0,"owner_name":0,"kept":0,"session":0,"nr_sessions":0}')"
 check_eq "json path" "$(jget 'd["path"]' <<<"$JSON")" /t
 check_eq "json max" "$(jget 'd["max"]' <<<"$JSON")" $M
 check_eq "json high" "$(jget 'd["high"]' <<<"$JSON")" $((768 * K))

@@ -3,7 +3,8 @@
  * service_set_owner() without a daemon: who may delegate a group to whom
  * (authz.c's rules, as a create's), that the change is committed, that
  * the per-uid group count follows the owner, and that a refusal changes
- * nothing.
+ * nothing. And what a group's info says of who holds its bytes
+ * (service_info_kept(), service_info_session()).
  */
 
 #include <errno.h>
@@ -109,6 +110,33 @@ static void test_the_same_owner_again_saves_nothing(void **state) {
         assert_int_equal(count(f, UID_OTHER), 1);
 }
 
+static void test_kept_and_session_bytes_are_the_groups_own(void **state) {
+        Fixture *f = *state;
+        const uint64_t kept = 8 * PAGE, session = 3 * PAGE, child = 5 * PAGE;
+        ServiceChargeResult res;
+        ServiceCharge c;
+        MemGroupInfo info;
+        Refusal rf;
+
+        c = kept_bytes("/a", kept);
+        refusal_init(&rf);
+        assert_not_refused(service_charge(f->svc, f->root, &c, &res, &rf), &rf);
+        c = session_bytes("/a", session);
+        assert_not_refused(service_charge(f->svc, f->root, &c, &res, &rf), &rf);
+        tree_create(f, "/a/c", UID_ROOT);
+        c = kept_bytes("/a/c", child);
+        assert_not_refused(service_charge(f->svc, f->root, &c, &res, &rf), &rf);
+
+        info = tree_info(f, "/a"); /* exact: the stats are flushed */
+        assert_int_equal(info.current, kept + session + child);
+        assert_int_equal(service_info_kept(&info), kept);
+        assert_int_equal(service_info_session(&info), session);
+        assert_int_equal(info.nr_attached, 1);
+        info = tree_info(f, "/a/c");
+        assert_int_equal(service_info_kept(&info), child);
+        assert_int_equal(service_info_session(&info), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 SERVICE_TEST(test_root_delegates_a_group_and_the_delegate_may_use_it),
@@ -117,6 +145,7 @@ int main(void) {
                 SERVICE_TEST(test_the_delegated_group_itself_and_others_are_refused),
                 SERVICE_TEST(test_the_root_missing_groups_and_no_uid_are_refused),
                 SERVICE_TEST(test_the_same_owner_again_saves_nothing),
+                SERVICE_TEST(test_kept_and_session_bytes_are_the_groups_own),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
