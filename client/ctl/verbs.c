@@ -30,6 +30,7 @@
 #include "top.h"
 #include "rules.h"
 #include "verbs.h"
+#include "who.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
@@ -350,6 +351,7 @@ static const Verb verbs[] = {
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },
+        { "info", 0, 0, who_info_main },
 };
 
 const Verb *verb_find(const char *name) {

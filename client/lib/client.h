@@ -37,6 +37,7 @@ typedef struct BusOps {
                             uint32_t owner);
         int (*remove_group)(memacct *m, const char *path);
         int (*set_owner)(memacct *m, const char *path, uint32_t owner);
+        int (*get_info)(memacct *m, memacct_server_info **ret);
         int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
                           unsigned flags);
         int (*get_group)(memacct *m, const char *path, const char *reclaim_root, unsigned flags,

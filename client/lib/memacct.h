@@ -231,6 +231,22 @@ typedef struct memacct_client_info {
         uint64_t shmem;
 } memacct_client_info;
 
+/*
+ * The daemon at a glance (memacct_get_info()). Allocated by the library
+ * and only read by callers, so later versions may append members.
+ */
+typedef struct memacct_server_info {
+        const char *version;      /* "memacctd <version>" */
+        uint64_t uptime_usec;
+        uint64_t requests;        /* served since start, on every transport */
+        uint32_t sessions;        /* open now */
+        uint32_t groups;          /* now, the root included */
+        const char *state;        /* the state file: none saved saving failing */
+        const char *state_cause;  /* "failing": the step and its error; else "" */
+        uint64_t saves;           /* saves that succeeded */
+        uint64_t last_save_usec;  /* CLOCK_REALTIME of the last; 0: none */
+} memacct_server_info;
+
 /* An event of a subscription. The strings belong to the handle and stay
  * valid until the next memacct_next_event() call on it. */
 typedef struct memacct_event {
@@ -607,6 +623,17 @@ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions
  * Return: 0; -ENOENT (no such client).
  */
 int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+
+/**
+ * memacct_get_info() - the daemon's version, uptime, requests served,
+ * sessions, groups and the state of its state file, into a new *@ret
+ * (free it with memacct_server_info_free()).
+ * Return: 0; -EPERM (under [access] read = root, for other uids); -ENOMEM.
+ */
+int memacct_get_info(memacct *m, memacct_server_info **ret);
+
+/** memacct_server_info_free() - free what memacct_get_info() returned; NULL is fine. Return: NULL. */
+memacct_server_info *memacct_server_info_free(memacct_server_info *info);
 
 /**
  * memacct_subscribe() - receive the events (low high max oom) of the

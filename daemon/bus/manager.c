@@ -152,7 +152,10 @@ typedef int (*PathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
 /* The peer that sent @msg, with the error already set on failure. */
 #define GET_PEER(m, msg, p, error)                                  \
         do {                                                        \
-                int _r_ = bus_peer_get((m), (msg), &(p), (error));  \
+                int _r_;                                            \
+                                                                    \
+                service_request_served((m)->service);               \
+                _r_ = bus_peer_get((m), (msg), &(p), (error));      \
                 if (_r_ < 0)                                        \
                         return _r_;                                 \
         } while (0)
@@ -290,6 +293,23 @@ static int method_set_owner(sd_bus_message *msg, void *userdata, sd_bus_error *e
         refusal_init(&rf);
         r = service_set_owner(m->service, p->peer, path, (uid_t) owner, &rf);
         return reply(m, p, msg, r, &rf, error);
+}
+
+static int method_get_info(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        ServiceInfo info;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        GET_PEER(m, msg, p, error);
+        refusal_init(&rf);
+        r = service_get_info(m->service, p->peer, &info, &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        return sd_bus_reply_method_return(msg, "sttuusstt", info.version, info.uptime_usec, info.requests,
+                                          info.sessions, info.groups, info.state, info.state_cause,
+                                          info.saves, info.last_save_usec);
 }
 
 /* ServiceGroupFn of GetGroup: the object path of the one group. */
@@ -627,6 +647,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", path, "u", owner),
                                 SD_BUS_NO_RESULT,
                                 method_set_owner, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetInfo",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("s", version, "t", uptime_usec, "t", requests, "u", sessions,
+                                              "u", groups, "s", state, "s", state_cause, "t", saves,
+                                              "t", last_save_usec),
+                                method_get_info, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

@@ -33,6 +33,8 @@ struct Service {
         CgroupSync *cgroup;
         Placement *placement; /* never NULL; saved once a Durable gives the directory */
         Peer daemon_peer;
+        uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
+        _Atomic uint64_t requests; /* service_request_served() */
 };
 
 /**
@@ -41,6 +43,9 @@ struct Service {
  * other thread uses the service. Return: 0 or -ENOMEM.
  */
 int service_groups_recount(Service *svc);
+
+/** service_now_usec() - CLOCK_MONOTONIC in microseconds (service-info.c). */
+uint64_t service_now_usec(void);
 
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);

@@ -211,6 +211,36 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf);
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
                        Refusal *rf);
 
+/* What `memacctctl info` shows (service_get_info()). */
+typedef struct ServiceInfo {
+        const char *version;      /* "memacctd <version>"; static */
+        uint64_t uptime_usec;
+        uint64_t requests;        /* served on every transport since start */
+        unsigned sessions, groups; /* now; groups with the root */
+        /* The state file: "none" (nothing is saved: no state directory),
+         * "saved" (every change is on disk), "saving" (changes wait for
+         * the save under way), "failing" (the last save failed: durable
+         * changes are refused until one succeeds). */
+        const char *state;        /* static */
+        char state_cause[192];    /* "failing": the step and its error; else "" */
+        uint64_t saves;           /* saves that succeeded */
+        uint64_t last_save_usec;  /* CLOCK_REALTIME of the last; 0: none */
+} ServiceInfo;
+
+/**
+ * service_request_served() - count one request, whatever it was and
+ * however it ended: the transports call it once per request they decode.
+ * Any thread; one relaxed add.
+ */
+void service_request_served(Service *svc);
+
+/**
+ * service_get_info() - the daemon at a glance, for @p: anyone while reads
+ * are open to all or to owners, root alone under [access] read = root.
+ * Return: 0; -EPERM.
+ */
+int service_get_info(Service *svc, Peer *p, ServiceInfo *ret, Refusal *rf);
+
 /**
  * service_info_kept() - the bytes @info's group keeps itself (its kept
  * charges, all stat items), exact.

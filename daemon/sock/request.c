@@ -40,6 +40,10 @@ typedef struct Request {
                 Memacct__V1__ClientInfo ci;
                 Memacct__V1__ImportReply ir;
                 Memacct__V1__RuleList rl;
+                struct {
+                        Memacct__V1__ServerInfo si;
+                        ServiceInfo info; /* the strings si points to */
+                } info;
         } res;
         bool has_group; /* res.gi is filled: free its arrays */
         bool has_list;  /* res.gl is filled: free its items and their paths */
@@ -107,6 +111,31 @@ static int on_set_owner(Request *x, const Memacct__V1__SetOwner *m) {
         if (!m->has_owner)
                 return refusal_set(&x->rf, -EINVAL, "SetOwner: an owner is required");
         return service_set_owner(x->svc, x->peer, m->path, (uid_t) m->owner, &x->rf);
+}
+
+static int on_get_info(Request *x) {
+        Memacct__V1__ServerInfo *si = &x->res.info.si;
+        ServiceInfo *info = &x->res.info.info;
+        int r;
+
+        r = service_get_info(x->svc, x->peer, info, &x->rf);
+        if (r < 0)
+                return r;
+        *si = (Memacct__V1__ServerInfo) MEMACCT__V1__SERVER_INFO__INIT;
+        si->version = (char *) info->version;
+        si->state = (char *) info->state;
+        si->state_cause = info->state_cause;
+        si->has_uptime_usec = si->has_requests = si->has_sessions = si->has_groups = true;
+        si->has_saves = si->has_last_save_usec = true;
+        si->uptime_usec = info->uptime_usec;
+        si->requests = info->requests;
+        si->sessions = info->sessions;
+        si->groups = info->groups;
+        si->saves = info->saves;
+        si->last_save_usec = info->last_save_usec;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_INFO;
+        x->resp.info = si;
+        return 0;
 }
 
 /* ServiceGroupFn of GetGroup: the one GroupInfo of the reply. */
@@ -346,6 +375,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return on_list_rules(x);
         case MEMACCT__V1__REQUEST__OP_SET_OWNER:
                 return on_set_owner(x, req->set_owner);
+        case MEMACCT__V1__REQUEST__OP_GET_INFO:
+                return on_get_info(x);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
@@ -442,6 +473,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         x.list_bytes = 0;
         refusal_init(&x.rf);
 
+        service_request_served(x.svc);
         r = request_strings_check(&x, body, len);
         if (r == 0)
                 r = request_handle(&x, req, fd);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * memacctctl info and sessions: the daemon at a glance, and who holds
+ * what in it (memacctctl(1), INFO and SESSIONS).
+ */
+
+#include <memacct.h>
+
+/**
+ * who_info_main() - `memacctctl info`: the daemon's version, uptime,
+ * requests served, sessions, groups and the state file's state, as
+ * "key: value" lines or one JSON object (--json).
+ * Return: the exit status: 0, 1 (refused or failed).
+ */
+int who_info_main(memacct **mp, int argc, char **argv);
