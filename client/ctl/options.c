@@ -35,6 +35,7 @@ static void help(void) {
                "  reset-peak PATH\n"
                "  watch PATH                      print events under PATH as they happen\n"
                "  info                            the daemon at a glance\n"
+               "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
                "  import-cgroups [--from CGROUP] [--under PATH]\n"
                "                                  mirror the kernel's memory cgroups as groups\n"
                "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"

@@ -352,6 +352,7 @@ static const Verb verbs[] = {
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },
         { "info", 0, 0, who_info_main },
+        { "sessions", 0, 1, who_sessions_main },
 };
 
 const Verb *verb_find(const char *name) {

@@ -20,6 +20,7 @@
 #include "who.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_server_info *, memacct_server_info_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_sessions *, memacct_sessions_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static int connect_daemon(const char *verb, memacct **mp) {
@@ -95,4 +96,76 @@ int who_info_main(memacct **mp, int argc, char **argv) {
         if (r < 0)
                 return fail(*mp, "info", "memacctd", r);
         return print_info(info, arg.json);
+}
+
+/*
+ * @s as one key=value token: a process names itself, so a byte that would
+ * split the line or the field (blanks, '=', '\\', control and non-ASCII
+ * bytes) is written \\xNN.
+ */
+static void print_token(const char *s) {
+        for (; *s; s++) {
+                unsigned char c = (unsigned char) *s;
+
+                if (c <= ' ' || c >= 0x7f || c == '=' || c == '\\')
+                        printf("\\x%02x", c);
+                else
+                        putchar(c);
+        }
+}
+
+static int print_sessions_list(const memacct_sessions *l, bool json) {
+        size_t n = memacct_sessions_size(l);
+
+        if (json) {
+                _cleanup_(json_object_putp) json_object *a = json_object_new_array();
+
+                for (size_t i = 0; a && i < n; i++) {
+                        const memacct_session_info *s = memacct_sessions_get(l, i);
+                        json_object *o = json_object_new_object();
+
+                        if (!o)
+                                break;
+                        json_object_object_add(o, "pid", json_object_new_uint64(s->pid));
+                        json_object_object_add(o, "uid", json_object_new_uint64(s->uid));
+                        json_object_object_add(o, "comm", json_object_new_string(s->comm));
+                        json_object_object_add(o, "transport", json_object_new_string(s->transport));
+                        json_object_object_add(o, "group", json_object_new_string(s->group));
+                        json_object_object_add(o, "bytes", json_object_new_uint64(s->bytes));
+                        json_object_object_add(o, "stock", json_object_new_uint64(s->stock));
+                        json_object_array_add(a, o);
+                }
+                if (!a) {
+                        fputs("memacctctl: out of memory\n", stderr);
+                        return EXIT_FAILURE;
+                }
+                puts(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const memacct_session_info *s = memacct_sessions_get(l, i);
+
+                printf("pid=%" PRIu32 " uid=%" PRIu32 " comm=", s->pid, s->uid);
+                print_token(s->comm);
+                printf(" transport=%s group=", s->transport);
+                print_token(s->group);
+                printf(" bytes=%" PRIu64 " stock=%" PRIu64 "\n", s->bytes, s->stock);
+        }
+        return 0;
+}
+
+int who_sessions_main(memacct **mp, int argc, char **argv) {
+        _cleanup_(memacct_sessions_freep) memacct_sessions *l = NULL;
+        const char *path = argc > 1 ? argv[1] : NULL;
+        int r;
+
+        if (path && path[0] != '/')
+                return usage_error("sessions: a group path begins with '/', got '%s'", path);
+        r = connect_daemon("sessions", mp);
+        if (r != 0)
+                return r;
+        r = memacct_list_sessions(*mp, path, &l);
+        if (r < 0)
+                return fail(*mp, "sessions", path ? path : "/", r);
+        return print_sessions_list(l, arg.json);
 }

@@ -15,3 +15,12 @@
  * Return: the exit status: 0, 1 (refused or failed).
  */
 int who_info_main(memacct **mp, int argc, char **argv);
+
+/**
+ * who_sessions_main() - `memacctctl sessions [PATH]`: the sessions the
+ * caller may see, attached at or below PATH (default: all), one line
+ * each of key=value fields as redis-cli CLIENT LIST prints them, or one
+ * JSON array (--json).
+ * Return: the exit status: 0, 1 (refused or failed), 2 (usage).
+ */
+int who_sessions_main(memacct **mp, int argc, char **argv);

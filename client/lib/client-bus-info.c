@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * GetInfo over D-Bus: the same answer as on the socket, read from the
- * method's out arguments into the struct client-info.c makes.
+ * GetInfo and ListSessions over D-Bus: the same answers as on the
+ * socket, read from the methods' out arguments into what client-info.c
+ * makes.
  */
 
 #include <errno.h>
@@ -42,4 +43,38 @@ int bus_get_info(memacct *m, memacct_server_info **ret) {
         if (r >= 0)
                 *ret = info;
         return r;
+}
+
+int bus_list_sessions(memacct *m, const char *path, memacct_sessions **ret) {
+        sd_bus_message *reply = NULL;
+        memacct_sessions *l = client_sessions_new();
+        int r;
+
+        if (!l)
+                return client_error(m, -ENOMEM, NULL, NULL);
+        bus_lock(m);
+        r = bus_manager_call_locked(m, "ListSessions", &reply, "s", path ? path : "");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(uussstt)");
+        while (r >= 0) {
+                memacct_session_info s;
+
+                r = sd_bus_message_read(reply, "(uussstt)", &s.pid, &s.uid, &s.comm, &s.transport, &s.group,
+                                        &s.bytes, &s.stock);
+                if (r <= 0)
+                        break;
+                r = client_sessions_append(l, &s);
+        }
+        if (r == -ENOMEM)
+                r = client_error(m, r, NULL, NULL);
+        else if (r < 0 && reply)
+                r = client_error(m, -EBADMSG, "malformed ListSessions reply", NULL);
+        sd_bus_message_unref(reply);
+        bus_unlock(m);
+        if (r < 0) {
+                memacct_sessions_free(l);
+                return r;
+        }
+        *ret = l;
+        return 0;
 }

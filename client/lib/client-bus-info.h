@@ -7,3 +7,6 @@
 
 /** bus_get_info() - memacct_get_info() on a bus handle. */
 int bus_get_info(memacct *m, memacct_server_info **ret);
+
+/** bus_list_sessions() - memacct_list_sessions() on a bus handle. */
+int bus_list_sessions(memacct *m, const char *path, memacct_sessions **ret);

@@ -51,6 +51,7 @@ static const BusOps bus_ops = {
         .remove_group = bus_remove_group,
         .set_owner = bus_set_owner,
         .get_info = bus_get_info,
+        .list_sessions = bus_list_sessions,
         .set_limits = bus_set_limits,
         .get_group = bus_get_group,
         .list_groups = bus_list_groups,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * memacct_get_info() on the socket (GetInfo), and the struct both
- * transports fill: one block, the strings after the struct, so that one
- * free() releases it and later versions can append members.
+ * memacct_get_info() and memacct_list_sessions() on the socket (GetInfo,
+ * ListSessions), and what both transports fill: the info is one block,
+ * its strings after the struct, so that one free() releases it and later
+ * versions can append members; a session list owns copies of its strings.
  */
 
 #include <errno.h>
@@ -79,5 +80,104 @@ _public_ int memacct_get_info(memacct *m, memacct_server_info **ret) {
         if (!info)
                 return client_error(m, -ENOMEM, NULL, NULL);
         *ret = info;
+        return 0;
+}
+
+struct memacct_sessions {
+        memacct_session_info *v;
+        size_t n, cap;
+};
+
+memacct_sessions *client_sessions_new(void) {
+        return calloc(1, sizeof(memacct_sessions));
+}
+
+int client_sessions_append(memacct_sessions *l, const memacct_session_info *s) {
+        memacct_session_info e = *s;
+
+        if (l->n == l->cap) {
+                size_t cap = MAX(l->cap * 2, (size_t) 8);
+                memacct_session_info *v = realloc(l->v, cap * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                l->v = v;
+                l->cap = cap;
+        }
+        e.comm = strdup(s->comm ? s->comm : "");
+        e.transport = strdup(s->transport ? s->transport : "");
+        e.group = strdup(s->group ? s->group : "");
+        if (!e.comm || !e.transport || !e.group) {
+                free((char *) e.comm);
+                free((char *) e.transport);
+                free((char *) e.group);
+                return -ENOMEM;
+        }
+        l->v[l->n++] = e;
+        return 0;
+}
+
+_public_ size_t memacct_sessions_size(const memacct_sessions *l) {
+        return l ? l->n : 0;
+}
+
+_public_ const memacct_session_info *memacct_sessions_get(const memacct_sessions *l, size_t i) {
+        return l && i < l->n ? &l->v[i] : NULL;
+}
+
+_public_ memacct_sessions *memacct_sessions_free(memacct_sessions *l) {
+        if (!l)
+                return NULL;
+        for (size_t i = 0; i < l->n; i++) {
+                free((char *) l->v[i].comm);
+                free((char *) l->v[i].transport);
+                free((char *) l->v[i].group);
+        }
+        free(l->v);
+        free(l);
+        return NULL;
+}
+
+_public_ int memacct_list_sessions(memacct *m, const char *path, memacct_sessions **ret) {
+        Memacct__V1__ListSessions ls = MEMACCT__V1__LIST_SESSIONS__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        memacct_sessions *l;
+        int r;
+
+        if (!m || !ret)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->list_sessions(m, path, ret);
+        ls.path = (char *) (path ? path : "");
+        req.op_case = MEMACCT__V1__REQUEST__OP_LIST_SESSIONS;
+        req.list_sessions = &ls;
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        l = client_sessions_new();
+        if (!l)
+                r = -ENOMEM;
+        if (l && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_SESSIONS)
+                for (size_t i = 0; i < resp->sessions->n_sessions && r >= 0; i++) {
+                        const Memacct__V1__Session *se = resp->sessions->sessions[i];
+                        memacct_session_info s = {
+                                .pid = se->pid,
+                                .uid = se->uid,
+                                .comm = se->comm,
+                                .transport = se->transport,
+                                .group = se->group,
+                                .bytes = se->bytes,
+                                .stock = se->stock,
+                        };
+
+                        r = client_sessions_append(l, &s);
+                }
+        memacct__v1__response__free_unpacked(resp, NULL);
+        if (r < 0) {
+                memacct_sessions_free(l);
+                return client_error(m, r, NULL, NULL);
+        }
+        *ret = l;
         return 0;
 }

@@ -247,6 +247,20 @@ typedef struct memacct_server_info {
         uint64_t last_save_usec;  /* CLOCK_REALTIME of the last; 0: none */
 } memacct_server_info;
 
+/* One session (memacct_list_sessions()). */
+typedef struct memacct_session_info {
+        uint32_t pid;
+        uint32_t uid;
+        const char *comm;      /* /proc/PID/comm when it connected; "" if unknown */
+        const char *transport; /* "socket" or "bus" */
+        const char *group;     /* the attached group; "" when not attached */
+        uint64_t bytes;        /* held by the session, all stat items */
+        uint64_t stock;        /* of those, in its stock page unused */
+} memacct_session_info;
+
+/* A list of sessions, see memacct_list_sessions(). */
+typedef struct memacct_sessions memacct_sessions;
+
 /* An event of a subscription. The strings belong to the handle and stay
  * valid until the next memacct_next_event() call on it. */
 typedef struct memacct_event {
@@ -634,6 +648,25 @@ int memacct_get_info(memacct *m, memacct_server_info **ret);
 
 /** memacct_server_info_free() - free what memacct_get_info() returned; NULL is fine. Return: NULL. */
 memacct_server_info *memacct_server_info_free(memacct_server_info *info);
+
+/**
+ * memacct_list_sessions() - the sessions attached at or below @path (NULL
+ * or "": every session) that the caller may see: root all of them,
+ * another uid its own and those attached in a subtree delegated to it;
+ * newest first, into a new *@ret (free it with memacct_sessions_free()).
+ * Return: 0; -ENOENT; -EINVAL (bad path); -ENOSPC (too many for one
+ * reply: list a subtree); -ENOMEM.
+ */
+int memacct_list_sessions(memacct *m, const char *path, memacct_sessions **ret);
+
+/** memacct_sessions_size() - the number of sessions in @l. */
+size_t memacct_sessions_size(const memacct_sessions *l);
+
+/** memacct_sessions_get() - session @i of @l; NULL when out of range. */
+const memacct_session_info *memacct_sessions_get(const memacct_sessions *l, size_t i);
+
+/** memacct_sessions_free() - free @l; NULL is fine. Return: NULL. */
+memacct_sessions *memacct_sessions_free(memacct_sessions *l);
 
 /**
  * memacct_subscribe() - receive the events (low high max oom) of the

@@ -29,6 +29,7 @@
 #include "bus/manager.h"
 #include "bus/names.h"
 #include "bus/peer.h"
+#include "bus/who.h"
 #include "macro.h"
 #include "service/log.h"
 
@@ -293,23 +294,6 @@ static int method_set_owner(sd_bus_message *msg, void *userdata, sd_bus_error *e
         refusal_init(&rf);
         r = service_set_owner(m->service, p->peer, path, (uid_t) owner, &rf);
         return reply(m, p, msg, r, &rf, error);
-}
-
-static int method_get_info(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        ServiceInfo info;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        GET_PEER(m, msg, p, error);
-        refusal_init(&rf);
-        r = service_get_info(m->service, p->peer, &info, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        return sd_bus_reply_method_return(msg, "sttuusstt", info.version, info.uptime_usec, info.requests,
-                                          info.sessions, info.groups, info.state, info.state_cause,
-                                          info.saves, info.last_save_usec);
 }
 
 /* ServiceGroupFn of GetGroup: the object path of the one group. */
@@ -652,7 +636,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("s", version, "t", uptime_usec, "t", requests, "u", sessions,
                                               "u", groups, "s", state, "s", state_cause, "t", saves,
                                               "t", last_save_usec),
-                                method_get_info, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_get_info, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSessions",
+                                SD_BUS_ARGS("s", path),
+                                SD_BUS_RESULT("a(uussstt)", sessions),
+                                bus_method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

@@ -489,7 +489,7 @@ int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf) {
                 munmap(page, SERVICE_STOCK_PAGE_SIZE);
                 return refusal_set(rf, r, "the session has a stock page already");
         }
-        p->stock_page = page;
-        p->stock_page_size = SERVICE_STOCK_PAGE_SIZE;
+        /* Under the registry's lock: a session listing reads the page. */
+        registry_peer_set_stock(p, page, SERVICE_STOCK_PAGE_SIZE);
         return 0;
 }

@@ -241,6 +241,31 @@ void service_request_served(Service *svc);
  */
 int service_get_info(Service *svc, Peer *p, ServiceInfo *ret, Refusal *rf);
 
+/* One session, as service_list_sessions() reports it. */
+typedef struct ServiceSession {
+        pid_t pid;
+        uid_t uid;
+        const char *comm;      /* /proc/PID/comm at connect; "" if unreadable */
+        const char *transport; /* "socket" or "bus" */
+        const char *group;     /* the attached group; "" when not attached */
+        uint64_t bytes;        /* held by the session, all stat items */
+        uint64_t stock;        /* of those, in its stock page unused (at most what it holds, by item) */
+} ServiceSession;
+
+/* Called for each session a listing covers. Return: 0, or < 0 to stop with it. */
+typedef int (*ServiceSessionFn)(void *userdata, const ServiceSession *s);
+
+/**
+ * service_list_sessions() - the sessions attached at or below @path
+ * (NULL or "": every session, attached or not) that @p may see: root all
+ * of them; another uid its own and those attached in a subtree delegated
+ * to it. Snapshotted first, then handed to @fn outside every lock, newest
+ * connection first. Return: 0; a path error, -ENOENT; -ENOMEM; @fn's error
+ * (-ENOSPC: too many for one reply).
+ */
+int service_list_sessions(Service *svc, Peer *p, const char *path, ServiceSessionFn fn, void *userdata,
+                          Refusal *rf);
+
 /**
  * service_info_kept() - the bytes @info's group keeps itself (its kept
  * charges, all stat items), exact.

@@ -581,6 +581,17 @@ if [[ -n $NOBODY_OK ]]; then
         check_run "a read over the bus opens no session, and is served" 0 \
                 "${AS_NOBODY[@]}" "${CTL_BUS[@]}" tree /R/d
         check_run "root is never limited" 0 ctl_sock show /R/d
+        # Who holds what, over either transport: the two bus sessions.
+        check_run "sessions over the socket" 0 ctl_sock sessions /R/d
+        sock_sessions=$OUT
+        echo "$OUT"
+        check_eq "the two holds, bus sessions of uid $NOBODY" \
+                "$(grep -cE "^pid=($h1|$h2) uid=$NOBODY comm=memacctctl transport=bus group=/R/d bytes=4096 stock=0\$" <<<"$OUT")" 2
+        check_run "sessions over the bus" 0 "${CTL_BUS[@]}" sessions /R/d
+        check_eq "the same list over the bus" "$OUT" "$sock_sessions"
+        check_run "info over the bus" 0 "${CTL_BUS[@]}" --json info
+        check_eq "info over the bus: saved, the version" "$(jget '[d["state"], d["version"].split()[0]]' <<<"$OUT")" \
+                '["saved", "memacctd"]'
         stop_bg "$h1" TERM || true
         stop_bg "$h2" TERM || true
         check_current_soon "the holds are released" /R/d 0
