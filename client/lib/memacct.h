@@ -669,6 +669,16 @@ const memacct_session_info *memacct_sessions_get(const memacct_sessions *l, size
 memacct_sessions *memacct_sessions_free(memacct_sessions *l);
 
 /**
+ * memacct_event_requester() - who made the request that raised the event
+ * memacct_next_event() returned last on @m: its pid and uid (either may
+ * be NULL), 0 and 0 when no request did or the daemon did not say. A bus
+ * handle reads 0 and 0 (the Event signal has no such arguments; the
+ * daemon's EventBy signal has).
+ * Return: 0; -ENODATA (no event returned yet).
+ */
+int memacct_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
+
+/**
  * memacct_subscribe() - receive the events (low high max oom) of the
  * group at @path and its subtree; read them with memacct_next_event().
  * Return: 0; -ENOENT; -EPERM.

@@ -644,6 +644,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),
+        SD_BUS_SIGNAL_WITH_ARGS("EventBy",
+                                SD_BUS_ARGS("s", path, "s", name, "t", count, "u", pid, "u", uid),
+                                0),
         SD_BUS_VTABLE_END
 };
 

@@ -189,7 +189,10 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
+        /* A forced max raises oom on this thread: the caller's. */
+        events_requester_set(p->creds.pid, p->creds.uid);
         r = group_set_limits(g, limits, force);
+        events_requester_set(0, 0);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use force)", g->path);
         service_committed(svc, p, g->path);

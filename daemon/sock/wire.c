@@ -215,6 +215,9 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
                 e.name = (char *) mem_event_to_string(ev->event);
                 e.has_count = true;
                 e.count = ev->count;
+                e.has_pid = e.has_uid = ev->pid != 0;
+                e.pid = (uint32_t) ev->pid;
+                e.uid = (uint32_t) ev->uid;
                 resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
                 resp.event = &e;
                 break;

@@ -3,7 +3,8 @@
  * service_list_sessions() and service_get_info() without a daemon: who
  * sees which sessions (root all; another uid its own and those attached
  * in a subtree delegated to it), what each says (uid, transport, group,
- * bytes), the subtree filter, and the request count.
+ * bytes), the subtree filter, the request count, and that a memory
+ * event carries the pid and uid of the request that raised it.
  */
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/group.h"
 #include "service-test.h"
 
 #define LISTED_MAX 16
@@ -148,12 +150,67 @@ static void test_info_counts_requests_sessions_and_groups(void **state) {
         assert_not_refused(service_get_info(f->svc, f->root, &info, &rf), &rf);
 }
 
+typedef struct ByLog {
+        pid_t pid[8];
+        uid_t uid[8];
+        MemEvent event[8];
+        size_t n;
+} ByLog;
+
+static void by_sink(const EventItem *ev, void *userdata) {
+        ByLog *l = userdata;
+
+        if (ev->kind == EVENT_MEMORY && l->n < 8) {
+                l->pid[l->n] = ev->pid;
+                l->uid[l->n] = ev->uid;
+                l->event[l->n++] = ev->event;
+        }
+}
+
+static void test_memory_events_carry_the_requester(void **state) {
+        Fixture *f = *state;
+        ServiceChargeResult res;
+        ServiceCharge c;
+        ByLog log = {};
+        Refusal rf;
+
+        events_set_sink(service_events(f->svc), by_sink, &log);
+        tree_set_max(f, "/d/x", PAGE);
+        c = kept_bytes("/d/x", 2 * PAGE);
+        refusal_init(&rf);
+        assert_int_equal(service_charge(f->svc, f->delegate, &c, &res, &rf), -EDQUOT);
+        /* max, then oom, both the delegate's. */
+        assert_int_equal(log.n, 2);
+        assert_int_equal(log.event[0], MEM_EVENT_MAX);
+        assert_int_equal(log.pid[0], PID_DELEGATE);
+        assert_int_equal(log.uid[0], UID_DELEGATE);
+        assert_int_equal(log.pid[1], PID_DELEGATE);
+        /* The next one root's: the requester does not outlive its request. */
+        refusal_init(&rf);
+        assert_int_equal(service_charge(f->svc, f->root, &c, &res, &rf), -EDQUOT);
+        assert_int_equal(log.n, 4);
+        assert_int_equal(log.pid[2], PID_ROOT);
+        assert_int_equal(log.uid[2], UID_ROOT);
+        /* Raised outside any request: nobody's. */
+        {
+                MemGroup *g = NULL;
+
+                assert_int_equal(group_get(f->core, "/d/x", &g), 0);
+                group_event_raise(g, MEM_EVENT_HIGH);
+                group_unref(g);
+        }
+        assert_int_equal(log.n, 5);
+        assert_int_equal(log.pid[4], 0);
+        assert_int_equal(log.uid[4], 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 SERVICE_TEST(test_root_sees_every_session_with_what_it_holds),
                 SERVICE_TEST(test_a_delegate_sees_its_own_and_those_in_its_subtree),
                 SERVICE_TEST(test_a_path_narrows_the_list_to_a_subtree),
                 SERVICE_TEST(test_info_counts_requests_sessions_and_groups),
+                SERVICE_TEST(test_memory_events_carry_the_requester),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
