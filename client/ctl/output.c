@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "delegate.h"
 #include "macro.h"
 #include "output.h"
 
@@ -103,6 +104,9 @@ static const struct {
         { "current", offsetof(memacct_group_info, current), false },
         /* Only a mirror of a kernel cgroup has one: see group_value_shown(). */
         { "kernel_current", offsetof(memacct_group_info, kernel_current), false },
+        /* Of current: what the group itself keeps and its sessions hold. */
+        { "kept", offsetof(memacct_group_info, kept), false },
+        { "session", offsetof(memacct_group_info, session), false },
         { "peak", offsetof(memacct_group_info, peak), false },
         { "max", offsetof(memacct_group_info, max), true },
         { "high", offsetof(memacct_group_info, high), true },
@@ -186,6 +190,8 @@ static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
 }
 
 static void print_group_text(const memacct_group_info *g) {
+        char name[64];
+
         printf("%s:\n", g->path);
         for (size_t i = 0; i < ELEMENTSOF(group_values); i++) {
                 char buf[24];
@@ -194,6 +200,10 @@ static void print_group_text(const memacct_group_info *g) {
                         printf("memory.%s: %s\n", group_values[i].key,
                                format_bytes(buf, group_value(g, i), group_values[i].limit));
         }
+        /* Not a memory.* file: the delegation, as "uid (name)". */
+        if (g->owner != MEMACCT_NO_OWNER)
+                printf("owner: %" PRIu32 " (%s)\n", g->owner, owner_name(g->owner, name, sizeof(name)));
+        printf("sessions: %" PRIu32 "\n", g->nr_sessions);
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);
@@ -232,6 +242,15 @@ static json_object *json_group(const memacct_group_info *g) {
                                                ? json_object_new_string("max")
                                                : json_object_new_uint64(v));
         }
+        if (g->owner != MEMACCT_NO_OWNER) {
+                char name[64];
+
+                json_object_object_add(o, "owner", json_object_new_uint64(g->owner));
+                owner_name(g->owner, name, sizeof(name));
+                json_object_object_add(o, "owner_name",
+                                       strcmp(name, "-") == 0 ? NULL : json_object_new_string(name));
+        }
+        json_object_object_add(o, "nr_sessions", json_object_new_uint64(g->nr_sessions));
         for (size_t i = 0; i < ELEMENTSOF(group_counters); i++) {
                 size_t n;
                 const memacct_counter *c = group_counter_list(g, i, &n);
@@ -323,22 +342,31 @@ int print_tree(const memacct_group_info *top, const memacct_group_list *list,
                 width = MAX(width, w + (int) strlen(name));
         }
         printf("%-*s %14s %14s %14s %14s", width, "GROUP", "CURRENT", "PEAK", "MAX", "HIGH");
-        printf(mirrors ? " %14s\n" : "\n", "KERNEL");
+        /* OWNER last but for KERNEL: no trailing blanks without a mirror. */
+        printf(mirrors ? " %-12s %14s\n" : " %s\n", "OWNER", "KERNEL");
         for (size_t i = 0; i <= n; i++) {
                 const memacct_group_info *g = tree_group(top, list, rows, i);
-                char cur[24], peak[24], max[24], high[24], kernel[24];
+                char cur[24], peak[24], max[24], high[24], kernel[24], owner[64];
                 const char *name;
                 int indent;
 
                 if (!g)
                         continue;
                 indent = tree_name(g, base, i == 0, &name);
+                /* The owner's name, its uid when it has none; "-" for root's groups. */
+                if (g->owner == 0 || g->owner == MEMACCT_NO_OWNER)
+                        strcpy(owner, "-");
+                else if (strcmp(owner_name(g->owner, owner, sizeof(owner)), "-") == 0)
+                        snprintf(owner, sizeof(owner), "%" PRIu32, g->owner);
                 printf("%*s%-*s %14s %14s %14s %14s", indent, "", width - indent, name,
                        format_bytes(cur, g->current, false), format_bytes(peak, g->peak, false),
                        format_bytes(max, g->max, true), format_bytes(high, g->high, true));
-                if (!mirrors)
-                        putchar('\n');
-                else if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
+                if (!mirrors) {
+                        printf(" %s\n", owner);
+                        continue;
+                }
+                printf(" %-12s", owner);
+                if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT)
                         printf(" %14s\n", "-");
                 else
                         printf(" %14s\n", format_bytes(kernel, g->kernel_current, false));

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "delegate.h"
 #include "limits.h"
 #include "macro.h"
 #include "oci.h"
@@ -29,6 +30,7 @@
 #include "top.h"
 #include "rules.h"
 #include "verbs.h"
+#include "who.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
@@ -103,23 +105,6 @@ static int parse_charge_args(char **argv, uint64_t *ret_bytes, int *ret_item) {
         return 0;
 }
 
-/* KEY=SIZE for create and set. */
-static int parse_limit(const char *s, memacct_limits *l) {
-        const char *eq = strchr(s, '=');
-        unsigned bit;
-        uint64_t v;
-
-        if (!eq)
-                return usage_error("expected KEY=SIZE, got '%s'", s);
-        bit = limit_by_name(s, (size_t) (eq - s));
-        if (bit == 0)
-                return usage_error("unknown limit in '%s' (keys: max high low min)", s);
-        if (parse_size(eq + 1, &v) < 0)
-                return usage_error("invalid size in '%s'", s);
-        limits_set(l, bit, v);
-        return 0;
-}
-
 static int parse_pid(const char *s, pid_t *ret) {
         char *end;
         long v;
@@ -136,24 +121,9 @@ static unsigned exact_flag(void) {
         return arg.exact ? MEMACCT_EXACT : 0;
 }
 
-/* create and set: a group path, then limits. */
+/* create and set: a group path, then limits and owner=; delegate.c has them. */
 static int verb_limits(memacct **mp, int argc, char **argv) {
-        memacct *m = NULL;
-        memacct_limits l = {};
-        int r = 0;
-
-        for (int i = 2; r == 0 && i < argc; i++)
-                r = parse_limit(argv[i], &l);
-        if (r != 0)
-                return r;
-        m = connected(mp);
-        if (!m)
-                return EXIT_FAILURE;
-        if (strcmp(argv[0], "create") == 0)
-                r = memacct_create_group(m, argv[1], l.set ? &l : NULL, MEMACCT_NO_OWNER);
-        else
-                r = memacct_set_limits(m, argv[1], &l, arg.force ? MEMACCT_FORCE : 0);
-        return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
+        return delegate_verb_main(mp, argc, argv, arg.force, connect_or_fail);
 }
 
 /* remove and reset-peak: one group path, one call. */
@@ -489,9 +459,9 @@ struct Verb {
 
 /* The commands, as memacctctl(1) lists them. */
 static const Verb verbs[] = {
-        { "create", 1, 5, verb_limits },
+        { "create", 1, 6, verb_limits },
         { "remove", 1, 1, verb_path },
-        { "set", 2, 5, verb_limits },
+        { "set", 2, 6, verb_limits },
         { "show", 1, 1, verb_show },
         { "tree", 0, 1, verb_tree },
         { "charge", 2, 2, verb_charge },
@@ -506,6 +476,8 @@ static const Verb verbs[] = {
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },
+        { "info", 0, 0, who_info_main },
+        { "sessions", 0, 1, who_sessions_main },
 };
 
 const Verb *verb_find(const char *name) {

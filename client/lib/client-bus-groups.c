@@ -118,6 +118,8 @@ static uint64_t *group_field(memacct_group_info *g, const char *name) {
                 { "EffectiveMemoryLow", offsetof(memacct_group_info, effective_low) },
                 { "FailCount", offsetof(memacct_group_info, failcnt) },
                 { "KernelMemoryCurrent", offsetof(memacct_group_info, kernel_current) },
+                { "MemoryKept", offsetof(memacct_group_info, kept) },
+                { "MemorySession", offsetof(memacct_group_info, session) },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
@@ -138,7 +140,7 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
         *g = (memacct_group_info) {
                 .max = MEMACCT_UNLIMITED,
                 .high = MEMACCT_UNLIMITED,
-                /* Not among the Group properties: see memacct_connect_bus(). */
+                /* An older daemon without the Owner property: see memacct_connect_bus(). */
                 .owner = MEMACCT_NO_OWNER,
                 .kernel_current = MEMACCT_NO_KERNEL_CURRENT, /* an older daemon */
         };
@@ -156,6 +158,12 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
                 field = group_field(g, name);
                 if (field && strcmp(contents, "t") == 0)
                         r = sd_bus_message_read(reply, "v", "t", field);
+                else if (strcmp(name, "Owner") == 0 && strcmp(contents, "u") == 0)
+                        r = sd_bus_message_read(reply, "v", "u", &g->owner);
+                else if (strcmp(name, "NSessions") == 0 && strcmp(contents, "u") == 0)
+                        r = sd_bus_message_read(reply, "v", "u", &g->nr_sessions);
+                else if (strcmp(name, "NChildren") == 0 && strcmp(contents, "u") == 0)
+                        r = sd_bus_message_read(reply, "v", "u", &g->nr_children);
                 else if (strcmp(name, "Path") == 0 && strcmp(contents, "s") == 0 && !g->path) {
                         const char *s;
 

@@ -90,6 +90,15 @@ int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits,
         return r;
 }
 
+int bus_set_owner(memacct *m, const char *path, uint32_t owner) {
+        int r;
+
+        bus_lock(m);
+        r = bus_manager_call_locked(m, "SetOwner", NULL, "su", path, owner);
+        bus_unlock(m);
+        return r;
+}
+
 int bus_reset_peak(memacct *m, const char *path) {
         return bus_manager_path_call(m, "ResetPeak", path);
 }

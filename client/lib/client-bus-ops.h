@@ -20,6 +20,9 @@ int bus_create_transient_group(memacct *m, const char *path, const memacct_limit
 /** bus_remove_group() - memacct_remove_group() on a bus handle. */
 int bus_remove_group(memacct *m, const char *path);
 
+/** bus_set_owner() - memacct_set_owner() on a bus handle. */
+int bus_set_owner(memacct *m, const char *path, uint32_t owner);
+
 /** bus_set_limits() - memacct_set_limits() on a bus handle. */
 int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits, unsigned flags);
 

@@ -27,6 +27,7 @@
 #include "client-bus-conn.h"
 #include "client-bus-events.h"
 #include "client-bus-groups.h"
+#include "client-bus-info.h"
 #include "client-bus-ops.h"
 #include "client-error.h"
 #include "macro.h"
@@ -49,6 +50,9 @@ static const BusOps bus_ops = {
         .create_group = bus_create_group,
         .create_transient_group = bus_create_transient_group,
         .remove_group = bus_remove_group,
+        .set_owner = bus_set_owner,
+        .get_info = bus_get_info,
+        .list_sessions = bus_list_sessions,
         .set_limits = bus_set_limits,
         .get_group = bus_get_group,
         .list_groups = bus_list_groups,

@@ -21,6 +21,11 @@ static void queued_event_done(QueuedEvent *ev) {
 }
 
 void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_t count) {
+        event_queue_push_by(q, path, name, count, 0, 0);
+}
+
+void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
+                         uint32_t uid) {
         QueuedEvent ev;
 
         if (!q->ring) {
@@ -28,7 +33,7 @@ void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_
                 if (!q->ring)
                         return;
         }
-        ev = (QueuedEvent) { .path = strdup(path), .name = strdup(name), .count = count };
+        ev = (QueuedEvent) { .path = strdup(path), .name = strdup(name), .count = count, .pid = pid, .uid = uid };
         if (!ev.path || !ev.name) {
                 queued_event_done(&ev);
                 return;

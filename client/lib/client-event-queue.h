@@ -19,6 +19,7 @@ typedef struct QueuedEvent {
         char *path;
         char *name;
         uint64_t count;
+        uint32_t pid, uid; /* who raised it; 0: not said */
 } QueuedEvent;
 
 typedef struct EventQueue {
@@ -36,6 +37,10 @@ typedef struct EventQueue {
  * for. Under the lock that guards @q.
  */
 void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_t count);
+
+/** event_queue_push_by() - event_queue_push() of an event raised by @pid of @uid. */
+void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
+                         uint32_t uid);
 
 /**
  * event_queue_pop() - the oldest event into @ret, whose strings stay valid

@@ -102,3 +102,27 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
         pthread_mutex_unlock(&m->lock);
         return r;
 }
+
+_public_ int memacct_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid) {
+        uint32_t pid, uid;
+
+        if (!m)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus) {
+                pid = uid = 0;
+        } else {
+                pthread_mutex_lock(&m->lock);
+                if (!m->events.last.path) {
+                        pthread_mutex_unlock(&m->lock);
+                        return -ENODATA;
+                }
+                pid = m->events.last.pid;
+                uid = m->events.last.uid;
+                pthread_mutex_unlock(&m->lock);
+        }
+        if (ret_pid)
+                *ret_pid = pid;
+        if (ret_uid)
+                *ret_uid = uid;
+        return 0;
+}

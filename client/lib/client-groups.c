@@ -89,6 +89,23 @@ _public_ int memacct_remove_group(memacct *m, const char *path) {
         return client_call(m, &req, false, NULL);
 }
 
+_public_ int memacct_set_owner(memacct *m, const char *path, uint32_t owner) {
+        Memacct__V1__SetOwner set = MEMACCT__V1__SET_OWNER__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        if (!m || !path || owner == MEMACCT_NO_OWNER)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->set_owner(m, path, owner);
+        set.path = (char *) path;
+        set.has_owner = true;
+        set.owner = owner;
+        req.op_case = MEMACCT__V1__REQUEST__OP_SET_OWNER;
+        req.set_owner = &set;
+        /* Repeatable: setting the same owner twice changes nothing more. */
+        return client_call(m, &req, true, NULL);
+}
+
 _public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limits *limits,
                                 unsigned flags) {
         Memacct__V1__SetLimits set = MEMACCT__V1__SET_LIMITS__INIT;
@@ -159,6 +176,8 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
                 .owner = src->has_owner ? src->owner : MEMACCT_NO_OWNER,
                 .nr_children = src->nr_children,
                 .nr_sessions = src->nr_sessions,
+                .kept = src->kept,
+                .session = src->session,
                 .kernel_current = src->has_kernel_current ? src->kernel_current
                                                           : MEMACCT_NO_KERNEL_CURRENT,
         };

@@ -66,8 +66,8 @@ static void on_frame(void *userdata, Response *resp) {
         if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_EVENT) {
                 const Memacct__V1__Event *ev = resp->event;
 
-                event_queue_push(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
-                                 ev->count);
+                event_queue_push_by(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
+                                    ev->count, ev->pid, ev->uid);
         }
         /* Someone moved our session: a replay after a reconnect must
          * re-attach there, not where we last attached. */

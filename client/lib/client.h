@@ -38,6 +38,9 @@ typedef struct BusOps {
         int (*create_transient_group)(memacct *m, const char *path, const memacct_limits *limits,
                                       uint32_t owner);
         int (*remove_group)(memacct *m, const char *path);
+        int (*set_owner)(memacct *m, const char *path, uint32_t owner);
+        int (*get_info)(memacct *m, memacct_server_info **ret);
+        int (*list_sessions)(memacct *m, const char *path, memacct_sessions **ret);
         int (*set_limits)(memacct *m, const char *path, const memacct_limits *limits,
                           unsigned flags);
         int (*get_group)(memacct *m, const char *path, const char *reclaim_root, unsigned flags,

@@ -101,8 +101,10 @@
  * memacct_uncharge_stocked(), memacct_stock_drain(), memacct_stock_get()),
  * batches (memacct_batch_begin()), MEMACCT_FORCE on a charge and a reclaim
  * root other than "/" have no bus form and fail with -EOPNOTSUPP; a group's
- * owner, nr_children and nr_sessions are not among its bus properties and
- * read MEMACCT_NO_OWNER, 0 and 0; a charge's margin reads
+ * owner, nr_children, nr_sessions, kept and session read
+ * MEMACCT_NO_OWNER and 0 from a daemon without the properties that carry
+ * them (Owner, NChildren, NSessions, MemoryKept, MemorySession); a
+ * charge's margin reads
  * MEMACCT_UNLIMITED; MEMACCT_EXACT cannot be passed on (the properties
  * carry no such flag), so a group's stat items may be up to the daemon's
  * flush interval old whatever the flags. A group list costs one call for
@@ -204,6 +206,12 @@ typedef struct memacct_group_info {
          * or memory.usage_in_bytes, sampled by the daemon every [cgroup]
          * sample-interval); MEMACCT_NO_KERNEL_CURRENT for other groups. */
         uint64_t kernel_current;
+        /* The bytes the group keeps itself (kept charges, all items), and
+         * those its own sessions hold (as of the daemon's last statistics
+         * flush); the children's usage is in neither, so current - kept -
+         * session is the subtree's. 0 from a daemon that does not say. */
+        uint64_t kept;
+        uint64_t session;
 } memacct_group_info;
 
 /* What a successful charge reply says (ChargeReply). */
@@ -222,6 +230,36 @@ typedef struct memacct_client_info {
         uint64_t swap;
         uint64_t shmem;
 } memacct_client_info;
+
+/*
+ * The daemon at a glance (memacct_get_info()). Allocated by the library
+ * and only read by callers, so later versions may append members.
+ */
+typedef struct memacct_server_info {
+        const char *version;      /* "memacctd <version>" */
+        uint64_t uptime_usec;
+        uint64_t requests;        /* served since start, on every transport */
+        uint32_t sessions;        /* open now */
+        uint32_t groups;          /* now, the root included */
+        const char *state;        /* the state file: none saved saving failing */
+        const char *state_cause;  /* "failing": the step and its error; else "" */
+        uint64_t saves;           /* saves that succeeded */
+        uint64_t last_save_usec;  /* CLOCK_REALTIME of the last; 0: none */
+} memacct_server_info;
+
+/* One session (memacct_list_sessions()). */
+typedef struct memacct_session_info {
+        uint32_t pid;
+        uint32_t uid;
+        const char *comm;      /* /proc/PID/comm when it connected; "" if unknown */
+        const char *transport; /* "socket" or "bus" */
+        const char *group;     /* the attached group; "" when not attached */
+        uint64_t bytes;        /* held by the session, all stat items */
+        uint64_t stock;        /* of those, in its stock page unused */
+} memacct_session_info;
+
+/* A list of sessions, see memacct_list_sessions(). */
+typedef struct memacct_sessions memacct_sessions;
 
 /* An event of a subscription. The strings belong to the handle and stay
  * valid until the next memacct_next_event() call on it. */
@@ -463,6 +501,17 @@ int memacct_create_transient_group(memacct *m, const char *path, const memacct_l
                                    uint32_t owner);
 
 /**
+ * memacct_set_owner() - delegate the subtree of @path to the uid @owner
+ * (0: to nobody but root). Root gives a group to any uid; a uid the
+ * group's parent is delegated to may only take the group back for itself.
+ * The change is saved before the call returns.
+ *
+ * Return: 0; -ENOENT; -EINVAL (the root, or @owner MEMACCT_NO_OWNER);
+ * -EPERM; -ENOSPC (@owner owns too many groups).
+ */
+int memacct_set_owner(memacct *m, const char *path, uint32_t owner);
+
+/**
  * memacct_remove_group() - remove the group at @path and release its kept
  * charges. Return: 0; -ENOENT; -EBUSY (children or sessions); -EPERM.
  */
@@ -599,6 +648,46 @@ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions
  * Return: 0; -ENOENT (no such client).
  */
 int memacct_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *ret);
+
+/**
+ * memacct_get_info() - the daemon's version, uptime, requests served,
+ * sessions, groups and the state of its state file, into a new *@ret
+ * (free it with memacct_server_info_free()).
+ * Return: 0; -EPERM (under [access] read = root, for other uids); -ENOMEM.
+ */
+int memacct_get_info(memacct *m, memacct_server_info **ret);
+
+/** memacct_server_info_free() - free what memacct_get_info() returned; NULL is fine. Return: NULL. */
+memacct_server_info *memacct_server_info_free(memacct_server_info *info);
+
+/**
+ * memacct_list_sessions() - the sessions attached at or below @path (NULL
+ * or "": every session) that the caller may see: root all of them,
+ * another uid its own and those attached in a subtree delegated to it;
+ * newest first, into a new *@ret (free it with memacct_sessions_free()).
+ * Return: 0; -ENOENT; -EINVAL (bad path); -ENOSPC (too many for one
+ * reply: list a subtree); -ENOMEM.
+ */
+int memacct_list_sessions(memacct *m, const char *path, memacct_sessions **ret);
+
+/** memacct_sessions_size() - the number of sessions in @l. */
+size_t memacct_sessions_size(const memacct_sessions *l);
+
+/** memacct_sessions_get() - session @i of @l; NULL when out of range. */
+const memacct_session_info *memacct_sessions_get(const memacct_sessions *l, size_t i);
+
+/** memacct_sessions_free() - free @l; NULL is fine. Return: NULL. */
+memacct_sessions *memacct_sessions_free(memacct_sessions *l);
+
+/**
+ * memacct_event_requester() - who made the request that raised the event
+ * memacct_next_event() returned last on @m: its pid and uid (either may
+ * be NULL), 0 and 0 when no request did or the daemon did not say. A bus
+ * handle reads 0 and 0 (the Event signal has no such arguments; the
+ * daemon's EventBy signal has).
+ * Return: 0; -ENODATA (no event returned yet).
+ */
+int memacct_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
 
 /**
  * memacct_subscribe() - receive the events (low high max oom) of the

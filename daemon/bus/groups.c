@@ -33,6 +33,7 @@
 #include "bus/manager.h"
 #include "bus/names.h"
 #include "bus/peer.h"
+#include "service/service.h"
 #include "macro.h"
 
 /*
@@ -207,6 +208,24 @@ static int property_get_kernel_current(sd_bus *bus, const char *object, const ch
         return sd_bus_message_append(reply, "t", v->info.mirror ? v->info.kernel_current : UINT64_MAX);
 }
 
+/* The group's own kept and session bytes: service_info_kept(), _session(). */
+static int property_get_kept(sd_bus *bus, const char *object, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return sd_bus_message_append(reply, "t", service_info_kept(&v->info));
+}
+
+static int property_get_session(sd_bus *bus, const char *object, const char *interface,
+                                const char *property, sd_bus_message *reply, void *userdata,
+                                sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return sd_bus_message_append(reply, "t", service_info_session(&v->info));
+}
+
 static int property_get_events(sd_bus *bus, const char *object, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         (void) bus, (void) object, (void) interface, (void) property, (void) error;
@@ -237,6 +256,11 @@ static const sd_bus_vtable group_vtable[] = {
         SD_BUS_PROPERTY("EventsLocal", "a{st}", property_get_events, VIEW(events_local), 0),
         SD_BUS_PROPERTY("Stats", "a{st}", property_get_stats, VIEW(stat), 0),
         SD_BUS_PROPERTY("KernelMemoryCurrent", "t", property_get_kernel_current, 0, 0),
+        SD_BUS_PROPERTY("Owner", "u", NULL, VIEW(owner), 0),
+        SD_BUS_PROPERTY("MemoryKept", "t", property_get_kept, 0, 0),
+        SD_BUS_PROPERTY("MemorySession", "t", property_get_session, 0, 0),
+        SD_BUS_PROPERTY("NSessions", "u", NULL, VIEW(nr_attached), 0),
+        SD_BUS_PROPERTY("NChildren", "u", NULL, VIEW(nr_children), 0),
         SD_BUS_VTABLE_END
 };
 

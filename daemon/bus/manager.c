@@ -29,6 +29,7 @@
 #include "bus/manager.h"
 #include "bus/names.h"
 #include "bus/peer.h"
+#include "bus/who.h"
 #include "macro.h"
 #include "service/log.h"
 
@@ -152,7 +153,10 @@ typedef int (*PathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
 /* The peer that sent @msg, with the error already set on failure. */
 #define GET_PEER(m, msg, p, error)                                  \
         do {                                                        \
-                int _r_ = bus_peer_get((m), (msg), &(p), (error));  \
+                int _r_;                                            \
+                                                                    \
+                service_request_served((m)->service);               \
+                _r_ = bus_peer_get((m), (msg), &(p), (error));      \
                 if (_r_ < 0)                                        \
                         return _r_;                                 \
         } while (0)
@@ -281,6 +285,24 @@ static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         refusal_init(&rf);
         r = service_set_limits(m->service, p->peer, path, &limits, force, &rf);
+        return reply(m, p, msg, r, &rf, error);
+}
+
+static int method_set_owner(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        const char *path;
+        uint32_t owner;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        r = sd_bus_message_read(msg, "su", &path, &owner);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = service_set_owner(m->service, p->peer, path, (uid_t) owner, &rf);
         return reply(m, p, msg, r, &rf, error);
 }
 
@@ -619,8 +641,25 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ss)", rules),
                                 method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetOwner",
+                                SD_BUS_ARGS("s", path, "u", owner),
+                                SD_BUS_NO_RESULT,
+                                method_set_owner, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetInfo",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("s", version, "t", uptime_usec, "t", requests, "u", sessions,
+                                              "u", groups, "s", state, "s", state_cause, "t", saves,
+                                              "t", last_save_usec),
+                                bus_method_get_info, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSessions",
+                                SD_BUS_ARGS("s", path),
+                                SD_BUS_RESULT("a(uussstt)", sessions),
+                                bus_method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
+                                0),
+        SD_BUS_SIGNAL_WITH_ARGS("EventBy",
+                                SD_BUS_ARGS("s", path, "s", name, "t", count, "u", pid, "u", uid),
                                 0),
         SD_BUS_VTABLE_END
 };

@@ -145,9 +145,17 @@ static int emit(sd_bus *bus, const EventItem *ev) {
         _cleanup_free_ char *object = NULL;
         int r;
 
-        if (ev->kind == EVENT_MEMORY)
-                return sd_bus_emit_signal(bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "Event", "sst", ev->path,
-                                          mem_event_to_string(ev->event), ev->count);
+        if (ev->kind == EVENT_MEMORY) {
+                /* Event's arguments are fixed by the interface: who raised
+                 * it goes in a second signal, EventBy, sent right after. */
+                r = sd_bus_emit_signal(bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "Event", "sst", ev->path,
+                                       mem_event_to_string(ev->event), ev->count);
+                if (r < 0)
+                        return r;
+                return sd_bus_emit_signal(bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "EventBy", "sstuu",
+                                          ev->path, mem_event_to_string(ev->event), ev->count,
+                                          (uint32_t) ev->pid, (uint32_t) ev->uid);
+        }
         r = bus_group_object_path(ev->path, &object);
         if (r < 0)
                 return r;

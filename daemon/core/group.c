@@ -538,6 +538,10 @@ bool group_is_descendant(MemGroup *g, const MemGroup *top) {
         return false;
 }
 
+void group_set_owner(MemGroup *g, uid_t owner) {
+        atomic_store(&g->owner, owner);
+}
+
 bool group_is_delegated_to(MemGroup *g, uid_t uid) {
         if (uid == 0)
                 return false;

@@ -47,7 +47,9 @@ struct MemGroup {
         _Atomic bool dead;            /* removal in progress or done */
         unsigned id;                  /* index of the per-thread stat slots */
         unsigned depth;               /* root: 0 */
-        uid_t owner;                  /* may modify this subtree; root-owned: 0 */
+        /* May modify this subtree; root-owned: 0. Atomic because
+         * group_set_owner() changes it while other threads decide on it. */
+        _Atomic uid_t owner;
         MemCore *core;
         MemGroup *parent;
         struct cds_list_head siblings; /* in parent->children; RCU */
@@ -163,6 +165,13 @@ void group_set_kernel_current(MemGroup *g, uint64_t bytes);
  * sizing: other chargers move it at any time.
  */
 uint64_t group_margin(MemGroup *g);
+
+/**
+ * group_set_owner() - delegate @g's subtree to @owner (0: to nobody). Any
+ * thread may call it; a decision racing with it sees the old owner or the
+ * new one, as a request made just before or just after would.
+ */
+void group_set_owner(MemGroup *g, uid_t owner);
 
 /**
  * group_is_delegated_to() - is @g or one of its ancestors owned by @uid?

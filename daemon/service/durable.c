@@ -62,6 +62,9 @@ struct Durable {
         _Atomic uint64_t failed;  /* the save meant to cover up to this failed */
         _Atomic int error;        /* 0, or the errno of the failure in force */
         _Atomic uint64_t saving_since; /* CLOCK_MONOTONIC ms a save began; 0: none in progress */
+        _Atomic uint64_t last_save_usec; /* CLOCK_REALTIME of the last save that succeeded; 0: none */
+        _Atomic uint64_t saves;          /* saves that succeeded */
+        char cause[96];                  /* lock: d->step of the failure in force */
 
         pthread_mutex_t lock;
         pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled under lock */
@@ -245,6 +248,10 @@ static void fail(Durable *d, int r, uint64_t seq) {
                 log_error_errno(r, "Cannot save the state to %s (%s: %m): durable changes are refused until "
                                 "it can be saved; trying again every %u ms", d->state_dir, d->step,
                                 DURABLE_RETRY_MSEC);
+        /* d->step is the saver's own; durable_status() reads this copy. */
+        pthread_mutex_lock(&d->lock);
+        snprintf(d->cause, sizeof(d->cause), "%s", d->step);
+        pthread_mutex_unlock(&d->lock);
         atomic_store(&d->error, r);
         if (seq > atomic_load(&d->failed))
                 atomic_store(&d->failed, seq);
@@ -344,6 +351,16 @@ static int save(Durable *d, bool last) {
                 return r;
         }
         atomic_store(&d->saved, seq);
+        {
+                struct timespec ts;
+
+                clock_gettime(CLOCK_REALTIME, &ts);
+                /* Relaxed: a report, ordered with nothing. */
+                atomic_store_explicit(&d->last_save_usec,
+                                      (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000,
+                                      memory_order_relaxed);
+                atomic_fetch_add_explicit(&d->saves, 1, memory_order_relaxed);
+        }
         /* After the last save nobody waits (the transports are gone);
          * before it, the OKs go out first: the reservation only guards
          * the next save. */
@@ -456,4 +473,22 @@ Durable *durable_free(Durable *d) {
         free(d->state_dir);
         free(d);
         return NULL;
+}
+
+void durable_status(Durable *d, DurableStatus *ret) {
+        int error = atomic_load(&d->error);
+
+        *ret = (DurableStatus) {
+                .error = error,
+                .changed = atomic_load(&d->changed),
+                .saved = atomic_load(&d->saved),
+                .saves = atomic_load_explicit(&d->saves, memory_order_relaxed),
+                .last_save_usec = atomic_load_explicit(&d->last_save_usec, memory_order_relaxed),
+                .sync = atomic_load(&d->sync),
+        };
+        if (error < 0) {
+                pthread_mutex_lock(&d->lock);
+                snprintf(ret->cause, sizeof(ret->cause), "%s", d->cause);
+                pthread_mutex_unlock(&d->lock);
+        }
 }

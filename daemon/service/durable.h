@@ -101,6 +101,19 @@ int durable_check(Durable *d, uint64_t seq, Refusal *rf);
  */
 bool durable_alive(void *userdata, uint64_t max_msec);
 
+/* What durable_status() reports: the saver's state for `memacctctl info`. */
+typedef struct DurableStatus {
+        int error;               /* 0: saving; < 0: the failure in force (durable changes refused) */
+        char cause[96];          /* with error: the step that failed ("reserve ... bytes", "append ...") */
+        uint64_t changed, saved; /* the last change committed, and the last on disk */
+        uint64_t saves;          /* saves that succeeded */
+        uint64_t last_save_usec; /* CLOCK_REALTIME of the last one; 0: none yet */
+        bool sync;
+} DurableStatus;
+
+/** durable_status() - the saver's state now. Any thread; takes the lock only when failing. */
+void durable_status(Durable *d, DurableStatus *ret);
+
 /**
  * durable_stop() - save once more (whatever changed) and join the thread.
  * Call after every thread that changes the core has stopped.

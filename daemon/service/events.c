@@ -107,9 +107,27 @@ static void deliver(EventSubscriber *sub, const EventItem *ev, Encodings *encs) 
                 sub->delivery->push(sub->userdata, enc->buf, enc->len);
 }
 
+/* The requester of this thread's operation in progress (events_requester_set()). */
+static _Thread_local struct {
+        pid_t pid;
+        uid_t uid;
+} requester;
+
+void events_requester_set(pid_t pid, uid_t uid) {
+        requester.pid = pid;
+        requester.uid = pid ? uid : 0;
+}
+
 static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *userdata) {
         Events *e = userdata;
-        EventItem ev = { .kind = EVENT_MEMORY, .path = g->path, .event = event, .count = local };
+        EventItem ev = {
+                .kind = EVENT_MEMORY,
+                .path = g->path,
+                .event = event,
+                .count = local,
+                .pid = requester.pid,
+                .uid = requester.uid,
+        };
         ReadAccess access = atomic_load_explicit(&e->read_access, memory_order_relaxed);
         Encodings encs = {};
         Subscription *s;

@@ -44,6 +44,10 @@ typedef struct EventItem {
         MemEvent event;
         uint64_t count;
         unsigned limits;
+        /* EVENT_MEMORY: who made the request that raised it
+         * (events_requester_set()); 0 and 0 when no request did. */
+        pid_t pid;
+        uid_t uid;
 } EventItem;
 
 /* How a subscriber's transport receives what is sent to it. */
@@ -121,6 +125,15 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub);
  * service layer made. @e NULL: nobody listens. Any thread.
  */
 void events_emit(Events *e, EventKind kind, const char *path, unsigned limits);
+
+/**
+ * events_requester_set() - the memory events this thread raises from now
+ * on are @pid's, of @uid: the service sets it before an operation that
+ * may raise one (a charge, a max, a move) and clears it (pid 0) after.
+ * Thread-local, since the core raises an event on the charging thread
+ * and knows no requester.
+ */
+void events_requester_set(pid_t pid, uid_t uid);
 
 /**
  * events_path_within() - is @path @top or below it? Both canonical.

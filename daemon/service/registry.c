@@ -20,13 +20,22 @@
  * passed the bound, take it back; two racing acquires may both be taken
  * back, never both pass. The totals leave root out, so whatever the
  * other uids hold, root keeps its room.
+ *
+ * The peers with a session are on a list (peers_lock), for `memacctctl
+ * sessions`: linked once the session exists, unlinked before it is freed,
+ * so a walker under the lock sees only live sessions. The lock is taken
+ * at connect, at disconnect and by a listing, never on a request's path.
  */
 
 #include <assert.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/group.h"
 #include "core/session.h"
@@ -62,6 +71,8 @@ struct Registry {
 
         RegistryPeerGoneFn peer_gone; /* set once, before the threads start */
         void *peer_gone_data;
+        pthread_mutex_t peers_lock; /* peers, Peer.list_*, Peer.stock_page */
+        Peer *peers;
 };
 
 struct UidUsage {
@@ -80,6 +91,7 @@ int registry_new(MemCore *core, Events *events, Registry **ret) {
         r->events = events;
         pthread_mutex_init(&r->lock, NULL);
         pthread_mutex_init(&r->usage_lock, NULL);
+        pthread_mutex_init(&r->peers_lock, NULL);
         *ret = r;
         return 0;
 }
@@ -90,6 +102,7 @@ Registry *registry_free(Registry *r) {
         pthread_mutex_destroy(&r->lock);
         free(r->uids);
         pthread_mutex_destroy(&r->usage_lock);
+        pthread_mutex_destroy(&r->peers_lock);
         for (size_t i = 0; i < r->nusage; i++)
                 free(r->usage[i]);
         free(r->usage);
@@ -177,6 +190,32 @@ static void uid_release(Registry *r, uid_t uid) {
         pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * The command name of @pid, read once at connect: what a listing shows
+ * beside the pid, as ps does. Best effort: a process gone already, or a
+ * pid of another namespace, leaves it empty. The name is the process's
+ * own to choose; a listing prints it as data.
+ */
+static void read_comm(pid_t pid, char comm[static 16]) {
+        char path[32];
+        ssize_t n;
+        int fd;
+
+        comm[0] = 0;
+        if (pid <= 0)
+                return;
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, comm, 15);
+        close(fd);
+        if (n <= 0)
+                n = 0;
+        comm[n] = 0;
+        comm[strcspn(comm, "\n")] = 0;
+}
+
 int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
                       Peer **ret) {
         Peer *p = calloc(1, sizeof(*p));
@@ -186,8 +225,52 @@ int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *
         p->registry = r;
         p->creds = *creds;
         p->subscriber = (EventSubscriber) { .delivery = delivery, .userdata = userdata, .uid = creds->uid };
+        read_comm(creds->pid, p->comm);
         *ret = p;
         return 0;
+}
+
+static void peer_link(Peer *p) {
+        Registry *r = p->registry;
+
+        pthread_mutex_lock(&r->peers_lock);
+        p->list_prev = NULL;
+        p->list_next = r->peers;
+        if (r->peers)
+                r->peers->list_prev = p;
+        r->peers = p;
+        pthread_mutex_unlock(&r->peers_lock);
+}
+
+static void peer_unlink(Peer *p) {
+        Registry *r = p->registry;
+
+        pthread_mutex_lock(&r->peers_lock);
+        if (p->list_prev)
+                p->list_prev->list_next = p->list_next;
+        else
+                r->peers = p->list_next;
+        if (p->list_next)
+                p->list_next->list_prev = p->list_prev;
+        p->list_prev = p->list_next = NULL;
+        pthread_mutex_unlock(&r->peers_lock);
+}
+
+void registry_peer_set_stock(Peer *p, void *page, size_t size) {
+        pthread_mutex_lock(&p->registry->peers_lock);
+        p->stock_page = page;
+        p->stock_page_size = size;
+        pthread_mutex_unlock(&p->registry->peers_lock);
+}
+
+int registry_for_each_session(Registry *r, int (*fn)(Peer *p, void *userdata), void *userdata) {
+        int k = 0;
+
+        pthread_mutex_lock(&r->peers_lock);
+        for (Peer *p = r->peers; p && k == 0; p = p->list_next)
+                k = fn(p, userdata);
+        pthread_mutex_unlock(&r->peers_lock);
+        return k;
 }
 
 int peer_open_session(Peer *p) {
@@ -209,6 +292,7 @@ int peer_open_session(Peer *p) {
         }
         p->session->userdata = &p->subscriber;
         atomic_fetch_add_explicit(&r->nsessions, 1, memory_order_relaxed);
+        peer_link(p);
         return 0;
 }
 
@@ -225,6 +309,8 @@ Peer *registry_peer_free(Peer *p) {
         events_unsubscribe_all(r->events, &p->subscriber);
         registry_uid_release(r, p->creds.uid, UID_SUBSCRIPTIONS, nsubs);
         if (p->session) {
+                /* Off the list first: a listing never sees it freed. */
+                peer_unlink(p);
                 /* Releases everything it holds; see the top of the file. */
                 session_free(p->session);
                 uid_release(r, p->creds.uid);

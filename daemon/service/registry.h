@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -51,6 +52,9 @@ typedef struct Peer {
         uint64_t durable_seq;       /* the change the last OK waits for (service_peer_take_wait()) */
         MemGroup **transient;       /* groups it created transient, with a reference each */
         size_t ntransient;
+        char comm[16];              /* /proc/PID/comm at connect; "" if unreadable */
+        /* In the registry's list of peers with a session (peers_lock). */
+        struct Peer *list_prev, *list_next;
 } Peer;
 
 /* Called by registry_peer_free() once @p's session has ended, before @p is
@@ -110,6 +114,21 @@ Peer *registry_peer_free(Peer *p);
  * sessions are used up); -ENOMEM.
  */
 int peer_open_session(Peer *p);
+
+/**
+ * registry_peer_set_stock() - @p's stock page is @page, @size bytes:
+ * set where registry_for_each_session() may read it. @p's thread.
+ */
+void registry_peer_set_stock(Peer *p, void *page, size_t size);
+
+/**
+ * registry_for_each_session() - call @fn for every peer with a session,
+ * under the registry's peers lock: @fn must be quick, may look at the
+ * peer's session, creds, comm and stock page (which stay put meanwhile)
+ * and take the core's read lock, but take no other lock. Stops at @fn's
+ * first non-zero return. Any thread. Return: that, or 0.
+ */
+int registry_for_each_session(Registry *r, int (*fn)(Peer *p, void *userdata), void *userdata);
 
 /* ---- what a uid holds besides its sessions ---- */
 

@@ -188,7 +188,19 @@ static bool kept_by_delegate(uid_t uid, MemGroup *g) {
         return delegation_root(g) && !authz_may_modify(uid, g);
 }
 
+/* The events an operation raises are its caller's: set for its length. */
+static Peer *requester_begin(Peer *p) {
+        events_requester_set(p->creds.pid, p->creds.uid);
+        return p;
+}
+
+static void requester_endp(Peer **p) {
+        (void) p;
+        events_requester_set(0, 0);
+}
+
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
+        _cleanup_(requester_endp) _unused_ Peer *requester = requester_begin(p);
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         unsigned flags = MEM_CHARGE_DRAIN;
         MemChargeResult res = {};
@@ -370,6 +382,7 @@ static int move_instance(Peer *p, pid_t pid, uint64_t *ret, uid_t *ret_uid, Refu
 }
 
 int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf) {
+        _cleanup_(requester_endp) _unused_ Peer *requester = requester_begin(p);
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         MemChargeResult res = {};
         uint64_t instance = 0;
@@ -489,7 +502,7 @@ int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf) {
                 munmap(page, SERVICE_STOCK_PAGE_SIZE);
                 return refusal_set(rf, r, "the session has a stock page already");
         }
-        p->stock_page = page;
-        p->stock_page_size = SERVICE_STOCK_PAGE_SIZE;
+        /* Under the registry's lock: a session listing reads the page. */
+        registry_peer_set_stock(p, page, SERVICE_STOCK_PAGE_SIZE);
         return 0;
 }

@@ -14,7 +14,12 @@
  * one delegate nor all of them can take the tree's last groups from
  * root. A create takes the count first and gives it back when the core
  * refuses; root's own creates are counted but never refused by it.
+ * A new owner (service_set_owner()) takes the count from the old one,
+ * under owner_lock, so that a remove racing with it gives back the count
+ * of the owner it took it from.
  */
+
+#include <pthread.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,9 @@
 #include "service/cgroup-sync.h"
 #include "service/log.h"
 #include "service/service-internal.h"
+
+/* Serialises owner changes with removes: the count follows the owner. */
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* May @p (NULL: a caller that did not identify itself) read @g? */
 static bool may_read(Service *svc, Peer *p, MemGroup *g) {
@@ -150,13 +158,16 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
+        pthread_mutex_lock(&owner_lock);
         r = group_remove(svc->core, g->path);
+        /* What the create (or the last owner change) counted goes. */
+        if (r >= 0)
+                owner_release(svc, g->owner);
+        pthread_mutex_unlock(&owner_lock);
         if (r == -EBUSY)
                 return refusal_set(rf, r, "%s: group has children or attached sessions", g->path);
         if (r < 0)
                 return refusal_path(rf, r, g->path);
-        /* The owner never changes: what the create counted goes. */
-        owner_release(svc, g->owner);
         service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
@@ -178,11 +189,69 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
+        /* A forced max raises oom on this thread: the caller's. */
+        events_requester_set(p->creds.pid, p->creds.uid);
         r = group_set_limits(g, limits, force);
+        events_requester_set(0, 0);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use --force)", g->path);
         service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        return 0;
+}
+
+uint64_t service_info_kept(const MemGroupInfo *info) {
+        uint64_t sum = 0;
+
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                sum += info->kept[i];
+        return sum;
+}
+
+uint64_t service_info_session(const MemGroupInfo *info) {
+        uint64_t own = 0, kept = service_info_kept(info);
+
+        /* stat_local counts kept and session charges alike, by item, but
+         * lags by a flush, while kept is exact: clamp, as the stats are. */
+        for (int i = 0; i < _MEM_STAT_MAX; i++)
+                own += (uint64_t) info->stat_local[i];
+        return own > kept ? own - kept : 0;
+}
+
+int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        uid_t uid = p->creds.uid, old;
+        int r;
+
+        r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
+        if (r < 0)
+                return r;
+        if (!g->parent)
+                return refusal_set(rf, -EINVAL, "/: the root is root's");
+        /* The rule of a create: a delegate may take a group back, only
+         * root gives one to another uid. */
+        if (!authz_may_give(uid, owner))
+                return refusal_set(rf, -EPERM, "only root delegates to another uid");
+        if (owner == (uid_t) -1)
+                return refusal_set(rf, -EINVAL, "%s: uid %u is no owner", g->path, (unsigned) owner);
+        r = service_admit(svc, rf);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&owner_lock);
+        old = g->owner;
+        if (old == owner) {
+                pthread_mutex_unlock(&owner_lock);
+                return 0; /* nothing to change, nothing to save */
+        }
+        r = owner_acquire(svc, uid, owner, g->path, rf);
+        if (r >= 0) {
+                group_set_owner(g, owner);
+                owner_release(svc, old);
+        }
+        pthread_mutex_unlock(&owner_lock);
+        if (r < 0)
+                return r;
+        service_committed(svc, p, g->path);
         return 0;
 }
 

@@ -37,6 +37,8 @@ struct Service {
         pthread_mutex_t transient_lock; /* orphans, norphans */
         MemGroup **orphans;             /* transient groups whose creator is gone, still busy */
         size_t norphans;
+        uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
+        _Atomic uint64_t requests; /* service_request_served() */
 };
 
 /**
@@ -55,6 +57,9 @@ void service_transient_done(Service *svc);
  * other thread uses the service. Return: 0 or -ENOMEM.
  */
 int service_groups_recount(Service *svc);
+
+/** service_now_usec() - CLOCK_MONOTONIC in microseconds (service-info.c). */
+uint64_t service_now_usec(void);
 
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);

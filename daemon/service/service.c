@@ -47,6 +47,7 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
                 return r;
         }
         settings_store(svc, settings);
+        svc->started_usec = service_now_usec();
         /* Root of its own tree whatever uid it runs as; it never opens a
          * session or subscribes. */
         svc->daemon_peer = (Peer) {

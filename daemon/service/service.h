@@ -236,6 +236,86 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf);
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
                        Refusal *rf);
 
+/* What `memacctctl info` shows (service_get_info()). */
+typedef struct ServiceInfo {
+        const char *version;      /* "memacctd <version>"; static */
+        uint64_t uptime_usec;
+        uint64_t requests;        /* served on every transport since start */
+        unsigned sessions, groups; /* now; groups with the root */
+        /* The state file: "none" (nothing is saved: no state directory),
+         * "saved" (every change is on disk), "saving" (changes wait for
+         * the save under way), "failing" (the last save failed: durable
+         * changes are refused until one succeeds). */
+        const char *state;        /* static */
+        char state_cause[192];    /* "failing": the step and its error; else "" */
+        uint64_t saves;           /* saves that succeeded */
+        uint64_t last_save_usec;  /* CLOCK_REALTIME of the last; 0: none */
+} ServiceInfo;
+
+/**
+ * service_request_served() - count one request, whatever it was and
+ * however it ended: the transports call it once per request they decode.
+ * Any thread; one relaxed add.
+ */
+void service_request_served(Service *svc);
+
+/**
+ * service_get_info() - the daemon at a glance, for @p: anyone while reads
+ * are open to all or to owners, root alone under [access] read = root.
+ * Return: 0; -EPERM.
+ */
+int service_get_info(Service *svc, Peer *p, ServiceInfo *ret, Refusal *rf);
+
+/* One session, as service_list_sessions() reports it. */
+typedef struct ServiceSession {
+        pid_t pid;
+        uid_t uid;
+        const char *comm;      /* /proc/PID/comm at connect; "" if unreadable */
+        const char *transport; /* "socket" or "bus" */
+        const char *group;     /* the attached group; "" when not attached */
+        uint64_t bytes;        /* held by the session, all stat items */
+        uint64_t stock;        /* of those, in its stock page unused (at most what it holds, by item) */
+} ServiceSession;
+
+/* Called for each session a listing covers. Return: 0, or < 0 to stop with it. */
+typedef int (*ServiceSessionFn)(void *userdata, const ServiceSession *s);
+
+/**
+ * service_list_sessions() - the sessions attached at or below @path
+ * (NULL or "": every session, attached or not) that @p may see: root all
+ * of them; another uid its own and those attached in a subtree delegated
+ * to it. Snapshotted first, then handed to @fn outside every lock, newest
+ * connection first. Return: 0; a path error, -ENOENT; -ENOMEM; @fn's error
+ * (-ENOSPC: too many for one reply).
+ */
+int service_list_sessions(Service *svc, Peer *p, const char *path, ServiceSessionFn fn, void *userdata,
+                          Refusal *rf);
+
+/**
+ * service_info_kept() - the bytes @info's group keeps itself (its kept
+ * charges, all stat items), exact.
+ */
+uint64_t service_info_kept(const MemGroupInfo *info);
+
+/**
+ * service_info_session() - the bytes the sessions attached to @info's
+ * group hold there: its own charges by stat item less what it keeps, as
+ * of the last statistics flush (0 when a flush is still to land); its
+ * children's usage is in neither.
+ */
+uint64_t service_info_session(const MemGroupInfo *info);
+
+/**
+ * service_set_owner() - delegate @path's subtree to @owner (0: to nobody
+ * but root). Who may modify @path may, as authz.c rules: root to any uid,
+ * a delegate above it only to itself (taking a group back). The group
+ * count moves from the old owner to the new one, within its bounds. A
+ * durable change: saved before the reply.
+ * Return: 0; a path error, -ENOENT, -EPERM, -EINVAL (the root, uid -1),
+ * -ENOSPC (the new owner owns too many groups).
+ */
+int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refusal *rf);
+
 /*
  * Called for each group a read covers, with the group held: @info is
  * NULL when the caller asked for paths only. Return: 0 to go on, or a

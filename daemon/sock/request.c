@@ -40,10 +40,16 @@ typedef struct Request {
                 Memacct__V1__ClientInfo ci;
                 Memacct__V1__ImportReply ir;
                 Memacct__V1__RuleList rl;
+                Memacct__V1__SessionList sl;
+                struct {
+                        Memacct__V1__ServerInfo si;
+                        ServiceInfo info; /* the strings si points to */
+                } info;
         } res;
         bool has_group; /* res.gi is filled: free its arrays */
         bool has_list;  /* res.gl is filled: free its items and their paths */
         bool has_rules; /* res.rl is filled: free its items and their strings */
+        bool has_sessions; /* res.sl is filled: free its items and their strings */
         size_t list_bytes;
         char path[MEM_PATH_MAX + 1]; /* res.gi's path */
 } Request;
@@ -102,6 +108,37 @@ static int on_set_limits(Request *x, const Memacct__V1__SetLimits *m) {
         MemLimits l = limits_from_wire(m->limits);
 
         return service_set_limits(x->svc, x->peer, m->path, &l, m->force, &x->rf);
+}
+
+static int on_set_owner(Request *x, const Memacct__V1__SetOwner *m) {
+        if (!m->has_owner)
+                return refusal_set(&x->rf, -EINVAL, "SetOwner: an owner is required");
+        return service_set_owner(x->svc, x->peer, m->path, (uid_t) m->owner, &x->rf);
+}
+
+static int on_get_info(Request *x) {
+        Memacct__V1__ServerInfo *si = &x->res.info.si;
+        ServiceInfo *info = &x->res.info.info;
+        int r;
+
+        r = service_get_info(x->svc, x->peer, info, &x->rf);
+        if (r < 0)
+                return r;
+        *si = (Memacct__V1__ServerInfo) MEMACCT__V1__SERVER_INFO__INIT;
+        si->version = (char *) info->version;
+        si->state = (char *) info->state;
+        si->state_cause = info->state_cause;
+        si->has_uptime_usec = si->has_requests = si->has_sessions = si->has_groups = true;
+        si->has_saves = si->has_last_save_usec = true;
+        si->uptime_usec = info->uptime_usec;
+        si->requests = info->requests;
+        si->sessions = info->sessions;
+        si->groups = info->groups;
+        si->saves = info->saves;
+        si->last_save_usec = info->last_save_usec;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_INFO;
+        x->resp.info = si;
+        return 0;
 }
 
 /* ServiceGroupFn of GetGroup: the one GroupInfo of the reply. */
@@ -296,6 +333,48 @@ static int on_list_rules(Request *x) {
         return 0;
 }
 
+/* ServiceSessionFn of ListSessions: one more Session, its strings copied. */
+static int listed_session(void *userdata, const ServiceSession *s) {
+        Request *x = userdata;
+        Memacct__V1__SessionList *sl = &x->res.sl;
+        Memacct__V1__Session *se, **v;
+
+        v = realloc(sl->sessions, (sl->n_sessions + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        sl->sessions = v;
+        se = malloc(sizeof(*se));
+        if (!se)
+                return -ENOMEM;
+        memacct__v1__session__init(se);
+        se->has_pid = se->has_uid = se->has_bytes = se->has_stock = true;
+        se->pid = (uint32_t) s->pid;
+        se->uid = (uint32_t) s->uid;
+        se->bytes = s->bytes;
+        se->stock = s->stock;
+        se->comm = strdup(s->comm);
+        se->transport = strdup(s->transport);
+        se->group = strdup(s->group);
+        sl->sessions[sl->n_sessions++] = se;
+        if (!se->comm || !se->transport || !se->group)
+                return -ENOMEM;
+        x->list_bytes += field_size(memacct__v1__session__get_packed_size(se));
+        return x->list_bytes > SERVICE_LIST_REPLY_MAX ? -ENOSPC : 0;
+}
+
+static int on_list_sessions(Request *x, const Memacct__V1__ListSessions *m) {
+        int r;
+
+        x->res.sl = (Memacct__V1__SessionList) MEMACCT__V1__SESSION_LIST__INIT;
+        x->has_sessions = true;
+        r = service_list_sessions(x->svc, x->peer, m->path, listed_session, x, &x->rf);
+        if (r < 0)
+                return r;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_SESSIONS;
+        x->resp.sessions = &x->res.sl;
+        return 0;
+}
+
 /*
  * The one switch from operation to handler; each case is one call. An
  * operation this server does not know is a newer client or garbage:
@@ -339,6 +418,12 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return service_remove_rule(x->svc, x->peer, req->remove_rule->cgroup, &x->rf);
         case MEMACCT__V1__REQUEST__OP_LIST_RULES:
                 return on_list_rules(x);
+        case MEMACCT__V1__REQUEST__OP_SET_OWNER:
+                return on_set_owner(x, req->set_owner);
+        case MEMACCT__V1__REQUEST__OP_GET_INFO:
+                return on_get_info(x);
+        case MEMACCT__V1__REQUEST__OP_LIST_SESSIONS:
+                return on_list_sessions(x, req->list_sessions);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
@@ -382,6 +467,15 @@ static void request_done(Request *x) {
                         free(x->res.rl.rules[i]);
                 }
                 free(x->res.rl.rules);
+        }
+        if (x->has_sessions) {
+                for (size_t i = 0; i < x->res.sl.n_sessions; i++) {
+                        free(x->res.sl.sessions[i]->comm);
+                        free(x->res.sl.sessions[i]->transport);
+                        free(x->res.sl.sessions[i]->group);
+                        free(x->res.sl.sessions[i]);
+                }
+                free(x->res.sl.sessions);
         }
 }
 
@@ -431,10 +525,11 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         if (ret_id)
                 *ret_id = req->id;
         x.resp.status = MEMACCT__V1__STATUS__OK;
-        x.has_group = x.has_list = x.has_rules = false;
+        x.has_group = x.has_list = x.has_rules = x.has_sessions = false;
         x.list_bytes = 0;
         refusal_init(&x.rf);
 
+        service_request_served(x.svc);
         r = request_strings_check(&x, body, len);
         if (r == 0)
                 r = request_handle(&x, req, fd);

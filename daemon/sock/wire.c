@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "service/service.h"
 #include "sock/wire.h"
 
 /* A frame may expand to this many times its size when decoded. */
@@ -214,6 +215,9 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
                 e.name = (char *) mem_event_to_string(ev->event);
                 e.has_count = true;
                 e.count = ev->count;
+                e.has_pid = e.has_uid = ev->pid != 0;
+                e.pid = (uint32_t) ev->pid;
+                e.uid = (uint32_t) ev->uid;
                 resp.result_case = MEMACCT__V1__RESPONSE__RESULT_EVENT;
                 resp.event = &e;
                 break;
@@ -257,6 +261,9 @@ int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const Mem
         gi->owner = (uint32_t) info->owner;
         gi->nr_children = info->nr_children;
         gi->nr_sessions = info->nr_attached;
+        gi->has_kept = gi->has_session = true;
+        gi->kept = service_info_kept(info);
+        gi->session = service_info_session(info);
         gi->has_kernel_current = info->mirror;
         gi->kernel_current = info->kernel_current;
 

@@ -172,7 +172,7 @@ check_match "show prints memory.kernel_current for a mirror" "$OUT" '^memory\.ke
 run ctl show /k
 check_nomatch "show prints no kernel_current for a plain group" "$OUT" 'kernel_current'
 run ctl tree /k
-check_match "tree has a KERNEL column when it holds mirrors" "$(head -n1 <<<"$OUT")" 'HIGH +KERNEL$'
+check_match "tree has a KERNEL column when it holds mirrors" "$(head -n1 <<<"$OUT")" 'HIGH +OWNER +KERNEL$'
 
 check_run "re-import" 0 ctl import-cgroups --from "/$NAME" --under /k
 check_eq "a re-import changes nothing" "$OUT" $'created: 0\nupdated: 0\nunchanged: 4'

@@ -234,7 +234,9 @@ static void assert_counters_equal(const memacct_counter *a, size_t na, const mem
         }
 }
 
-/* Every member a bus read fills (memacct.h: not owner, nr_children, nr_sessions). */
+/* Every member a bus read fills: all of them from a daemon with the Owner,
+ * NChildren, NSessions, MemoryKept and MemorySession properties, session
+ * as the stat items, from the statistics (compared apart, once settled). */
 static void assert_group_equal(const memacct_group_info *s, const memacct_group_info *b) {
         assert_string_equal(b->path, s->path);
         assert_int_equal(b->current, s->current);
@@ -250,7 +252,10 @@ static void assert_group_equal(const memacct_group_info *s, const memacct_group_
         assert_counters_equal(b->events_local, b->n_events_local, s->events_local,
                               s->n_events_local);
         assert_counters_equal(b->stat, b->n_stat, s->stat, s->n_stat);
-        assert_int_equal(b->owner, MEMACCT_NO_OWNER);
+        assert_int_equal(b->owner, s->owner);
+        assert_int_equal(b->nr_children, s->nr_children);
+        assert_int_equal(b->nr_sessions, s->nr_sessions);
+        assert_int_equal(b->kept, s->kept);
 }
 
 /*

@@ -27,7 +27,8 @@ source "$(dirname "$0")/lib.sh"
 check_start || exit 1
 
 # nostat: stdin with the stat items left out (the JSON "stat" member, the
-# text's memory.stat lines), and a mirror's kernel_current (the kernel's
+# text's memory.stat lines, and the session bytes made of them), and a
+# mirror's kernel_current (the kernel's
 # usage, sampled when the daemon likes). The bus cannot ask for a flush of the
 # daemon's per-thread statistics, and the Group properties are read
 # without one, so --exact over the bus is at most one flush interval
@@ -41,11 +42,14 @@ for line in sys.stdin.read().splitlines():
     if line[:1] in ("{", "["):
         try:
             d = json.loads(line)
-            strip = lambda g: {k: v for k, v in g.items() if k not in ("stat", "kernel_current")}
+            strip = lambda g: {k: v for k, v in g.items() if k not in ("stat", "kernel_current", "session")}
             print(json.dumps([strip(g) for g in d] if isinstance(d, list) else strip(d)))
             continue
         except ValueError:
             pass
+    if line.startswith("memory.session:"):
+        print("memory.session: (left out)")
+        continue
     if line.startswith("memory.stat:"):
         skip = True
         print("memory.stat: (left out)")
@@ -584,6 +588,17 @@ if [[ -n $NOBODY_OK ]]; then
         check_run "a read over the bus opens no session, and is served" 0 \
                 "${AS_NOBODY[@]}" "${CTL_BUS[@]}" tree /R/d
         check_run "root is never limited" 0 ctl_sock show /R/d
+        # Who holds what, over either transport: the two bus sessions.
+        check_run "sessions over the socket" 0 ctl_sock sessions /R/d
+        sock_sessions=$OUT
+        echo "$OUT"
+        check_eq "the two holds, bus sessions of uid $NOBODY" \
+                "$(grep -cE "^pid=($h1|$h2) uid=$NOBODY comm=memacctctl transport=bus group=/R/d bytes=4096 stock=0\$" <<<"$OUT")" 2
+        check_run "sessions over the bus" 0 "${CTL_BUS[@]}" sessions /R/d
+        check_eq "the same list over the bus" "$OUT" "$sock_sessions"
+        check_run "info over the bus" 0 "${CTL_BUS[@]}" --json info
+        check_eq "info over the bus: saved, the version" "$(jget '[d["state"], d["version"].split()[0]]' <<<"$OUT")" \
+                '["saved", "memacctd"]'
         stop_bg "$h1" TERM || true
         stop_bg "$h2" TERM || true
         check_current_soon "the holds are released" /R/d 0

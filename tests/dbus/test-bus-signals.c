@@ -146,6 +146,7 @@ static int on_signal(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         const char *path = sd_bus_message_get_path(msg), *s1, *s2;
         char *line = NULL;
         size_t size = 0;
+        uint32_t pid, uid;
         uint64_t t;
         FILE *f;
 
@@ -156,6 +157,15 @@ static int on_signal(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         if (strcmp(iface, "org.memacct1.Manager") == 0 && strcmp(member, "Event") == 0 &&
             sd_bus_message_read(msg, "sst", &s1, &s2, &t) > 0)
                 fprintf(f, "Event %s %s %" PRIu64, s1, s2, t);
+        else if (strcmp(iface, "org.memacct1.Manager") == 0 && strcmp(member, "EventBy") == 0 &&
+                 sd_bus_message_read(msg, "sstuu", &s1, &s2, &t, &pid, &uid) > 0) {
+                /* The changes are made by this process: its pid, its uid. */
+                fprintf(f, "EventBy %s %s %" PRIu64 " by ", s1, s2, t);
+                if (pid == (uint32_t) getpid() && uid == (uint32_t) geteuid())
+                        fputs("this process", f);
+                else
+                        fprintf(f, "pid %" PRIu32 " uid %" PRIu32, pid, uid);
+        }
         else if (strcmp(member, "InterfacesAdded") == 0 && sd_bus_message_read(msg, "o", &s1) > 0) {
                 fprintf(f, "InterfacesAdded %s", s1);
                 if (sd_bus_message_enter_container(msg, 'a', "{sa{sv}}") > 0) {
@@ -483,8 +493,12 @@ static void test_socket_changes_are_signalled_as_bus_changes(void **state) {
                     " changed: MemoryMin=8192 invalidated:\n");
         assert_step(&rs, "set nothing", "");
         assert_step(&rs, "refusals, and a charge within the max", "");
-        assert_step(&rs, "a refused charge", "Event /T/a max 1\nEvent /T/a oom 1\n");
-        assert_step(&rs, "another refused charge", "Event /T/a max 2\nEvent /T/a oom 2\n");
+        assert_step(&rs, "a refused charge",
+                    "Event /T/a max 1\nEventBy /T/a max 1 by this process\n"
+                    "Event /T/a oom 1\nEventBy /T/a oom 1 by this process\n");
+        assert_step(&rs, "another refused charge",
+                    "Event /T/a max 2\nEventBy /T/a max 2 by this process\n"
+                    "Event /T/a oom 2\nEventBy /T/a oom 2 by this process\n");
         assert_step(&rs, "an uncharge, then a forced max",
                     "PropertiesChanged " GROUP_PREFIX "/_2fT_2fa " GROUP_IFACE
                     " changed: MemoryMax=1024 invalidated:\n");

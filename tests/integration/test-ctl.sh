@@ -34,7 +34,7 @@ done
 check_run "show --json /t" 0 ctl --json show /t
 JSON=$OUT
 check_eq "show --json keys" "$(jget 'sorted(d)' <<<"$JSON")" \
-        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0}')"
+        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0,"owner":0,"owner_name":0,"kept":0,"session":0,"nr_sessions":0}')"
 check_eq "json path" "$(jget 'd["path"]' <<<"$JSON")" /t
 check_eq "json max" "$(jget 'd["max"]' <<<"$JSON")" $M
 check_eq "json high" "$(jget 'd["high"]' <<<"$JSON")" $((768 * K))
@@ -205,11 +205,11 @@ check_run "a reclaim root that is not an ancestor" 1 ctl show /p --reclaim-root 
 # ---- tree ----
 
 check_run "tree /p" 0 ctl tree /p
-check_match "tree has a header" "$(head -n1 <<<"$OUT")" '^GROUP +CURRENT +PEAK +MAX +HIGH$'
+check_match "tree has a header" "$(head -n1 <<<"$OUT")" '^GROUP +CURRENT +PEAK +MAX +HIGH +OWNER$'
 check_eq "tree lists the subtree in pre-order, indented" \
         "$(tail -n +2 <<<"$OUT" | awk '{ match($0, /^ */); printf "%d:%s ", RLENGTH, $1 }')" \
         "0:/p 2:c 4:g 2:d "
-check_match "tree shows current of /p/c" "$(grep -E '^  c ' <<<"$OUT")" "^  c +$((4 * M)) +$((4 * M)) +max +max\$"
+check_match "tree shows current of /p/c" "$(grep -E '^  c ' <<<"$OUT")" "^  c +$((4 * M)) +$((4 * M)) +max +max +-\$"
 check_run "tree --json /p" 0 ctl --json tree /p
 check_eq "tree --json is an array in pre-order" "$(jget '[g["path"] for g in d]' <<<"$OUT")" \
         '["/p", "/p/c", "/p/c/g", "/p/d"]'
