@@ -36,6 +36,7 @@
 #include "core/group.h"
 #include "service/cgroup-sync.h"
 #include "service/log.h"
+#include "service/placement.h"
 
 typedef struct Mirror {
         char *group;
@@ -599,36 +600,6 @@ int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, Cgro
         return r;
 }
 
-/* @pid's memory cgroup from /proc/PID/cgroup: the "memory" line on v1, the
- * "0::" line on v2. libcgroup's cgroup_get_current_controller_path() does
- * the same; this is its fallback. */
-static int proc_cgroup(pid_t pid, bool v2, char *buf, size_t size) {
-        char path[64], line[PATH_MAX + 64];
-        FILE *f;
-        int r = -ENOENT;
-
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return errno == ENOENT ? -ESRCH : -errno;
-        while (fgets(line, sizeof(line), f)) {
-                char *ctl = strchr(line, ':'), *p;
-
-                if (!ctl || !(p = strchr(ctl + 1, ':')))
-                        continue;
-                *p++ = 0;
-                ctl++;
-                p[strcspn(p, "\n")] = 0;
-                if (v2 ? (strcmp(line, "0") == 0 && *ctl == 0) : strstr(ctl, "memory") != NULL) {
-                        snprintf(buf, size, "%s", p);
-                        r = 0;
-                        break;
-                }
-        }
-        fclose(f);
-        return r;
-}
-
 int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
                       Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
@@ -650,7 +621,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
         }
         free(lp);
         if (r < 0)
-                r = proc_cgroup(pid, cs->v2, cg, sizeof(cg));
+                r = placement_proc_cgroup(pid, cg, sizeof(cg)); /* the placement rules read it alike */
         if (r < 0) {
                 r = refusal_set(rf, r == -ESRCH ? -ESRCH : -ENOENT,
                             "pid %d: cannot read its memory cgroup: %s", (int) pid, strerror(-r));
