@@ -16,7 +16,7 @@
 #include "macro.h"
 
 memacct_rules *client_rule_list_new(void) {
-        return calloc(1, sizeof(memacct_rule_list));
+        return calloc(1, sizeof(memacct_rules));
 }
 
 int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group) {
