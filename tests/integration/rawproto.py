@@ -10,6 +10,7 @@ the tests read the daemon's accounting with.
 import os
 import select
 import socket
+import sys
 import time
 
 OK = 0
@@ -326,6 +327,25 @@ def client_info(conn, pid):
     c = decode(first(r, RESP_CLIENT))
     return {name: first(c, num, 0) for num, name in ((1, "pid"), (2, "file"), (3, "anon"),
                                                      (4, "swap"), (5, "shmem"))}
+
+
+class Tally:
+    """The checks of a test: each can fail; the verdict is the failures."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}", file=sys.stderr, flush=True)
+        return cond
+
+    def summary(self, extra=""):
+        print(f"{self.passed} passed, {self.failed} failed{extra}")
+        return 1 if self.failed else 0
 
 
 def wait_until(fn, timeout=10):

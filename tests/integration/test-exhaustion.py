@@ -36,8 +36,6 @@ import threading
 import time
 import traceback
 
-PASSED = 0
-FAILED = 0
 
 ATTACKER = 65534
 BYSTANDER = 65533
@@ -55,22 +53,16 @@ LATENCY_P99_MAX = 0.250
 RSS_GROWTH_MAX = 128 << 20  # above the RSS before the attack
 
 
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL: {what}", file=sys.stderr, flush=True)
-
-
 # ---- protobuf, by hand (as test-malformed.py) ----
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rawproto import (  # noqa: E402 (after the path it is found on)
     OK, RESOURCE_EXHAUSTED, REQ_HELLO, REQ_CREATE, REQ_GET_GROUP, REQ_LIST, REQ_CHARGE,
     REQ_UNCHARGE, REQ_SUBSCRIBE, RESP_ID, RESP_GROUPS, RESP_EVENT,
-    f_varint, f_bytes, request, read_varint, decode, first, status, message, sanitized)
+    f_varint, f_bytes, request, read_varint, decode, first, status, message, sanitized, Tally)
+
+TALLY = Tally()
+check = TALLY.check
 
 
 class Conn:
@@ -575,12 +567,11 @@ def main():
         check(False, "the test ran to its end")
     finally:
         daemon.stop()
-        if FAILED:
+        if TALLY.failed:
             with open(os.path.join(tmp, "daemon.log")) as f:
                 sys.stderr.write("--- daemon log (tail) ---\n" + "".join(f.readlines()[-60:]))
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{PASSED} passed, {FAILED} failed in {time.monotonic() - start:.1f} s")
-    return 1 if FAILED else 0
+    return TALLY.summary(f" in {time.monotonic() - start:.1f} s")
 
 
 if __name__ == "__main__":

@@ -50,26 +50,17 @@ from rawproto import (  # noqa: E402 (after the path it is found on)
     REQ_CHARGE, REQ_UNCHARGE, REQ_ATTACH, REQ_MOVE, REQ_GET_CLIENT, REQ_RESET_PEAK,
     REQ_SUBSCRIBE, REQ_STOCK_SETUP, REQ_IMPORT, RESP_ID, varint, overlong, f_varint, f_bytes,
     frame, request, first, status, message, Conn, Connector, charge_body, get_group,
-    list_groups, usage, client_info, wait_until, rss_kib, sanitized, QUARANTINE_KIB,
+    list_groups, usage, client_info, wait_until, rss_kib, sanitized, QUARANTINE_KIB, Tally,
 )
 
-PASSED = 0
-FAILED = 0
+TALLY = Tally()
+check = TALLY.check
+
 START = time.monotonic()
 
 FRAME_TIMEOUT = 2          # seconds, in the daemon's configuration below
 SUBSCRIPTIONS_MAX = 64     # SERVICE_SUBSCRIPTIONS_MAX
 NOBODY = 65534
-
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-    return cond
 
 
 class World:
@@ -769,13 +760,12 @@ def main():
         check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
         took = time.monotonic() - START
         check(took < 60, f"the test takes under 60 s ({took:.1f} s)")
-        if FAILED:
+        if TALLY.failed:
             log.seek(0)
             sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return TALLY.summary()
 
 
 if __name__ == "__main__":

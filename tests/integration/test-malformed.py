@@ -28,109 +28,21 @@ import tempfile
 import threading
 import time
 
-PASSED = 0
-FAILED = 0
 CHILDREN = []  # killed at the end if still running
-
-OK = 0
-INVALID_ARGUMENT = 1
-LIMIT_EXCEEDED = 5
-PROTOCOL_ERROR = 9
-FRAME_MAX = 64 * 1024
-
-# Request fields (proto/memacct.proto)
-REQ_ID = 1
-REQ_HELLO = 10
-REQ_CREATE = 11
-REQ_GET_GROUP = 14
-REQ_CHARGE = 16
-REQ_ATTACH = 18
-REQ_STOCK_SETUP = 23
-# Response fields
-RESP_ID = 1
-RESP_STATUS = 2
-RESP_MESSAGE = 3
-RESP_GROUP = 14
-GROUP_CURRENT = 2
-
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 # ---- protobuf, by hand: rawproto.py ----
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rawproto import (  # noqa: E402 (after the path it is found on)
-    varint, f_varint, f_bytes, frame, request, read_varint, decode, first)
+    OK, INVALID_ARGUMENT, LIMIT_EXCEEDED, PROTOCOL_ERROR, FRAME_MAX, REQ_ID, REQ_HELLO,
+    REQ_CREATE, REQ_GET_GROUP, REQ_CHARGE, REQ_ATTACH, REQ_STOCK_SETUP, RESP_ID, RESP_STATUS,
+    RESP_MESSAGE, varint, f_varint, f_bytes, frame, request, first, charge_body, usage, Conn,
+    Tally)
 
 
-class Conn:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.sock.settimeout(20)
-        self.buf = b""
-        self.next_id = 1
-
-    def close(self):
-        self.sock.close()
-
-    def send(self, data):
-        self.sock.sendall(data)
-
-    def read(self):
-        """The next Response as a dict; None at end of file."""
-        while True:
-            try:
-                n, i = read_varint(self.buf, 0)
-                if len(self.buf) - i >= n:
-                    body = self.buf[i:i + n]
-                    self.buf = self.buf[i + n:]
-                    return decode(body)
-            except ValueError:
-                pass
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                return None
-            self.buf += chunk
-
-    def call(self, op, body):
-        rid = self.next_id
-        self.next_id += 1
-        self.send(request(rid, op, body))
-        r = self.read()
-        if r is None:
-            raise ConnectionError("the daemon closed the connection")
-        if first(r, RESP_ID) != rid:
-            raise ValueError(f"response id {first(r, RESP_ID)}, want {rid}")
-        return r
-
-    def at_eof(self):
-        """True when the daemon closes the connection with nothing more."""
-        try:
-            return self.read() is None
-        except (ConnectionResetError, socket.timeout):
-            return False
-
-    def hello(self):
-        return self.call(REQ_HELLO, f_varint(1, 1) + f_bytes(2, "malformed test"))
-
-
-def charge_body(path, nbytes, keep=False):  # path: str or bytes
-    return f_bytes(1, path) + f_varint(2, nbytes) + (f_varint(4, 1) if keep else b"")
-
-
-def usage(conn, path):
-    r = conn.call(REQ_GET_GROUP, f_bytes(1, path) + f_varint(3, 1))
-    if first(r, RESP_STATUS, 0) != OK:
-        raise ValueError(f"get {path}: status {first(r, RESP_STATUS)}")
-    return first(decode(first(r, RESP_GROUP)), GROUP_CURRENT, 0)
+TALLY = Tally()
+check = TALLY.check
 
 
 # ---- the cases ----
@@ -390,13 +302,12 @@ def main():
             daemon.kill()
             rc = daemon.wait()
         check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
-        if FAILED:
+        if TALLY.failed:
             log.seek(0)
             sys.stderr.write("--- daemon log ---\n" + log.read())
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return TALLY.summary()
 
 
 if __name__ == "__main__":
