@@ -359,7 +359,8 @@ static int manager_start_cgroup(Manager *m) {
                 return log_error_errno(r, "Cannot set up the kernel cgroup mirror: %m");
         log_info("Kernel cgroups: %s", cgroup_sync_describe(m->cgroup));
         service_set_cgroup(m->service, m->cgroup);
-        housekeeping_set_sampler(m->housekeeping, cgroup_sync_sample, m->cgroup,
+        service_set_prune_on_sample(m->service, c->cgroup_prune);
+        housekeeping_set_sampler(m->housekeeping, service_sample_mirrors, m->service,
                                  c->cgroup_sample_interval_sec * 1000);
         if (c->cgroup_import_at_start) {
                 /* Not fatal: a host without cgroups still gets its daemon. */
@@ -445,6 +446,8 @@ static void manager_apply(Manager *m, Config *new) {
         c->cgroup_import_at_start = new->cgroup_import_at_start;
         c->cgroup_sample_interval_sec = new->cgroup_sample_interval_sec;
         c->cgroup_auto_create = new->cgroup_auto_create;
+        c->cgroup_prune = new->cgroup_prune;
+        service_set_prune_on_sample(m->service, c->cgroup_prune);
         free(c->cgroup_prefix);
         c->cgroup_prefix = TAKE_PTR(new->cgroup_prefix);
 

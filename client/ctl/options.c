@@ -38,6 +38,8 @@ static void help(void) {
                "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
                "  import-cgroups [--from CGROUP] [--under PATH]\n"
                "                                  mirror the kernel's memory cgroups as groups\n"
+               "  prune                           remove the mirrors of vanished kernel cgroups\n"
+               "                                  (one line per group removed or kept, and why)\n"
                "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
                "                                  a live view of the subtree (keys: c k p e\n"
                "                                  order by current peak path events, q quits)\n"

@@ -26,6 +26,7 @@
 #include "options.h"
 #include "output.h"
 #include "parse-size.h"
+#include "prune.h"
 #include "run.h"
 #include "top.h"
 #include "rules.h"
@@ -446,6 +447,13 @@ static int verb_oci_hook(memacct **mp, int argc, char **argv) {
         return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
 }
 
+/* memacctctl prune lives in prune.c. */
+static int verb_prune(memacct **mp, int argc, char **argv) {
+        (void) argc;
+        (void) argv;
+        return prune_verb_main(mp, connect_or_fail);
+}
+
 /* The placement rules live in rules.c; it checks its own arguments. */
 static int verb_rule(memacct **mp, int argc, char **argv) {
         return rule_verb_main(mp, argc, argv, connect_or_fail);
@@ -473,6 +481,7 @@ static const Verb verbs[] = {
         { "watch", 1, 1, verb_watch },
         { "oci-hook", -1, -1, verb_oci_hook },
         { "import-cgroups", 0, 0, verb_import_cgroups },
+        { "prune", 0, 0, verb_prune },
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },

@@ -30,6 +30,7 @@
 #include "client-bus-info.h"
 #include "client-bus-ops.h"
 #include "client-error.h"
+#include "client-prune.h"
 #include "macro.h"
 
 static void bus_close(memacct *m) {
@@ -67,6 +68,7 @@ static const BusOps bus_ops = {
         .rule_add = bus_rule_add,
         .rule_remove = bus_rule_remove,
         .rule_list = bus_rule_list,
+        .prune_mirrors = bus_prune_mirrors,
         .next_event = bus_next_event,
         .close = bus_close,
 };

@@ -61,6 +61,7 @@ typedef struct BusOps {
         int (*rule_add)(memacct *m, const char *cgroup, const char *group);
         int (*rule_remove)(memacct *m, const char *cgroup);
         int (*rule_list)(memacct *m, memacct_rules **ret);
+        int (*prune_mirrors)(memacct *m, memacct_pruned **ret);
         int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
         /* Leave the bus and free the transport's state (memacct_close()). */
         void (*close)(memacct *m);

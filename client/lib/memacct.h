@@ -590,6 +590,36 @@ typedef struct memacct_import_result {
  */
 int memacct_import_cgroups(memacct *m, const char *from, const char *under, memacct_import_result *ret);
 
+/* One mirror of a vanished kernel cgroup that memacct_prune_mirrors() looked at. */
+typedef struct memacct_pruned_group {
+        const char *group; /* the mirror group */
+        const char *why;   /* NULL: removed; else why it stays ("sessions are attached", ...) */
+} memacct_pruned_group;
+
+typedef struct memacct_pruned memacct_pruned;
+
+/**
+ * memacct_prune_mirrors() - remove the mirrors of kernel cgroups that no
+ * longer exist, deepest first (root only); one with sessions attached,
+ * kept charges or groups below it that are not mirrors stays. Saved by
+ * the daemon before it answers.
+ * @ret: what was removed, then what was kept and why (free with
+ *       memacct_pruned_free()), or NULL
+ *
+ * Return: 0; -EPERM (not root); -ENOENT (the daemon has no cgroup mirror);
+ * -ENOSPC (the daemon cannot save its state); -ENOMEM.
+ */
+int memacct_prune_mirrors(memacct *m, memacct_pruned **ret);
+
+/** memacct_pruned_size() - the number of groups in @list. */
+size_t memacct_pruned_size(const memacct_pruned *list);
+
+/** memacct_pruned_get() - group @i of @list (the removed first), NULL when out of range; owned by @list. */
+const memacct_pruned_group *memacct_pruned_get(const memacct_pruned *list, size_t i);
+
+/** memacct_pruned_free() - free @list; accepts NULL. Return: NULL. */
+memacct_pruned *memacct_pruned_free(memacct_pruned *list);
+
 /*
  * Placement rules (memacct(7), PLACEMENT RULES): an attach to "" or
  * "auto" of a process whose kernel memory cgroup is a rule's cgroup or

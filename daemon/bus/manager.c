@@ -411,6 +411,82 @@ static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_err
                             (uint32_t) n.unchanged);
 }
 
+/* What PruneMirrors collects before it replies: the removed groups go in
+ * one array and the kept ones in another, and the service tells them
+ * interleaved. */
+typedef struct Pruned {
+        char **removed;
+        size_t n_removed;
+        char **kept; /* group, why, group, why, ... */
+        size_t n_kept;
+        bool oom;
+} Pruned;
+
+static bool strv_push(char ***v, size_t *n, const char *s) {
+        char **w = realloc(*v, (*n + 1) * sizeof(*w));
+
+        if (!w)
+                return false;
+        *v = w;
+        return (w[*n] = strdup(s)) && ++*n;
+}
+
+/* ServicePruneFn of PruneMirrors: a failed copy marks the reply to be refused. */
+static void pruned_mirror(void *userdata, const char *group, const char *why) {
+        Pruned *pr = userdata;
+
+        if (!why ? !strv_push(&pr->removed, &pr->n_removed, group)
+                 : !strv_push(&pr->kept, &pr->n_kept, group) || !strv_push(&pr->kept, &pr->n_kept, why))
+                pr->oom = true;
+}
+
+static void pruned_done(Pruned *pr) {
+        for (size_t i = 0; i < pr->n_removed; i++)
+                free(pr->removed[i]);
+        for (size_t i = 0; i < pr->n_kept; i++)
+                free(pr->kept[i]);
+        free(pr->removed);
+        free(pr->kept);
+}
+
+static int method_prune_mirrors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        BusManager *m = userdata;
+        Pruned pr = {};
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = service_prune_mirrors(m->service, p->peer, pruned_mirror, &pr, &rf);
+        if (r >= 0 && pr.oom)
+                r = refusal_set(&rf, -ENOMEM, "pruned, but out of memory listing the groups");
+        if (r < 0) {
+                pruned_done(&pr);
+                return bus_refusal(error, &rf);
+        }
+        (void) bus_manager_flush(m);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < pr.n_removed; i++)
+                r = sd_bus_message_append(reply, "s", pr.removed[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i + 1 < pr.n_kept; i += 2)
+                r = sd_bus_message_append(reply, "(ss)", pr.kept[i], pr.kept[i + 1]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        pruned_done(&pr);
+        if (r < 0)
+                return r;
+        return reply_send(m, p, msg, reply);
+}
+
 /* ---- placement rules ---- */
 
 static int method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -629,6 +705,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", from, "s", under),
                                 SD_BUS_RESULT("u", created, "u", updated, "u", unchanged),
                                 method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PruneMirrors",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("as", removed, "a(ss)", kept),
+                                method_prune_mirrors, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AddPlacementRule",
                                 SD_BUS_ARGS("s", cgroup, "s", group),
                                 SD_BUS_NO_RESULT,

@@ -41,6 +41,9 @@
 typedef struct Mirror {
         char *group;
         char *cgroup; /* relative to the mount, "/" for the root */
+        /* Why the last prune kept it (a string constant), NULL: never kept;
+         * so that a prune every sample logs a kept mirror once, not each time. */
+        const char *kept_why;
 } Mirror;
 
 struct CgroupSync {
@@ -55,6 +58,7 @@ struct CgroupSync {
         char describe[512];
         Mirror *mirrors;
         size_t nmirrors;
+        size_t unreadable; /* mirrors whose cgroup the last sample could not read */
 };
 
 /* ---- file reading (no libcgroup) ---- */
@@ -683,6 +687,7 @@ void cgroup_sync_sample(void *userdata) {
         CgroupSync *cs = userdata;
 
         pthread_mutex_lock(&cs->lock);
+        cs->unreadable = 0;
         for (size_t i = 0; i < cs->nmirrors; i++) {
                 _cleanup_(group_unrefp) MemGroup *g = NULL;
                 char dir[PATH_MAX];
@@ -691,11 +696,22 @@ void cgroup_sync_sample(void *userdata) {
                 if (group_get(cs->core, cs->mirrors[i].group, &g) < 0)
                         continue; /* removed: forgotten below at the next import */
                 if (cgroup_dir(cs, cs->mirrors[i].cgroup, dir, sizeof(dir)) < 0 ||
-                    cgroup_read_usage(dir, cs->v2, &u) < 0)
+                    cgroup_read_usage(dir, cs->v2, &u) < 0) {
+                        cs->unreadable++;
                         continue; /* the cgroup is gone: the last sample stays */
+                }
                 group_set_kernel_current(g, u);
         }
         pthread_mutex_unlock(&cs->lock);
+}
+
+size_t cgroup_sync_unreadable(CgroupSync *cs) {
+        size_t n;
+
+        pthread_mutex_lock(&cs->lock);
+        n = cs->unreadable;
+        pthread_mutex_unlock(&cs->lock);
+        return n;
 }
 
 /* Deepest first, so that a mirror's mirrored children go before it. */
@@ -739,9 +755,12 @@ int cgroup_sync_prune(CgroupSync *cs, CgroupPruneFn fn, void *userdata) {
                 }
                 if (group_get(cs->core, mi->group, &g) < 0 || !group_is_mirror(g))
                         drop = true; /* removed, or no longer ours: forget it */
-                else if ((why = prune_blocker(cs, g)))
-                        log_info("Mirror %s of vanished cgroup %s: kept, %s", mi->group, mi->cgroup, why);
-                else if (group_remove(cs->core, mi->group) == 0) {
+                else if ((why = prune_blocker(cs, g))) {
+                        if (why != mi->kept_why)
+                                log_info("Mirror %s of vanished cgroup %s: kept, %s", mi->group, mi->cgroup,
+                                         why);
+                        mi->kept_why = why;
+                } else if (group_remove(cs->core, mi->group) == 0) {
                         log_info("Mirror %s of vanished cgroup %s: removed", mi->group, mi->cgroup);
                         events_emit(cs->events, EVENT_GROUP_REMOVED, mi->group, 0);
                         removed++;

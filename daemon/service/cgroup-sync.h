@@ -125,14 +125,21 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
  */
 void cgroup_sync_sample(void *userdata);
 
+/**
+ * cgroup_sync_unreadable() - how many mirrors' cgroups the last
+ * cgroup_sync_sample() could not read (vanished, most likely): the cheap
+ * test of whether a prune has anything to do. Any thread.
+ */
+size_t cgroup_sync_unreadable(CgroupSync *cs);
+
 /* One mirror of a vanished cgroup: @why NULL when it was removed, else why it stays. */
 typedef void (*CgroupPruneFn)(void *userdata, const char *group, const char *why);
 
 /**
  * cgroup_sync_prune() - remove the mirrors whose kernel cgroup no longer
  * exists, deepest first, unless sessions are attached, kept charges are
- * held or groups that are not mirrors are below (each logged, and told to
- * @fn, NULL: nobody); a mirror group removed or unmarked by somebody else
+ * held or groups that are not mirrors are below (each logged when its
+ * reason is new, and told to @fn, NULL: nobody); a mirror group removed or unmarked by somebody else
  * is forgotten. Any thread.
  * Return: the number of groups removed (persistence must save when > 0).
  */

@@ -96,6 +96,7 @@ static const ConfigKey config_keys[] = {
         KEY("cgroup", "import-at-start", KEY_BOOL, cgroup_import_at_start, 0, 1),
         KEY("cgroup", "sample-interval", KEY_UNSIGNED, cgroup_sample_interval_sec, 0, 24 * 3600),
         KEY("cgroup", "auto-create", KEY_BOOL, cgroup_auto_create, 0, 1),
+        KEY("cgroup", "prune", KEY_BOOL, cgroup_prune, 0, 1),
 
         KEY("metrics", "listen", KEY_LISTEN, metrics_listen, 0, 0),
         KEY("metrics", "allow-remote", KEY_BOOL, metrics_allow_remote, 0, 1),

@@ -58,6 +58,7 @@ typedef struct Config {
         bool cgroup_import_at_start;
         unsigned cgroup_sample_interval_sec; /* kernel usage sampling; 0: off */
         bool cgroup_auto_create;        /* Attach "auto" creates the mirror */
+        bool cgroup_prune;              /* each sample removes mirrors of vanished cgroups */
 
         /* [metrics] */
         char *metrics_listen;      /* config_listen_parse() syntax; NULL: no listener */
@@ -96,6 +97,7 @@ typedef struct Config {
                 .cgroup_import_at_start = false,           \
                 .cgroup_sample_interval_sec = 5,           \
                 .cgroup_auto_create = false,               \
+                .cgroup_prune = true,                      \
                 .metrics_allow_remote = false,             \
                 .metrics_connections = 16,                 \
                 .metrics_head_timeout_sec = 10,            \

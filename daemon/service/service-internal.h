@@ -39,6 +39,7 @@ struct Service {
         size_t norphans;
         uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
         _Atomic uint64_t requests; /* service_request_served() */
+        atomic_bool prune_on_sample; /* [cgroup] prune: service_sample_mirrors() prunes */
 };
 
 /**

@@ -2,7 +2,9 @@
 /*
  * Pruning the kernel cgroup mirror: the mirrors of cgroups that no longer
  * exist are removed (cgroup_sync_prune() decides which may go), as a
- * durable change of any number of groups, on request of root.
+ * durable change of any number of groups, on request of root, or on each
+ * sample when [cgroup] prune is on. Both go through the same admit and
+ * commit, so an automatic removal is saved as a requested one is.
  */
 
 #include "service/cgroup-sync.h"
@@ -26,4 +28,31 @@ int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userda
                 log_info("Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
         }
         return r;
+}
+
+void service_set_prune_on_sample(Service *svc, bool on) {
+        /* Relaxed: a flag read alone, at the next sample; nothing is ordered by it. */
+        atomic_store_explicit(&svc->prune_on_sample, on, memory_order_relaxed);
+}
+
+void service_sample_mirrors(void *userdata) {
+        Service *svc = userdata;
+        Refusal rf;
+        int r;
+
+        if (!svc->cgroup)
+                return;
+        cgroup_sync_sample(svc->cgroup);
+        /* The sample already opened every mirror's cgroup: only when one
+         * could not be read is there anything to prune, so a host where
+         * nothing vanished pays nothing more. */
+        if (!atomic_load_explicit(&svc->prune_on_sample, memory_order_relaxed) ||
+            cgroup_sync_unreadable(svc->cgroup) == 0)
+                return;
+        refusal_init(&rf);
+        r = service_prune_mirrors(svc, &svc->daemon_peer, NULL, NULL, &rf);
+        /* Nobody waits for the daemon's own changes (service_committed()
+         * leaves its shared peer alone): the saver was woken, that is all. */
+        if (r < 0)
+                log_warning("[cgroup] prune: %s", rf.message);
 }

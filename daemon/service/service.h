@@ -223,6 +223,21 @@ typedef void (*ServicePruneFn)(void *userdata, const char *group, const char *wh
 int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userdata, Refusal *rf);
 
 /**
+ * service_set_prune_on_sample() - [cgroup] prune: whether each
+ * service_sample_mirrors() also prunes (off until set); any thread.
+ */
+void service_set_prune_on_sample(Service *svc, bool on);
+
+/**
+ * service_sample_mirrors() - the housekeeping sampler (HousekeepingSampleFn,
+ * @userdata the Service): cgroup_sync_sample(), then, when pruning on
+ * sampling is on and a mirrored cgroup could not be read,
+ * service_prune_mirrors() as the daemon, so that the removals are saved
+ * as any other change. On the housekeeping thread.
+ */
+void service_sample_mirrors(void *userdata);
+
+/**
  * service_remove_group() - remove @path and the kept charges it holds.
  * Return: 0; a path error, -ENOENT, -EPERM, -EBUSY (children or sessions).
  */

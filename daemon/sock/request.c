@@ -41,6 +41,7 @@ typedef struct Request {
                 Memacct__V1__ImportReply ir;
                 Memacct__V1__RuleList rl;
                 Memacct__V1__SessionList sl;
+                Memacct__V1__PruneReply pr;
                 struct {
                         Memacct__V1__ServerInfo si;
                         ServiceInfo info; /* the strings si points to */
@@ -50,6 +51,8 @@ typedef struct Request {
         bool has_list;  /* res.gl is filled: free its items and their paths */
         bool has_rules; /* res.rl is filled: free its items and their strings */
         bool has_sessions; /* res.sl is filled: free its items and their strings */
+        bool has_pruned; /* res.pr is filled: free its items and their strings */
+        bool pruned_oom; /* a pruned group could not be listed */
         size_t list_bytes;
         char path[MEM_PATH_MAX + 1]; /* res.gi's path */
 } Request;
@@ -375,6 +378,61 @@ static int on_list_sessions(Request *x, const Memacct__V1__ListSessions *m) {
         return 0;
 }
 
+/* ServicePruneFn of PruneMirrors: one more removed or kept group, copied.
+ * The prune goes on whatever happens here (it cannot be undone), so a
+ * copy that fails only marks the reply to be refused afterwards. */
+static void pruned_mirror(void *userdata, const char *group, const char *why) {
+        Request *x = userdata;
+        Memacct__V1__PruneReply *pr = &x->res.pr;
+        Memacct__V1__PruneKept *k, **kv;
+        char **v;
+
+        if (!why) {
+                v = realloc(pr->removed, (pr->n_removed + 1) * sizeof(*v));
+                if (!v || !(v[pr->n_removed] = strdup(group))) {
+                        if (v)
+                                pr->removed = v;
+                        x->pruned_oom = true;
+                        return;
+                }
+                pr->removed = v;
+                pr->n_removed++;
+                return;
+        }
+        kv = realloc(pr->kept, (pr->n_kept + 1) * sizeof(*kv));
+        if (!kv) {
+                x->pruned_oom = true;
+                return;
+        }
+        pr->kept = kv;
+        k = malloc(sizeof(*k));
+        if (!k) {
+                x->pruned_oom = true;
+                return;
+        }
+        memacct__v1__prune_kept__init(k);
+        k->group = strdup(group);
+        k->why = strdup(why);
+        pr->kept[pr->n_kept++] = k;
+        if (!k->group || !k->why)
+                x->pruned_oom = true;
+}
+
+static int on_prune(Request *x) {
+        int r;
+
+        x->res.pr = (Memacct__V1__PruneReply) MEMACCT__V1__PRUNE_REPLY__INIT;
+        x->has_pruned = true;
+        r = service_prune_mirrors(x->svc, x->peer, pruned_mirror, x, &x->rf);
+        if (r < 0)
+                return r;
+        if (x->pruned_oom)
+                return refusal_set(&x->rf, -ENOMEM, "pruned, but out of memory listing the groups");
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_PRUNED;
+        x->resp.pruned = &x->res.pr;
+        return 0;
+}
+
 /*
  * The one switch from operation to handler; each case is one call. An
  * operation this server does not know is a newer client or garbage:
@@ -424,6 +482,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return on_get_info(x);
         case MEMACCT__V1__REQUEST__OP_LIST_SESSIONS:
                 return on_list_sessions(x, req->list_sessions);
+        case MEMACCT__V1__REQUEST__OP_PRUNE_MIRRORS:
+                return on_prune(x);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
@@ -477,6 +537,17 @@ static void request_done(Request *x) {
                 }
                 free(x->res.sl.sessions);
         }
+        if (x->has_pruned) {
+                for (size_t i = 0; i < x->res.pr.n_removed; i++)
+                        free(x->res.pr.removed[i]);
+                free(x->res.pr.removed);
+                for (size_t i = 0; i < x->res.pr.n_kept; i++) {
+                        free(x->res.pr.kept[i]->group);
+                        free(x->res.pr.kept[i]->why);
+                        free(x->res.pr.kept[i]);
+                }
+                free(x->res.pr.kept);
+        }
 }
 
 int request_status_append(int r, const char *message, struct evbuffer *out) {
@@ -525,7 +596,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         if (ret_id)
                 *ret_id = req->id;
         x.resp.status = MEMACCT__V1__STATUS__OK;
-        x.has_group = x.has_list = x.has_rules = x.has_sessions = false;
+        x.has_group = x.has_list = x.has_rules = x.has_sessions = x.has_pruned = x.pruned_oom = false;
         x.list_bytes = 0;
         refusal_init(&x.rf);
 

@@ -91,6 +91,7 @@ static const Op ops[] = {
         MANAGER("GetClient", "ub", "a{st}"),
         MANAGER("ResetPeak", "s", ""),
         MANAGER("ImportCgroups", "ss", "uuu"),
+        MANAGER("PruneMirrors", "", "asa(ss)"),
         { NULL, PROPERTIES, "Get", "ss", "v" },
         { NULL, PROPERTIES, "GetAll", "s", "a{sv}" },
         { NULL, PROPERTIES, "Set", "ssv", "" },

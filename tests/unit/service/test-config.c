@@ -72,6 +72,7 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_false(c.cgroup_import_at_start);
         assert_int_equal(c.cgroup_sample_interval_sec, 5);
         assert_false(c.cgroup_auto_create);
+        assert_true(c.cgroup_prune);
         assert_null(c.metrics_listen);
         assert_false(c.metrics_allow_remote);
         config_done(&c);
@@ -115,6 +116,7 @@ static void test_every_key_is_read(void **state) {
                            "import-at-start = yes\n"
                            "sample-interval = 0\n"
                            "auto-create = yes\n"
+                           "prune = no\n"
                            "[metrics]\n"
                            "listen = [::1]:9464\n"
                            "allow-remote = yes\n";
@@ -149,6 +151,7 @@ static void test_every_key_is_read(void **state) {
         assert_true(c.cgroup_import_at_start);
         assert_int_equal(c.cgroup_sample_interval_sec, 0);
         assert_true(c.cgroup_auto_create);
+        assert_false(c.cgroup_prune);
         assert_string_equal(c.metrics_listen, "[::1]:9464");
         assert_true(c.metrics_allow_remote);
         config_done(&c);
