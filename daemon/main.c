@@ -499,6 +499,10 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata) {
 
 /* ---- start and stop ---- */
 
+static void transient_tick(void *userdata) {
+        service_transient_tick(userdata);
+}
+
 /* The accounting core with the saved state, and the service over it. */
 static int manager_start_service(Manager *m) {
         Config *c = &m->config;
@@ -600,6 +604,8 @@ static int manager_start(Manager *m) {
                 watchdog_usec = 0;
         housekeeping_set_notify(m->housekeeping, manager_status, m, watchdog_usec);
         housekeeping_set_alive(m->housekeeping, durable_alive, m->durable);
+        /* Transient orphans go once empty even when no client goes. */
+        housekeeping_set_chore(m->housekeeping, transient_tick, m->service, 1000);
         r = housekeeping_start(m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");
