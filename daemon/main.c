@@ -636,6 +636,10 @@ static int manager_start(Manager *m) {
 /* Return: 0, or the error of the last save. */
 static int manager_stop(Manager *m) {
         (void) sd_notify(0, "STOPPING=1\nSTATUS=Shutting down");
+        /* Transient groups are the next start's, not removed as their
+         * creators' connections close now. */
+        if (m->service)
+                service_stopping(m->service);
         /* A scrape during shutdown would only see groups emptying. */
         metrics_stop(m->metrics);
         if (m->server)

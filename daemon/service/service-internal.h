@@ -44,6 +44,7 @@ struct Service {
         pthread_mutex_t transient_lock; /* orphans, norphans */
         Orphan *orphans;                /* transient groups whose creator is gone, still busy */
         size_t norphans;
+        _Atomic bool stopping;          /* service_stopping(): transient groups stay */
         uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
         _Atomic uint64_t requests; /* service_request_served() */
 };

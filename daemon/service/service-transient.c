@@ -108,8 +108,12 @@ static void orphans_retry(Service *svc) {
         free(v);
 }
 
+void service_stopping(Service *svc) {
+        atomic_store(&svc->stopping, true);
+}
+
 void service_transient_tick(Service *svc) {
-        if (service_transient_orphans(svc) > 0)
+        if (!atomic_load(&svc->stopping) && service_transient_orphans(svc) > 0)
                 orphans_retry(svc);
 }
 
@@ -178,6 +182,14 @@ void service_peer_gone(void *userdata, Peer *p) {
         Service *svc = userdata;
         bool had_orphans;
 
+        /* The shutdown closes every connection: that is no creator going,
+         * and the groups must outlive it (the next start's orphans). */
+        if (atomic_load(&svc->stopping)) {
+                for (size_t i = 0; i < p->ntransient; i++)
+                        group_unref(p->transient[i]);
+                p->ntransient = 0;
+                return;
+        }
         pthread_mutex_lock(&svc->transient_lock);
         had_orphans = svc->norphans > 0;
         pthread_mutex_unlock(&svc->transient_lock);

@@ -229,6 +229,14 @@ unsigned service_transient_orphans(Service *svc);
  */
 void service_transient_tick(Service *svc);
 
+/**
+ * service_stopping() - the daemon is shutting down: from now on a client
+ * that goes (its connection closed by the shutdown) leaves its transient
+ * groups in place, saved transient, for its creator to claim back after
+ * the next start. Before the transports close their connections; any thread.
+ */
+void service_stopping(Service *svc);
+
 /* One mirror of a vanished kernel cgroup: @why NULL when it was removed, else why it stays. */
 typedef void (*ServicePruneFn)(void *userdata, const char *group, const char *why);
 
