@@ -502,6 +502,10 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata) {
 
 /* ---- start and stop ---- */
 
+static void transient_tick(void *userdata) {
+        service_transient_tick(userdata);
+}
+
 /* The accounting core with the saved state, and the service over it. */
 static int manager_start_service(Manager *m) {
         Config *c = &m->config;
@@ -603,6 +607,8 @@ static int manager_start(Manager *m) {
                 watchdog_usec = 0;
         housekeeping_set_notify(m->housekeeping, manager_status, m, watchdog_usec);
         housekeeping_set_alive(m->housekeeping, durable_alive, m->durable);
+        /* Transient orphans go once empty even when no client goes. */
+        housekeeping_set_chore(m->housekeeping, transient_tick, m->service, 1000);
         r = housekeeping_start(m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the housekeeping thread: %m");
@@ -633,6 +639,10 @@ static int manager_start(Manager *m) {
 /* Return: 0, or the error of the last save. */
 static int manager_stop(Manager *m) {
         (void) sd_notify(0, "STOPPING=1\nSTATUS=Shutting down");
+        /* Transient groups are the next start's, not removed as their
+         * creators' connections close now. */
+        if (m->service)
+                service_stopping(m->service);
         /* A scrape during shutdown would only see groups emptying. */
         metrics_stop(m->metrics);
         if (m->server)

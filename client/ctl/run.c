@@ -14,6 +14,13 @@
  * The group is created transient (but with --keep-group), so the daemon
  * removes it when this process's connection closes, a run killed with
  * SIGKILL included, once no session or child group is left in it.
+ *
+ * While the command runs, the connection is checked every RUN_WATCH_MSEC:
+ * when the daemon restarted (or crashed), the group was restored without
+ * its creator, and run reconnects with backoff and claims it back (a
+ * transient create of the same path) within RUN_RECLAIM_MSEC, the grace
+ * period the daemon gives it. Waiting for the command is a sigtimedwait()
+ * on SIGCHLD, so its exit ends the wait at once whatever the watch does.
  */
 
 #include <errno.h>
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,11 +88,22 @@ static int parse_limits(int argc, char **argv, memacct_limits *l, int *ret_n) {
         return 0;
 }
 
+/* The connection run watches: no silent reconnection by the library,
+ * which would leave the group without its creator unnoticed. */
+static int connect_quiet(memacct **mp) {
+        int r;
+
+        r = arg.bus ? memacct_connect_bus(arg.bus_address, mp) : memacct_connect(arg.socket, mp);
+        if (r >= 0)
+                (void) memacct_set_reconnect(*mp, 0);
+        return r;
+}
+
 static int connect_daemon(memacct **mp) {
         const char *why;
         int r;
 
-        r = arg.bus ? memacct_connect_bus(arg.bus_address, mp) : memacct_connect(arg.socket, mp);
+        r = connect_quiet(mp);
         if (r >= 0)
                 return 0;
         why = memacct_last_error(NULL);
@@ -183,12 +202,108 @@ static __attribute__((noreturn)) void exec_child(char **cmd, const sigset_t *old
         _exit(127);
 }
 
+/* The connection's watch while the command runs. */
+typedef struct Watch {
+        memacct **mp;
+        const char *path;
+        bool on;              /* the group is transient: it must be claimed back */
+        bool lost;            /* the connection broke and is not back yet */
+        bool gave_up;         /* not claimed back in time: said so, no more tries */
+        uint64_t lost_at, next_try, backoff; /* ms */
+} Watch;
+
+static uint64_t now_msec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Reconnect and claim the group back. Return: true when it is ours again. */
+static bool watch_reclaim(Watch *w) {
+        int r;
+
+        *w->mp = memacct_close(*w->mp);
+        if (connect_quiet(w->mp) < 0) {
+                *w->mp = memacct_close(*w->mp);
+                return false;
+        }
+        r = memacct_create_transient_group(*w->mp, w->path, NULL, MEMACCT_NO_OWNER);
+        if (r >= 0)
+                return true;
+        /* EEXIST: there, but not an orphan of ours (claimed by another
+         * uid's run, or made again); ENOENT: gone, it was not saved. */
+        if (r != -ECONNRESET) {
+                fprintf(stderr, "memacctctl: run: cannot claim %s back after the daemon restarted: %s\n",
+                        w->path, strerror(-r));
+                w->gave_up = true;
+        }
+        return false;
+}
+
+static void watch_tick(Watch *w) {
+        memacct_group_info *info = NULL;
+        uint64_t now = now_msec();
+        int r;
+
+        if (!w->on || w->gave_up)
+                return;
+        if (!w->lost) {
+                r = memacct_get_group(*w->mp, w->path, NULL, 0, &info);
+                info = memacct_group_info_free(info);
+                if (r != -ECONNRESET)
+                        return;
+                w->lost = true;
+                w->lost_at = w->next_try = now;
+                w->backoff = 100;
+        }
+        if (now >= w->next_try) {
+                if (watch_reclaim(w)) {
+                        w->lost = false;
+                        return;
+                }
+                w->next_try = now + w->backoff;
+                w->backoff = MIN(w->backoff * 2, (uint64_t) 1000);
+        }
+        if (!w->gave_up && now >= w->lost_at + RUN_RECLAIM_MSEC) {
+                fprintf(stderr, "memacctctl: run: lost memacctd and could not claim %s back within %d s; "
+                        "still waiting for the command\n", w->path, RUN_RECLAIM_MSEC / 1000);
+                w->gave_up = true;
+        }
+}
+
+/* Wait for @pid, watching the connection meanwhile. SIGCHLD is blocked
+ * (since before the fork): sigtimedwait() returns as soon as it comes, and
+ * a forwarded signal's handler interrupts it only to loop. */
+static int wait_child(pid_t pid, int *ret_status, Watch *w) {
+        const struct timespec tick = { .tv_sec = RUN_WATCH_MSEC / 1000,
+                                       .tv_nsec = (RUN_WATCH_MSEC % 1000) * 1000000L };
+        sigset_t chld;
+        uint64_t next = now_msec() + RUN_WATCH_MSEC;
+
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        for (;;) {
+                pid_t r = waitpid(pid, ret_status, WNOHANG);
+
+                if (r == pid)
+                        return 0;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (sigtimedwait(&chld, NULL, &tick) < 0 && errno == EAGAIN && now_msec() >= next) {
+                        watch_tick(w);
+                        next = now_msec() + RUN_WATCH_MSEC;
+                }
+        }
+}
+
+
 /* Start @cmd and wait for it. Return: its exit status as a shell gives
  * it, or 126/127 when it could not be executed, or < 0. */
-static int spawn_and_wait(char **cmd) {
+static int spawn_and_wait(char **cmd, Watch *w) {
         struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
-        sigset_t set, old;
-        int pipefd[2], status, e = 0;
+        sigset_t set, old, chld;
+        int pipefd[2], status, e = 0, r;
         ssize_t n;
         pid_t pid;
 
@@ -196,7 +311,11 @@ static int spawn_and_wait(char **cmd) {
                 return -errno;
         forwarded_sigset(&set);
         sa.sa_mask = set;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
         sigprocmask(SIG_BLOCK, &set, &old);
+        /* Blocked until the wait is over, for wait_child(). */
+        sigprocmask(SIG_BLOCK, &chld, NULL);
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
                 sigaction(forwarded[i], &sa, NULL);
         fflush(NULL);
@@ -213,16 +332,17 @@ static int spawn_and_wait(char **cmd) {
                 exec_child(cmd, &old, pipefd[1]);
         }
         child_pid = pid;
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
         close(pipefd[1]);
         do
                 n = read(pipefd[0], &e, sizeof(e));
         while (n < 0 && errno == EINTR);
         close(pipefd[0]);
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
+        r = wait_child(pid, &status, w);
         child_pid = 0;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (r < 0)
+                return r;
         if (n == (ssize_t) sizeof(e)) {
                 fprintf(stderr, "memacctctl: run: %s: %s\n", cmd[0], strerror(e));
                 return e == ENOENT ? 127 : 126;
@@ -278,12 +398,15 @@ int run_main(memacct **mp, int argc, char **argv) {
         if (r != 0)
                 return r;
         r = set_environment(path);
-        status = r < 0 ? r : spawn_and_wait(argv + 1 + n);
+        Watch w = { .mp = mp, .path = path, .on = !arg.keep_group };
+        status = r < 0 ? r : spawn_and_wait(argv + 1 + n, &w);
         if (status < 0)
                 fprintf(stderr, "memacctctl: run: cannot start %s: %s\n", argv[1 + n],
                         strerror(-status));
         if (arg.keep_group)
                 fprintf(stderr, "memacctctl: run: kept %s\n", path);
+        else if (!*mp && connect_quiet(mp) < 0)
+                fprintf(stderr, "memacctctl: run: cannot reach memacctd to remove %s\n", path);
         else
                 remove_when_idle(*mp, path);
         return status < 0 ? EXIT_FAILURE : status;

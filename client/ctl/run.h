@@ -15,6 +15,13 @@
  * session to end before it leaves the group in place. */
 #define RUN_REMOVE_WAIT_MSEC 3000
 
+/* How often `run` checks, while its command runs, that its connection to
+ * the daemon holds; and how long after losing it it tries to reconnect
+ * and claim its transient group back: the daemon's grace period for
+ * groups restored transient (SERVICE_TRANSIENT_GRACE_USEC). */
+#define RUN_WATCH_MSEC 500
+#define RUN_RECLAIM_MSEC 10000
+
 /**
  * run_main() - `memacctctl run [LIMIT...] -- CMD [ARG...]`: create the
  * group (--group, --name, or /run.slice/run-<pid>-<random>), start CMD

@@ -42,6 +42,11 @@ struct MemGroup {
         _Atomic bool mirror;
         _Atomic uint64_t kernel_current; /* bytes, the last sample */
 
+        /* Set by the service for a group created transient (removed once
+         * its creator is gone), and by a restore of a group saved so; the
+         * core only stores it, so that the state file can carry it. */
+        _Atomic bool transient;
+
         _Atomic unsigned refs;        /* the tree holds one while linked */
         _Atomic unsigned nr_attached; /* sessions attached */
         _Atomic bool dead;            /* removal in progress or done */

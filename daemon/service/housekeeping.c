@@ -53,6 +53,9 @@ struct Housekeeping {
         void *status_userdata;
         HousekeepingAliveFn alive;
         void *alive_userdata;
+        HousekeepingSampleFn chore;
+        void *chore_userdata;
+        unsigned chore_interval_msec;
         uint64_t watchdog_usec;
         char last_status[256];
 };
@@ -122,6 +125,12 @@ void housekeeping_set_sampler(Housekeeping *h, HousekeepingSampleFn fn, void *us
         atomic_store(&h->sample_interval_msec, interval_msec);
 }
 
+void housekeeping_set_chore(Housekeeping *h, HousekeepingSampleFn fn, void *userdata, unsigned interval_msec) {
+        h->chore = fn;
+        h->chore_userdata = userdata;
+        h->chore_interval_msec = interval_msec;
+}
+
 void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec) {
         atomic_store(&h->sample_interval_msec, msec);
         wake(h);
@@ -134,7 +143,7 @@ void housekeeping_set_flush_interval(Housekeeping *h, unsigned msec) {
 
 /* When each duty is next due, in CLOCK_MONOTONIC ms; UINT64_MAX: never. */
 typedef struct Schedule {
-        uint64_t flush, status, watchdog, sample;
+        uint64_t flush, status, watchdog, sample, chore;
         uint64_t watchdog_msec; /* sd_watchdog_enabled(3): ping at half the interval */
 } Schedule;
 
@@ -162,6 +171,11 @@ static void duty_sample(Housekeeping *h, Schedule *s, uint64_t now) {
         s->sample = UINT64_MAX; /* rescheduled by next_wake() */
 }
 
+static void duty_chore(Housekeeping *h, Schedule *s, uint64_t now) {
+        h->chore(h->chore_userdata);
+        s->chore = now + h->chore_interval_msec;
+}
+
 /*
  * Run the first duty that is due at @now, outside the lock (the caller
  * holds it). The keep-alive goes first: whatever else is due, it is late
@@ -178,6 +192,8 @@ static bool run_due(Housekeeping *h, Schedule *s, uint64_t now) {
                 duty = duty_flush;
         else if (now >= s->sample)
                 duty = duty_sample;
+        else if (now >= s->chore)
+                duty = duty_chore;
         if (!duty)
                 return false;
         pthread_mutex_unlock(&h->lock);
@@ -194,14 +210,14 @@ static uint64_t next_wake(Housekeeping *h, Schedule *s, uint64_t now) {
         s->flush = MIN(s->flush, now + atomic_load(&h->flush_interval_msec));
         /* 0 turns the sampler off. */
         s->sample = !h->sample || !sample_msec ? UINT64_MAX : MIN(s->sample, now + sample_msec);
-        at = MIN(MIN(s->flush, s->status), MIN(s->watchdog, s->sample));
+        at = MIN(MIN(MIN(s->flush, s->status), MIN(s->watchdog, s->sample)), s->chore);
         return at;
 }
 
 static void *housekeeping_main(void *userdata) {
         Housekeeping *h = userdata;
         Schedule s = {
-                .status = UINT64_MAX, .watchdog = UINT64_MAX, .sample = UINT64_MAX,
+                .status = UINT64_MAX, .watchdog = UINT64_MAX, .sample = UINT64_MAX, .chore = UINT64_MAX,
                 .watchdog_msec = h->watchdog_usec ? MAX(h->watchdog_usec / 2000, 1) : 0,
         };
         uint64_t now;
@@ -218,6 +234,8 @@ static void *housekeeping_main(void *userdata) {
                 s.sample = now + atomic_load(&h->sample_interval_msec);
         if (h->status)
                 s.status = now + HOUSEKEEPING_STATUS_INTERVAL_MSEC;
+        if (h->chore && h->chore_interval_msec)
+                s.chore = now + h->chore_interval_msec;
         if (s.watchdog_msec)
                 s.watchdog = now + s.watchdog_msec;
         pthread_mutex_lock(&h->lock);

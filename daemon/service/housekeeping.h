@@ -59,6 +59,14 @@ typedef void (*HousekeepingSampleFn)(void *userdata);
 void housekeeping_set_sampler(Housekeeping *h, HousekeepingSampleFn fn, void *userdata,
                               unsigned interval_msec);
 
+/**
+ * housekeeping_set_chore() - call @fn every @interval_msec (0: never) on
+ * the housekeeping thread, first one interval after the start: another
+ * module's periodic work (the service's transient orphans). Before
+ * housekeeping_start().
+ */
+void housekeeping_set_chore(Housekeeping *h, HousekeepingSampleFn fn, void *userdata, unsigned interval_msec);
+
 /** housekeeping_set_sample_interval() - SIGHUP: a new sampler interval (0: off); any thread. */
 void housekeeping_set_sample_interval(Housekeeping *h, unsigned msec);
 

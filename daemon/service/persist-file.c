@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,8 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 r = restored_group(core, sg, &g);
                 if (r < 0)
                         return r;
+                /* The service makes it an orphan (service_new()). */
+                atomic_store(&g->transient, sg->transient);
                 for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
                         /* persist_check() saw kept_delegator <= kept. */
                         r = charge_kept_forced(core, g, item, sg->kept[item] - sg->kept_delegator[item], 0);

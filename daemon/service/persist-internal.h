@@ -28,6 +28,7 @@ typedef struct StateGroup {
         MemLimits limits; /* all four */
         uint64_t kept[_MEM_STAT_MAX];
         uint64_t kept_delegator[_MEM_STAT_MAX]; /* of kept, the delegator's */
+        bool transient; /* "transient=1": removed once empty after its creator is gone */
 } StateGroup;
 
 typedef struct State {

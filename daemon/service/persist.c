@@ -15,7 +15,9 @@
  * are listed per stat item, omitted when zero; on a delegation root (a
  * group delegated to its owner by no ancestor), kept-delegator.ITEM says how
  * many of them its delegator kept (at most kept.ITEM, omitted when zero;
- * nowhere else). The trailer carries the
+ * nowhere else); a group created transient carries "transient=1" (a
+ * state file from before the field loads with every group ordinary, as
+ * it was then). The trailer carries the
  * group count and the 64-bit FNV-1a hash of every byte before it: a file
  * cut anywhere, or changed by a single byte, fails the check.
  *
@@ -27,6 +29,7 @@
  */
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -110,6 +113,7 @@ void state_group_of(MemCore *core, MemGroup *g, StateGroup *ret) {
                 .path = g->path,
                 .owner = info.owner,
                 .limits = { .max = info.max, .high = info.high, .low = info.low, .min = info.min },
+                .transient = atomic_load(&g->transient),
         };
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 ret->kept[i] = info.kept[i];
@@ -131,6 +135,9 @@ void text_group_line(TextBuf *b, const char *prefix, const StateGroup *sg) {
                 if (sg->kept_delegator[i] > 0)
                         text_printf(b, " kept-delegator.%s=%" PRIu64, mem_stat_item_to_string(i),
                                     sg->kept_delegator[i]);
+        /* Omitted when not set: files of ordinary groups read as before. */
+        if (sg->transient)
+                text_printf(b, " transient=1");
         text_printf(b, "\n");
 }
 
@@ -234,9 +241,9 @@ static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
 
 /* "key=value" tokens of one group line; each key exactly once. */
 int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
-        enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, _F_MAX };
-        static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min" };
-        uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min };
+        enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, F_TRANSIENT, _F_MAX };
+        static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min", "transient" };
+        uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min, NULL };
         bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {}, delegator_seen[_MEM_STAT_MAX] = {};
         char *save = NULL, *tok;
 
@@ -289,12 +296,18 @@ int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup 
                         if (parse_decimal(value, UINT32_MAX - 1, &v) < 0)
                                 return check_fail(ctx, -EBADMSG, line, "bad owner uid");
                         g->owner = (uid_t) v;
+                } else if (f == F_TRANSIENT) {
+                        /* Written as 1 only; 0 is what its absence says. */
+                        if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
+                                return check_fail(ctx, -EBADMSG, line, "bad value for transient");
+                        g->transient = value[0] == '1';
                 } else if (strcmp(value, "max") == 0)
                         *limits[f] = UINT64_MAX;
                 else if (parse_decimal(value, UINT64_MAX, limits[f]) < 0)
                         return check_fail(ctx, -EBADMSG, line, "bad value for %s", key);
         }
-        for (int f = 0; f < _F_MAX; f++)
+        /* transient is optional: older files do not have it. */
+        for (int f = 0; f < F_TRANSIENT; f++)
                 if (!seen[f])
                         return check_fail(ctx, -EBADMSG, line, "%s missing", names[f]);
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)

@@ -25,6 +25,13 @@ typedef struct LiveSettings {
         _Atomic int read_access;
 } LiveSettings;
 
+/* A transient group whose creator is gone, and when it may be removed
+ * (CLOCK_MONOTONIC µs; 0: once empty). */
+typedef struct Orphan {
+        MemGroup *g; /* a reference */
+        uint64_t not_before_usec;
+} Orphan;
+
 struct Service {
         MemCore *core;
         Events *events;
@@ -35,8 +42,9 @@ struct Service {
         Placement *placement; /* never NULL; saved once a Durable gives the directory */
         Peer daemon_peer;
         pthread_mutex_t transient_lock; /* orphans, norphans */
-        MemGroup **orphans;             /* transient groups whose creator is gone, still busy */
+        Orphan *orphans;                /* transient groups whose creator is gone, still busy */
         size_t norphans;
+        _Atomic bool stopping;          /* service_stopping(): transient groups stay */
         uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
         _Atomic uint64_t requests; /* service_request_served() */
         atomic_bool prune_on_sample; /* [cgroup] prune: service_sample_mirrors() prunes */
@@ -48,6 +56,13 @@ struct Service {
  * orphans, and try the orphans again. On the peer's thread.
  */
 void service_peer_gone(void *userdata, Peer *p);
+
+/**
+ * service_transient_restore() - at service_new(), before any other thread
+ * uses the service: every group restored transient becomes an orphan, not
+ * removed before the grace period has passed. Return: 0 or -ENOMEM.
+ */
+int service_transient_restore(Service *svc);
 
 /** service_transient_done() - at service_free(): forget the orphans. */
 void service_transient_done(Service *svc);

@@ -42,6 +42,9 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
                 r = service_groups_recount(svc);
         if (r >= 0)
                 r = placement_new(NULL, &svc->placement);
+        svc->started_usec = service_now_usec();
+        if (r >= 0)
+                r = service_transient_restore(svc);
         if (r < 0) {
                 service_free(svc);
                 return r;

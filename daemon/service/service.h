@@ -202,6 +202,10 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
  * is the caller's: the daemon removes it once @p is gone (the client's
  * connection closed, however it ended) and the group has no sessions and
  * no children; while it has, it waits for them (service-transient.c).
+ * On an existing transient group that has no creator (its creator gone,
+ * or the daemon restarted), called by its owner's uid or root, it claims
+ * the group back instead: 0, @p is its creator; @limits and @owner are
+ * then not applied.
  * Return: as service_create_group(); -EINVAL for the daemon's own peer.
  */
 int service_create_transient_group(Service *svc, Peer *p, const char *path, const MemLimits *limits,
@@ -209,6 +213,29 @@ int service_create_transient_group(Service *svc, Peer *p, const char *path, cons
 
 /** service_transient_orphans() - transient groups whose creator is gone, waiting to be empty; any thread. */
 unsigned service_transient_orphans(Service *svc);
+
+/*
+ * How long after a start a transient group restored from the state file
+ * waits for its creator to claim it back (CreateGroup transient on it)
+ * before it is removed once empty. MEMACCTD_TRANSIENT_GRACE_MSEC in the
+ * environment replaces it: for tests only.
+ */
+#define SERVICE_TRANSIENT_GRACE_USEC (10 * UINT64_C(1000000))
+
+/**
+ * service_transient_tick() - remove the orphans that are empty and past
+ * their grace period; the housekeeping thread calls it periodically, so
+ * that they go even when no client does. Any thread.
+ */
+void service_transient_tick(Service *svc);
+
+/**
+ * service_stopping() - the daemon is shutting down: from now on a client
+ * that goes (its connection closed by the shutdown) leaves its transient
+ * groups in place, saved transient, for its creator to claim back after
+ * the next start. Before the transports close their connections; any thread.
+ */
+void service_stopping(Service *svc);
 
 /* One mirror of a vanished kernel cgroup: @why NULL when it was removed, else why it stays. */
 typedef void (*ServicePruneFn)(void *userdata, const char *group, const char *why);

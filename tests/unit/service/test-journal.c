@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,29 @@ static void test_a_damaged_batch_stops_the_replay(void **state) {
         free_core(core);
 }
 
+static void test_a_journal_record_carries_the_transient_mark(void **state) {
+        static const char *const paths[] = { "/t", "/o" };
+        MemCore *core = new_core();
+        Text start = state_of(core), journal = {};
+        MemGroup *g = NULL;
+
+        (void) state;
+        assert_int_equal(group_create(core, "/t", 1000), 0);
+        assert_int_equal(group_create(core, "/o", 1000), 0);
+        assert_int_equal(group_get(core, "/t", &g), 0);
+        atomic_store(&g->transient, true);
+        group_unref(g);
+        append(&journal, "memacctd-journal 1\n", 19);
+        append_batch(&journal, core, paths, 2);
+        assert_non_null(strstr(journal.p, "set /t owner=1000 max=max high=max low=0 min=0 transient=1\n"));
+        assert_non_null(strstr(journal.p, "set /o owner=1000 max=max high=max low=0 min=0\n"));
+        /* Replayed and restored, the mark is where it was (formatted the same). */
+        assert_same_state(&start, &journal, core);
+        free(start.p);
+        free(journal.p);
+        free_core(core);
+}
+
 static void test_an_orphan_is_dropped_until_its_parent_comes_back(void **state) {
         MemCore *core = new_core();
         Text start = state_of(core), journal = {};
@@ -305,6 +329,7 @@ int main(void) {
                 cmocka_unit_test(test_a_batch_cut_anywhere_replays_what_came_before),
                 cmocka_unit_test(test_a_damaged_batch_stops_the_replay),
                 cmocka_unit_test(test_an_orphan_is_dropped_until_its_parent_comes_back),
+                cmocka_unit_test(test_a_journal_record_carries_the_transient_mark),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

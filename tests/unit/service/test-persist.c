@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -221,6 +223,42 @@ static void test_round_trip_restores_groups_limits_owners_and_kept(void **state)
         assert_true(gi.max == UINT64_MAX);
         info(fresh, "/z", &gi);
         assert_int_equal(gi.owner, 2000);
+        core_gone(fresh);
+}
+
+static bool is_transient(MemCore *core, const char *path) {
+        MemGroup *g = get(core, path);
+        bool t = atomic_load(&g->transient);
+
+        group_unref(g);
+        return t;
+}
+
+static void test_the_transient_mark_is_saved_and_restored(void **state) {
+        Fixture *f = *state;
+        MemCore *fresh;
+        MemGroup *g;
+        char *text = NULL;
+        size_t n;
+
+        build_tree(f->core);
+        g = get(f->core, "/a/b/c");
+        atomic_store(&g->transient, true);
+        group_unref(g);
+        assert_int_equal(persist_format(f->core, &text, &n), 0);
+        /* On its group's line only. */
+        assert_non_null(strstr(text, "group /a/b/c owner=1000"));
+        assert_non_null(strstr(strstr(text, "group /a/b/c "), " transient=1\n"));
+        assert_null(strstr(strstr(text, "transient=") + 1, "transient="));
+        free(text);
+
+        assert_int_equal(persist_save(f->core, f->dir, -1, true, NULL, NULL), 0);
+        fresh = core_fresh();
+        assert_int_equal(persist_restore(fresh, f->dir), 0);
+        assert_true(is_transient(fresh, "/a/b/c"));
+        assert_false(is_transient(fresh, "/a/b"));
+        assert_false(is_transient(fresh, "/z"));
+        assert_same_group(f->core, fresh, "/a/b/c");
         core_gone(fresh);
 }
 
@@ -498,14 +536,24 @@ static void test_check_refuses_bad_structure(void **state) {
                  "group /a/../b owner=0 max=max high=max low=0 min=0\n"),
                 /* bad number */
                 "group / owner=0 max=12Q high=max low=0 min=0\n",
+                /* transient neither 0 nor 1 */
+                "group / owner=0 max=max high=max low=0 min=0\n"
+                "group /a owner=0 max=max high=max low=0 min=0 transient=2\n",
+                /* transient given twice */
+                "group / owner=0 max=max high=max low=0 min=0\n"
+                "group /a owner=0 max=max high=max low=0 min=0 transient=1 transient=1\n",
         };
+        /* A file from before the transient mark, and one with it. */
         const char *ok = "group / owner=0 max=max high=max low=0 min=0\n"
                          "group /a owner=7 max=4096 high=max low=0 min=0 kept.file=8192\n";
+        const char *ok_transient = "group / owner=0 max=max high=max low=0 min=0\n"
+                                   "group /a owner=7 max=4096 high=max low=0 min=0 transient=1\n";
         char text[1024];
 
         (void) state;
-        for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]) + 1; i++) {
-                const char *body = i < sizeof(bodies) / sizeof(bodies[0]) ? bodies[i] : ok;
+        for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]) + 2; i++) {
+                size_t nb = sizeof(bodies) / sizeof(bodies[0]);
+                const char *body = i < nb ? bodies[i] : i == nb ? ok : ok_transient;
                 size_t lines = 0, n;
                 uint64_t h = UINT64_C(0xcbf29ce484222325);
 
@@ -517,13 +565,14 @@ static void test_check_refuses_bad_structure(void **state) {
                         h *= UINT64_C(0x100000001b3);
                 }
                 snprintf(text + n, sizeof(text) - n, "end %zu fnv1a64=%016llx\n", lines, (unsigned long long) h);
-                check_text(text, body == ok ? 2 : -EBADMSG);
+                check_text(text, i >= nb ? 2 : -EBADMSG);
         }
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_round_trip_restores_groups_limits_owners_and_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_the_transient_mark_is_saved_and_restored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_session_charges_are_not_saved, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kept_charges_above_a_lowered_max_are_restored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_save_keeps_the_previous_state_as_old, setup, teardown),
