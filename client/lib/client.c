@@ -98,6 +98,19 @@ memacct *client_new(void) {
         return m;
 }
 
+int client_attached_group_set(memacct *m, const char *group) {
+        char *copy = NULL;
+
+        if (group) {
+                copy = strdup(group);
+                if (!copy)
+                        return client_error(m, -ENOMEM, NULL, NULL);
+        }
+        free(m->attached_group);
+        m->attached_group = copy;
+        return 0;
+}
+
 int client_attach_from_env(memacct *m) {
         const char *group = secure_getenv("MEMACCT_GROUP");
         char msg[512];
@@ -167,6 +180,7 @@ _public_ memacct *memacct_close(memacct *m) {
                 free(m->subscriptions[i]);
         free(m->subscriptions);
         free(m->attached);
+        free(m->attached_group);
         free(m->server);
         free(m->socket_path);
         pthread_mutex_destroy(&m->lock);

@@ -137,6 +137,8 @@ typedef struct memacct_group_list memacct_group_list;
 #define MEMACCT_NO_OWNER 0xFFFFFFFFu
 /* memacct_group_info.kernel_current of a group that mirrors no kernel cgroup. */
 #define MEMACCT_NO_KERNEL_CURRENT UINT64_MAX
+/* The longest group path, in bytes, the NUL not counted. */
+#define MEMACCT_PATH_MAX 4096
 
 /* Flags; each function lists the ones it takes. */
 #define MEMACCT_KEEP      0x01u /* the charge belongs to the group, not the session */
@@ -414,6 +416,19 @@ int memacct_stat_from_string(const char *name);
  * Return: 0; -ENOENT; -EBUSY (the session holds charges); -EPERM.
  */
 int memacct_attach(memacct *m, const char *path);
+
+/**
+ * memacct_attached_group() - copy to @buf (@size bytes) the path of the
+ * group the daemon said the last attach of this handle's session attached
+ * to: memacct_attach(), $MEMACCT_GROUP at connect, or the re-attach of a
+ * reconnection. For "" and "auto" it is the group the daemon chose. Any
+ * thread.
+ *
+ * Return: 0; -ENOTCONN (no attach answered yet, or a daemon too old to
+ * name the group it chose for "auto"); -ERANGE (@size too small:
+ * MEMACCT_PATH_MAX + 1 always fits); -EINVAL.
+ */
+int memacct_attached_group(memacct *m, char *buf, size_t size);
 
 /**
  * memacct_charge() - charge @bytes of @item synchronously, never through

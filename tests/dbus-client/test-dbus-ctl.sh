@@ -420,7 +420,8 @@ bg "$TMP/hold.out" "${CTL_BUS[@]}" hold /H 300K --stat file
 HOLD=$BG_PID
 wait_for 10 grep -q '^holding' "$TMP/hold.out" || true
 check_eq "hold over the bus prints what the socket's does" "$(cat "$TMP/hold.out")" \
-        "holding 300K in /H"
+        "attached to /H
+holding 300K in /H"
 check_current_soon "the held charge is counted" /H $((300 * 1024))
 check_eq "as file" "$(field /H 'd["stat"]["file"]')" $((300 * 1024))
 check_run "a kept charge beside it is refused at the max" 1 ctl_bus charge /H 800K
