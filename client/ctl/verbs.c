@@ -341,6 +341,7 @@ static int verb_client(memacct **mp, int argc, char **argv) {
 }
 
 static int verb_watch(memacct **mp, int argc, char **argv) {
+        uint32_t pid, uid;
         memacct *m = NULL;
         memacct_event ev;
         int r;
@@ -359,7 +360,11 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
                         continue;
                 if (r < 0)
                         return fail(m, "watch", argv[1], r);
-                r = print_event(&ev, arg.json);
+                /* It cannot fail after an event was returned; 0 and 0
+                 * are "no requester" anyway. */
+                pid = uid = 0;
+                (void) memacct_event_requester(m, &pid, &uid);
+                r = print_event(&ev, pid, uid, arg.json);
                 if (r != 0)
                         return r;
         }

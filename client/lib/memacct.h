@@ -286,8 +286,11 @@ int memacct_default_socket(char **ret);
 /**
  * memacct_connect() - connect to memacctd and exchange Hello; when
  * $MEMACCT_GROUP is set and not empty, attach the session there too (as
- * memacct_connect_bus() does; memacctctl run sets it).
- * @path: the socket, or NULL for memacct_default_socket()
+ * memacct_connect_bus() does; memacctctl run sets it). With @path NULL,
+ * $MEMACCT_BUS set and not empty and $MEMACCT_SOCKET unset or empty
+ * (memacctctl run --bus), it is memacct_connect_bus($MEMACCT_BUS): a bus
+ * handle, with that function's errors.
+ * @path: the socket, or NULL for $MEMACCT_BUS or memacct_default_socket()
  * @ret: the new handle
  *
  * Return: 0; memacct_attach()'s errors for $MEMACCT_GROUP (-ENOENT,
