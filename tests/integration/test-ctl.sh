@@ -349,10 +349,11 @@ else
         fail "watch --json prints the event: '$(<"$TMP/watchj.out")'"
 fi
 # (The first max line: a watch that subscribed between the max and the oom
-# event of one refused charge prints the oom first.)
+# event of one refused charge prints the oom first. A charge raised it, so
+# it names the charger: pid and uid.)
 check_eq "watch --json prints an object" \
         "$(grep -m1 '"max"' "$TMP/watchj.out" | jget '[sorted(d), d["path"], d["name"], type(d["count"]).__name__]')" \
-        '[["count", "name", "path", "time"], "/wt/c", "max", "int"]'
+        '[["count", "name", "path", "pid", "time", "uid"], "/wt/c", "max", "int"]'
 check_match "watch --json carries the time as the text form does" \
         "$(grep -m1 '"max"' "$TMP/watchj.out" | jget 'd["time"]')" "^$TS\$"
 rc=0
