@@ -510,7 +510,7 @@ int memacct_create_group(memacct *m, const char *path, const memacct_limits *lim
 /**
  * memacct_create_transient_group() - memacct_create_group(), and the group
  * is this handle's: the daemon removes it once the handle's connection
- * has closed (memacct_free(), or the process ended, by SIGKILL too) and
+ * has closed (memacct_close(), or the process ended, by SIGKILL too) and
  * the group has no sessions and no children, waiting for them if it has.
  *
  * Return: as memacct_create_group().
