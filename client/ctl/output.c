@@ -459,7 +459,7 @@ static const char *format_now(char buf[static 40]) {
         return buf;
 }
 
-int print_event(const memacct_event *ev, bool json) {
+int print_event(const memacct_event *ev, uint32_t pid, uint32_t uid, bool json) {
         char now[40];
         int r = 0;
 
@@ -472,9 +472,18 @@ int print_event(const memacct_event *ev, bool json) {
                         json_object_object_add(o, "path", json_object_new_string(ev->path));
                         json_object_object_add(o, "name", json_object_new_string(ev->name));
                         json_object_object_add(o, "count", json_object_new_uint64(ev->count));
+                        /* pid 0: no request raised it (or the daemon did
+                         * not say); no process has pid 0 to name. */
+                        if (pid != 0) {
+                                json_object_object_add(o, "pid", json_object_new_uint64(pid));
+                                json_object_object_add(o, "uid", json_object_new_uint64(uid));
+                        }
                 }
                 r = print_json(o);
-        } else
+        } else if (pid != 0)
+                printf("%s %s %s %" PRIu64 " by pid %" PRIu32 " uid %" PRIu32 "\n", now, ev->path, ev->name,
+                       ev->count, pid, uid);
+        else
                 printf("%s %s %s %" PRIu64 "\n", now, ev->path, ev->name, ev->count);
         fflush(stdout);
         return r;

@@ -81,6 +81,8 @@ int print_charge(const memacct_charge_result *res, bool json);
 
 /**
  * print_event() - memacctctl watch: one event, stamped with the time it was
- * read (ISO 8601, milliseconds), flushed at once.
+ * read (ISO 8601, milliseconds), flushed at once, with who raised it
+ * (@pid of @uid, memacct_event_requester()) when a request did: "by pid N
+ * uid U" on the line, "pid" and "uid" in JSON; not when @pid is 0.
  */
-int print_event(const memacct_event *ev, bool json);
+int print_event(const memacct_event *ev, uint32_t pid, uint32_t uid, bool json);

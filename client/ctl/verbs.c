@@ -261,63 +261,8 @@ static void catch_stop_signals(void) {
         sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Whether @path can be the mirror of the cgroup @cg under some prefix:
- * @cg itself (prefix "/") or P@cg for a group P. (@cg starts with '/', so
- * the match starts at a name. The root cgroup's mirror is the prefix
- * itself, which no path tells: never.) */
-static bool mirrors_cgroup(const char *path, const char *cg) {
-        size_t n = strlen(path), k = strlen(cg);
-
-        return cg[0] == '/' && cg[1] && k <= n && strcmp(path + n - k, cg) == 0;
-}
-
-/*
- * The group "auto" put us in: the daemon places the session in the mirror
- * of our kernel memory cgroup, under a prefix only it knows, and its reply
- * does not name it. So: the one mirror whose path ends in our cgroup (the
- * memory line of /proc/self/cgroup, v1 or v2) and that holds at least the
- * @bytes we hold there. Return: it (to free), or NULL when that is not one.
- */
-static char *auto_group(memacct *m, uint64_t bytes) {
-        _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
-        char cg[2][4096] = {}, line[4096 + 64], *found = NULL;
-        unsigned n_found = 0;
-        FILE *f;
-
-        f = fopen("/proc/self/cgroup", "re");
-        if (!f)
-                return NULL;
-        while (fgets(line, sizeof(line), f)) {
-                char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
-
-                if (!path)
-                        continue;
-                path[strcspn(path, "\n")] = 0;
-                *path++ = 0;
-                if (ctl[1] == 0)
-                        snprintf(cg[0], sizeof(cg[0]), "%s", path);
-                else if (strstr(ctl + 1, "memory"))
-                        snprintf(cg[1], sizeof(cg[1]), "%s", path);
-        }
-        fclose(f);
-        if (memacct_list_groups(m, "/", MEMACCT_RECURSIVE, &list) < 0)
-                return NULL;
-        for (size_t i = 0; i < memacct_group_list_size(list); i++) {
-                const memacct_group_info *g = memacct_group_list_get(list, i);
-
-                if (g->kernel_current == MEMACCT_NO_KERNEL_CURRENT || g->current < bytes ||
-                    !(mirrors_cgroup(g->path, cg[0]) || mirrors_cgroup(g->path, cg[1])))
-                        continue;
-                if (n_found++ == 0)
-                        found = strdup(g->path);
-        }
-        if (n_found == 1)
-                return found;
-        free(found);
-        return NULL;
-}
-
 static int verb_hold(memacct **mp, int argc, char **argv) {
+        char group[MEMACCT_PATH_MAX + 1];
         memacct *m = NULL;
         memacct_event ev;
         uint64_t bytes;
@@ -334,17 +279,17 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         r = memacct_attach(m, argv[1]);
         if (r < 0)
                 return fail(m, "attach", argv[1], r);
+        /* The group the daemon says it attached us to: for "auto" the one
+         * its placement rules or cgroup mirror chose. A daemon too old to
+         * say leaves only what was asked. */
+        if (memacct_attached_group(m, group, sizeof(group)) < 0)
+                snprintf(group, sizeof(group), "%s", *argv[1] ? argv[1] : "auto");
+        printf("attached to %s\n", group);
+        fflush(stdout);
         r = memacct_charge(m, NULL, bytes, item, 0, NULL);
         if (r < 0)
                 return fail(m, "hold", argv[1], r);
-        if (strcmp(argv[1], "auto") == 0 || !*argv[1]) {
-                /* Say where "auto" resolved to, when we can tell. */
-                char *where = auto_group(m, bytes);
-
-                printf("holding %s in %s\n", argv[2], where ? where : "auto (the mirror of our cgroup)");
-                free(where);
-        } else
-                printf("holding %s in %s\n", argv[2], argv[1]);
+        printf("holding %s in %s\n", argv[2], group);
         fflush(stdout);
 
         /* Serve the socket while waiting: after a daemon restart the library
@@ -397,6 +342,7 @@ static int verb_client(memacct **mp, int argc, char **argv) {
 }
 
 static int verb_watch(memacct **mp, int argc, char **argv) {
+        uint32_t pid, uid;
         memacct *m = NULL;
         memacct_event ev;
         int r;
@@ -415,7 +361,11 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
                         continue;
                 if (r < 0)
                         return fail(m, "watch", argv[1], r);
-                r = print_event(&ev, arg.json);
+                /* It cannot fail after an event was returned; 0 and 0
+                 * are "no requester" anyway. */
+                pid = uid = 0;
+                (void) memacct_event_requester(m, &pid, &uid);
+                r = print_event(&ev, pid, uid, arg.json);
                 if (r != 0)
                         return r;
         }

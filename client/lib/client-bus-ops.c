@@ -141,7 +141,21 @@ int bus_uncharge(memacct *m, const char *path, uint64_t bytes, unsigned item,
 }
 
 int bus_attach(memacct *m, const char *path) {
-        return bus_manager_path_call(m, "Attach", path);
+        sd_bus_message *reply = NULL;
+        const char *group = NULL;
+        int r;
+
+        bus_lock(m);
+        r = bus_manager_call_locked(m, "Attach", &reply, "s", path);
+        /* A daemon from before the reply named the group answers nothing:
+         * then only a path given outright is known. */
+        if (r >= 0 && sd_bus_message_read(reply, "s", &group) <= 0)
+                group = *path && strcmp(path, "auto") != 0 ? path : NULL;
+        if (r >= 0)
+                r = client_attached_group_set(m, group);
+        sd_bus_message_unref(reply);
+        bus_unlock(m);
+        return r;
 }
 
 int bus_move(memacct *m, pid_t pid, const char *path, unsigned *ret_sessions) {

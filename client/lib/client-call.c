@@ -190,11 +190,23 @@ int client_hello_locked(memacct *m) {
 int client_attach_locked(memacct *m, const char *path) {
         Memacct__V1__Attach attach = MEMACCT__V1__ATTACH__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        const char *group = NULL;
+        int r;
 
         attach.path = (char *) path;
         req.op_case = MEMACCT__V1__REQUEST__OP_ATTACH;
         req.attach = &attach;
-        return client_call_locked(m, &req, -1, NULL);
+        r = client_call_locked(m, &req, -1, &resp);
+        if (r < 0)
+                return r;
+        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_ATTACHED && resp->attached->path)
+                group = resp->attached->path;
+        else if (*path && strcmp(path, "auto") != 0)
+                group = path; /* an older daemon: only "auto" is unknown */
+        r = client_attached_group_set(m, group);
+        memacct__v1__response__free_unpacked(resp, NULL);
+        return r;
 }
 
 int client_subscribe_locked(memacct *m, const char *path) {

@@ -69,7 +69,10 @@ int client_charge_locked(memacct *m, const char *path, uint64_t bytes, unsigned 
  */
 int client_hello_locked(memacct *m);
 
-/** client_attach_locked() - Attach to @path, as client_call_locked(). */
+/**
+ * client_attach_locked() - Attach to @path, as client_call_locked(), and
+ * note the group the reply names (client_attached_group_set()).
+ */
 int client_attach_locked(memacct *m, const char *path);
 
 /** client_subscribe_locked() - Subscribe to @path, as client_call_locked(). */

@@ -86,6 +86,22 @@ _public_ int memacct_attach(memacct *m, const char *path) {
         return r;
 }
 
+_public_ int memacct_attached_group(memacct *m, char *buf, size_t size) {
+        int r = 0;
+
+        if (!m || !buf || size == 0)
+                return -EINVAL;
+        pthread_mutex_lock(&m->lock);
+        if (!m->attached_group)
+                r = -ENOTCONN;
+        else if (strlen(m->attached_group) >= size)
+                r = -ERANGE;
+        else
+                strcpy(buf, m->attached_group);
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}
+
 static bool is_transport_error(memacct *m, int r) {
         return r < 0 && m->conn.fd < 0 && r != -ENOMEM;
 }

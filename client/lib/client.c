@@ -10,6 +10,10 @@
  * so each public call tests it once at its entry, without the lock, and
  * hands over to the bus when it is set.
  *
+ * memacct_connect() with no socket path, in an environment naming a bus
+ * ($MEMACCT_BUS, set by memacctctl run --bus) and no socket, is
+ * memacct_connect_bus() of that bus.
+ *
  * A new handle whose environment names a group ($MEMACCT_GROUP, set by
  * memacctctl run) attaches its session there before it is returned, so a
  * client that never attaches charges where the one who started it said;
@@ -98,6 +102,19 @@ memacct *client_new(void) {
         return m;
 }
 
+int client_attached_group_set(memacct *m, const char *group) {
+        char *copy = NULL;
+
+        if (group) {
+                copy = strdup(group);
+                if (!copy)
+                        return client_error(m, -ENOMEM, NULL, NULL);
+        }
+        free(m->attached_group);
+        m->attached_group = copy;
+        return 0;
+}
+
 int client_attach_from_env(memacct *m) {
         const char *group = secure_getenv("MEMACCT_GROUP");
         char msg[512];
@@ -113,12 +130,27 @@ int client_attach_from_env(memacct *m) {
         return client_error(m, r, msg, NULL);
 }
 
+/* The bus $MEMACCT_BUS names when memacct_connect() is given no socket and
+ * $MEMACCT_SOCKET names none (memacctctl run --bus sets only the first),
+ * or NULL: the socket then. */
+static const char *env_bus(void) {
+        const char *bus = secure_getenv("MEMACCT_BUS"), *sock = secure_getenv("MEMACCT_SOCKET");
+
+        return bus && *bus && !(sock && *sock) ? bus : NULL;
+}
+
 _public_ int memacct_connect(const char *path, memacct **ret) {
+        const char *bus;
         memacct *m;
         int r;
 
         if (!ret)
                 return -EINVAL;
+        /* A command started by memacctctl run --bus reaches the daemon the
+         * way its starter did, whatever it passes here; an explicit
+         * socket is the caller's own choice and wins. */
+        if (!path && (bus = env_bus()))
+                return memacct_connect_bus(bus, ret);
         m = client_new();
         if (!m)
                 return -ENOMEM;
@@ -167,6 +199,7 @@ _public_ memacct *memacct_close(memacct *m) {
                 free(m->subscriptions[i]);
         free(m->subscriptions);
         free(m->attached);
+        free(m->attached_group);
         free(m->server);
         free(m->socket_path);
         pthread_mutex_destroy(&m->lock);

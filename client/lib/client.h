@@ -87,6 +87,10 @@ struct memacct {
 
         /* The session, as a reconnection rebuilds it. */
         char *attached;
+        /* The group the daemon said the last Attach attached to (for
+         * "auto", the one it chose); NULL before one was answered.
+         * memacct_attached_group() reads it. */
+        char *attached_group;
         char **subscriptions;
         size_t n_subscriptions;
 
@@ -123,3 +127,11 @@ memacct *client_new(void);
  * variable.
  */
 int client_attach_from_env(memacct *m);
+
+/**
+ * client_attached_group_set() - note @group (NULL: unknown) as the one
+ * the last Attach attached to, for memacct_attached_group(); lock held.
+ * Both transports call it on an Attach's success.
+ * Return: 0, or -ENOMEM (recorded).
+ */
+int client_attached_group_set(memacct *m, const char *group);

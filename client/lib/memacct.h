@@ -137,6 +137,8 @@ typedef struct memacct_group_list memacct_group_list;
 #define MEMACCT_NO_OWNER 0xFFFFFFFFu
 /* memacct_group_info.kernel_current of a group that mirrors no kernel cgroup. */
 #define MEMACCT_NO_KERNEL_CURRENT UINT64_MAX
+/* The longest group path, in bytes, the NUL not counted. */
+#define MEMACCT_PATH_MAX 4096
 
 /* Flags; each function lists the ones it takes. */
 #define MEMACCT_KEEP      0x01u /* the charge belongs to the group, not the session */
@@ -284,8 +286,11 @@ int memacct_default_socket(char **ret);
 /**
  * memacct_connect() - connect to memacctd and exchange Hello; when
  * $MEMACCT_GROUP is set and not empty, attach the session there too (as
- * memacct_connect_bus() does; memacctctl run sets it).
- * @path: the socket, or NULL for memacct_default_socket()
+ * memacct_connect_bus() does; memacctctl run sets it). With @path NULL,
+ * $MEMACCT_BUS set and not empty and $MEMACCT_SOCKET unset or empty
+ * (memacctctl run --bus), it is memacct_connect_bus($MEMACCT_BUS): a bus
+ * handle, with that function's errors.
+ * @path: the socket, or NULL for $MEMACCT_BUS or memacct_default_socket()
  * @ret: the new handle
  *
  * Return: 0; memacct_attach()'s errors for $MEMACCT_GROUP (-ENOENT,
@@ -416,6 +421,19 @@ int memacct_stat_from_string(const char *name);
 int memacct_attach(memacct *m, const char *path);
 
 /**
+ * memacct_attached_group() - copy to @buf (@size bytes) the path of the
+ * group the daemon said the last attach of this handle's session attached
+ * to: memacct_attach(), $MEMACCT_GROUP at connect, or the re-attach of a
+ * reconnection. For "" and "auto" it is the group the daemon chose. Any
+ * thread.
+ *
+ * Return: 0; -ENOTCONN (no attach answered yet, or a daemon too old to
+ * name the group it chose for "auto"); -ERANGE (@size too small:
+ * MEMACCT_PATH_MAX + 1 always fits); -EINVAL.
+ */
+int memacct_attached_group(memacct *m, char *buf, size_t size);
+
+/**
  * memacct_charge() - charge @bytes of @item synchronously, never through
  * the stock.
  * @path: the group; NULL for the attached group (a session charge, which
@@ -492,7 +510,7 @@ int memacct_create_group(memacct *m, const char *path, const memacct_limits *lim
 /**
  * memacct_create_transient_group() - memacct_create_group(), and the group
  * is this handle's: the daemon removes it once the handle's connection
- * has closed (memacct_free(), or the process ended, by SIGKILL too) and
+ * has closed (memacct_close(), or the process ended, by SIGKILL too) and
  * the group has no sessions and no children, waiting for them if it has.
  *
  * Return: as memacct_create_group().

@@ -591,7 +591,24 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return path_call(userdata, msg, service_attach, error);
+        BusManager *m = userdata;
+        char group[MEM_PATH_MAX + 1];
+        const char *path;
+        BusPeer *p;
+        Refusal rf;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &path);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        refusal_init(&rf);
+        r = service_attach_to(m->service, p->peer, path, group, sizeof(group), &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        (void) bus_manager_flush(m);
+        return reply_return(m, p, msg, "s", group);
 }
 
 static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -679,7 +696,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_uncharge, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Attach",
                                 SD_BUS_ARGS("s", path),
-                                SD_BUS_NO_RESULT,
+                                SD_BUS_RESULT("s", group),
                                 method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetGroup",
                                 SD_BUS_ARGS("s", path),

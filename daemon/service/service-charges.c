@@ -328,6 +328,10 @@ static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_
 }
 
 int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf) {
+        return service_attach_to(svc, p, path, NULL, 0, rf);
+}
+
+int service_attach_to(Service *svc, Peer *p, const char *path, char *ret_path, size_t size, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         char buf[MEM_PATH_MAX + 1];
         int r;
@@ -346,6 +350,10 @@ int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_set(rf, r, "the session holds charges; move it instead");
         if (r < 0)
                 return refusal_path(rf, r, path);
+        /* The group's own path, not the request's: "auto" and a path
+         * spelt with a trailing slash both answer what the group is. */
+        if (ret_path && size > 0)
+                snprintf(ret_path, size, "%s", g->path);
         return 0;
 }
 

@@ -448,6 +448,15 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
 int service_attach(Service *svc, Peer *p, const char *path, Refusal *rf);
 
 /**
+ * service_attach_to() - service_attach(), and the path of the group the
+ * session is attached to now copied to @ret_path (@size bytes; at least
+ * MEM_PATH_MAX + 1 always fits): the transports answer it, so a caller
+ * of "auto" learns which group the daemon chose. Return: as
+ * service_attach().
+ */
+int service_attach_to(Service *svc, Peer *p, const char *path, char *ret_path, size_t size, Refusal *rf);
+
+/**
  * service_move() - move the caller's own session (@pid 0), or every
  * session of process @pid (root only, or the caller's own pid), with
  * everything they hold, to @path. Return: the sessions moved; a lookup

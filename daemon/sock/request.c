@@ -37,6 +37,7 @@ typedef struct Request {
                 Memacct__V1__GroupList gl;
                 Memacct__V1__ChargeReply cr;
                 Memacct__V1__MoveReply mr;
+                Memacct__V1__AttachReply ar;
                 Memacct__V1__ClientInfo ci;
                 Memacct__V1__ImportReply ir;
                 Memacct__V1__RuleList rl;
@@ -54,7 +55,7 @@ typedef struct Request {
         bool has_pruned; /* res.pr is filled: free its items and their strings */
         bool pruned_oom; /* a pruned group could not be listed */
         size_t list_bytes;
-        char path[MEM_PATH_MAX + 1]; /* res.gi's path */
+        char path[MEM_PATH_MAX + 1]; /* res.gi's or res.ar's path */
 } Request;
 
 static void reply_status(Memacct__V1__Response *resp, int r, const char *message) {
@@ -260,6 +261,20 @@ static int on_move(Request *x, const Memacct__V1__Move *m) {
         return 0;
 }
 
+static int on_attach(Request *x, const Memacct__V1__Attach *m) {
+        Memacct__V1__AttachReply *ar = &x->res.ar;
+        int r;
+
+        r = service_attach_to(x->svc, x->peer, m->path, x->path, sizeof(x->path), &x->rf);
+        if (r < 0)
+                return r;
+        *ar = (Memacct__V1__AttachReply) MEMACCT__V1__ATTACH_REPLY__INIT;
+        ar->path = x->path;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_ATTACHED;
+        x->resp.attached = ar;
+        return 0;
+}
+
 static int on_get_client(Request *x, const Memacct__V1__GetClient *m) {
         Memacct__V1__ClientInfo *ci = &x->res.ci;
         uint64_t rss[_MEM_RSS_MAX];
@@ -457,7 +472,7 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         case MEMACCT__V1__REQUEST__OP_UNCHARGE:
                 return on_uncharge(x, req->uncharge);
         case MEMACCT__V1__REQUEST__OP_ATTACH:
-                return service_attach(x->svc, x->peer, req->attach->path, &x->rf);
+                return on_attach(x, req->attach);
         case MEMACCT__V1__REQUEST__OP_MOVE:
                 return on_move(x, req->move);
         case MEMACCT__V1__REQUEST__OP_GET_CLIENT:

@@ -84,7 +84,7 @@ static const Op ops[] = {
         MANAGER("SetLimits", "sa{st}b", ""),
         MANAGER("Charge", "stsb", "tt"),
         MANAGER("Uncharge", "stsb", ""),
-        MANAGER("Attach", "s", ""),
+        MANAGER("Attach", "s", "s"),
         MANAGER("GetGroup", "s", "o"),
         MANAGER("ListGroups", "sb", "a(so)"),
         MANAGER("MoveProcess", "us", "u"),

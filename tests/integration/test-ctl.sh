@@ -318,9 +318,11 @@ ctl create /wt max=100K
 ctl create /wt/c max=50K
 bg "$TMP/watch.out" "${CTL[@]}" watch /wt
 watcher=$BG_PID
-# Each line: the time it was read (ISO 8601, ms), the group, the event, its count.
+# Each line: the time it was read (ISO 8601, ms), the group, the event, its
+# count, and who raised it (test-attach.sh checks that part).
+BY='( by pid [0-9]+ uid [0-9]+)?'
 TS='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2}'
-if trigger_until "$TMP/watch.out" "^$TS /wt max [0-9]+\$" ctl charge /wt 200K; then
+if trigger_until "$TMP/watch.out" "^$TS /wt max [0-9]+$BY\$" ctl charge /wt 200K; then
         pass
 else
         fail "watch prints the max event of a refused charge: '$(<"$TMP/watch.out")'"
@@ -329,7 +331,7 @@ check_eq "watch prints the event's local count" \
         "$(grep -E " /wt max " "$TMP/watch.out" | tail -n1 | awk '{ print $4 }')" \
         "$(field /wt 'd["events_local"]["max"]')"
 ctl charge /wt/c 60K >/dev/null 2>&1 && fail "a charge over /wt/c's max is refused"
-if wait_for 10 file_has "$TMP/watch.out" "^$TS /wt/c max 1\$"; then
+if wait_for 10 file_has "$TMP/watch.out" "^$TS /wt/c max 1$BY\$"; then
         pass
 else
         fail "watch prints events of the subtree: '$(<"$TMP/watch.out")'"
@@ -347,10 +349,11 @@ else
         fail "watch --json prints the event: '$(<"$TMP/watchj.out")'"
 fi
 # (The first max line: a watch that subscribed between the max and the oom
-# event of one refused charge prints the oom first.)
+# event of one refused charge prints the oom first. A charge raised it, so
+# it names the charger: pid and uid.)
 check_eq "watch --json prints an object" \
         "$(grep -m1 '"max"' "$TMP/watchj.out" | jget '[sorted(d), d["path"], d["name"], type(d["count"]).__name__]')" \
-        '[["count", "name", "path", "time"], "/wt/c", "max", "int"]'
+        '[["count", "name", "path", "pid", "time", "uid"], "/wt/c", "max", "int"]'
 check_match "watch --json carries the time as the text form does" \
         "$(grep -m1 '"max"' "$TMP/watchj.out" | jget 'd["time"]')" "^$TS\$"
 rc=0

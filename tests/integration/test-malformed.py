@@ -141,6 +141,8 @@ def run(sock_path, ctl):
                             stdout=subprocess.PIPE, text=True)
     CHILDREN.append(hold)
     line = hold.stdout.readline()
+    check(line == "attached to /held\n", f"memacctctl hold says where it attached: {line!r}")
+    line = hold.stdout.readline()
     check(line.startswith("holding"), f"memacctctl hold holds: {line!r}")
     held = (3 << 20) + (1 << 20) + (512 << 10)
     check(usage(root, "/held") == held, f"/held holds {held} bytes before the bad frames")

@@ -7,6 +7,12 @@
  *
  *   charge BYTES    a session charge; prints "charged BYTES" or
  *                   "refused BYTES: <errno name>"
+ *   attach PATH     memacct_attach(PATH); prints "attach refused: <errno
+ *                   name>" when refused
+ *   group -         prints "attached to GROUP" (memacct_attached_group())
+ *                   or "group: <errno name>"
+ *   server -        prints "server SERVER" (memacct_server(): which
+ *                   transport the handle took)
  *   ready FILE      create FILE (the script waits for it)
  *   wait FILE       wait until FILE exists
  *   usr1 N          from now on, SIGUSR1 prints "got SIGUSR1" and exits N
@@ -57,6 +63,26 @@ static int step(memacct *m, const char *what, const char *a) {
         if (strcmp(what, "ready") == 0) {
                 fd = open(a, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                 return fd < 0 ? -errno : close(fd);
+        }
+        if (strcmp(what, "attach") == 0) {
+                r = memacct_attach(m, a);
+                if (r < 0)
+                        printf("attach refused: %s\n", strerrorname_np(-r));
+                return fflush(stdout);
+        }
+        if (strcmp(what, "group") == 0) {
+                char group[MEMACCT_PATH_MAX + 1];
+
+                r = memacct_attached_group(m, group, sizeof(group));
+                if (r < 0)
+                        printf("group: %s\n", strerrorname_np(-r));
+                else
+                        printf("attached to %s\n", group);
+                return fflush(stdout);
+        }
+        if (strcmp(what, "server") == 0) {
+                printf("server %s\n", memacct_server(m));
+                return fflush(stdout);
         }
         if (parse_int(a, &v) < 0)
                 return -EINVAL;

@@ -4,7 +4,9 @@
 # memacctctl oci-hook against a real memacctd: the state JSON that runc and
 # crun pass to createRuntime and poststop hooks (tests/oci/fixtures, @PID@
 # replaced by a live process), the group and limits it makes, the move of
-# the container's pid, delete releasing kept charges, and every malformed
+# the container's pid, the placement rule createRuntime adds (the pid's
+# kernel memory cgroup -> its group, which `hold auto` then lands in) and
+# poststop removes, delete releasing kept charges, and every malformed
 # state refused with a clear message and no group left behind.
 #
 # The annotations org.memacct.owner (the group delegated) and
@@ -52,6 +54,24 @@ check_exists() {
 
 check_gone() {
         if exists "$2"; then fail "$1: $2 still exists"; else pass; fi
+}
+
+# mem_cgroup PID: PID's kernel memory cgroup as the hook reads it (v1's
+# memory line, else the unified one).
+mem_cgroup() {
+        local line cg=
+        while IFS= read -r line; do
+                case $line in
+                *:memory:* | *,memory:* | *:memory,*) echo "${line#*:*:}"; return 0 ;;
+                0::*) cg=${line#0::} ;;
+                esac
+        done <"/proc/$1/cgroup"
+        echo "$cg"
+}
+
+# rules_to GROUP: the cgroups of the placement rules naming GROUP, one a line.
+rules_to() {
+        ctl --json rule list | jget '"\n".join(r["cgroup"] for r in d if r["group"] == "'"$1"'")'
 }
 
 # start_holder SIZE: a "container" process with a memacctd session holding
@@ -162,6 +182,18 @@ check_eq "web-1 holds the container's bytes" "$(current /containers/web-1)" 4096
 check_eq "web-1 has the container's session" \
         "$(ctl --json tree /containers | jget '[g["path"] for g in d if g["current"] == 4096]')" \
         '["/containers", "/containers/web-1"]'
+# Every process of the container that attaches "auto" must land there too.
+CG=$(mem_cgroup "$container")
+check_eq "create web-1: the placement rule, the container's cgroup -> web-1" \
+        "$(rules_to /containers/web-1)" "$CG"
+check_match "create web-1: the rule is listed as text too" "$(ctl rule list)" "^$CG	/containers/web-1\$"
+# (The holders run in our own cgroup, as the container's pid does.)
+bg "$TMP/auto.out" "$MEMACCTCTL" --socket "$SOCK" hold auto 8K
+auto=$BG_PID
+wait_for 10 file_has "$TMP/auto.out" '^holding' || true
+check_match "a process of the container that attaches auto lands in web-1" "$(cat "$TMP/auto.out")" \
+        '^attached to /containers/web-1$'
+stop_bg "$auto" INT >/dev/null || true
 
 # The same id again: refused, the running container's group untouched.
 hook create "$file"
@@ -169,6 +201,7 @@ check_eq "create web-1 again: exit status" "$RC" 1
 check_match "create web-1 again: message" "$ERR" 'create /containers/web-1: the group exists already'
 check_eq "web-1 still holds the container's bytes" "$(current /containers/web-1)" 4096
 check_eq "web-1 keeps its max" "$(field /containers/web-1 'd["max"]')" $((64 * 1024 * 1024))
+check_eq "web-1 keeps its rule" "$(rules_to /containers/web-1)" "$CG"
 
 # The malformed states again, now that the prefix exists.
 malformed
@@ -192,6 +225,7 @@ hook create "$file"
 check_eq "create tight (8K max, 16K held): exit status" "$RC" 1
 check_match "create tight: message" "$ERR" 'move of the container.s pid to /containers/tight'
 check_gone "create tight: no half-created group" /containers/tight
+check_eq "create tight: no rule to it left behind" "$(rules_to /containers/tight)" ""
 check_eq "create tight: the tree as before" "$(paths)" "$before"
 stop_bg "$refused_holder" TERM >/dev/null || true
 
@@ -229,9 +263,13 @@ check_gone "delete db" "/containers/db_2:x@y"
 hook create "$file" --prefix /k8s/pods
 check_eq "create under --prefix /k8s/pods: exit status (stderr: $ERR)" "$RC" 0
 check_exists "create under --prefix /k8s/pods" "/k8s/pods/db_2:x@y"
+check_eq "create under --prefix: the rule, the pid's cgroup -> its group" \
+        "$(rules_to "/k8s/pods/db_2:x@y")" "$(mem_cgroup "$SLEEPER")"
 hook delete "$file" --prefix /k8s/pods
 check_eq "delete under --prefix /k8s/pods: exit status" "$RC" 0
 check_gone "delete under --prefix /k8s/pods" "/k8s/pods/db_2:x@y"
+check_eq "poststop removes the rule with the group" "$(rules_to "/k8s/pods/db_2:x@y")" ""
+check_nomatch "no rule names the group in the text list either" "$(ctl rule list)" '/k8s/pods/db_2:x@y'
 check_exists "the prefix groups stay" /k8s/pods
 
 hook create "$file" --prefix /
