@@ -607,11 +607,11 @@ typedef struct memacct_import_report memacct_import_report;
  * memacct_import_cgroups_report() - memacct_import_cgroups() with @flags
  * (MEMACCT_IMPORT_RESET_LIMITS) and a report: the counts, the limits the
  * kernel owns on the daemon's host, and the limits a user set on a mirror
- * that the import kept (memacct(7), KERNEL CGROUP MIRRORS). On a bus
- * handle only the counts are reported, and a reset is -EOPNOTSUPP.
+ * that the import kept (memacct(7), KERNEL CGROUP MIRRORS), on the socket
+ * and the bus alike.
  * @ret: the report, freed with memacct_import_report_free()
  *
- * Return: as memacct_import_cgroups(); -EOPNOTSUPP; -ENOMEM.
+ * Return: as memacct_import_cgroups(); -ENOMEM.
  */
 int memacct_import_cgroups_report(memacct *m, const char *from, const char *under, unsigned flags,
                                   memacct_import_report **ret);
