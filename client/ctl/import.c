@@ -7,6 +7,7 @@
  */
 
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,14 +52,71 @@ static const char *limit_text(uint64_t v, char buf[static 32]) {
         return buf;
 }
 
+/* {"max": bytes, ...} of the limits @l sets; "max" for none, as `show --json` has it. */
+static json_object *json_limits(const memacct_limits *l) {
+        json_object *o = json_object_new_object();
+
+        for (size_t i = 0; o && i < ELEMENTSOF(limits); i++) {
+                uint64_t v;
+
+                if (!(l->set & limits[i].bit))
+                        continue;
+                v = limit_value(l, limits[i].bit);
+                json_object_object_add(o, limits[i].name,
+                                       v == MEMACCT_UNLIMITED ? json_object_new_string("max")
+                                                              : json_object_new_uint64(v));
+        }
+        return o;
+}
+
+static int print_import_json(const memacct_import_report *r) {
+        const memacct_import_result *c = memacct_import_report_counts(r);
+        unsigned owned = memacct_import_report_kernel_limits(r);
+        json_object *o = json_object_new_object(), *names = json_object_new_array(),
+                    *kept = json_object_new_array();
+        const memacct_kept_limits *k;
+
+        if (!o || !names || !kept) {
+                json_object_put(o);
+                json_object_put(names);
+                json_object_put(kept);
+                fputs("memacctctl: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        json_object_object_add(o, "created", json_object_new_uint64(c->created));
+        json_object_object_add(o, "updated", json_object_new_uint64(c->updated));
+        json_object_object_add(o, "unchanged", json_object_new_uint64(c->unchanged));
+        json_object_object_add(o, "kept", json_object_new_uint64(memacct_import_report_kept(r)));
+        for (size_t i = 0; i < ELEMENTSOF(limits); i++)
+                if (owned & limits[i].bit)
+                        json_object_array_add(names, json_object_new_string(limits[i].name));
+        json_object_object_add(o, "kernel_owns", names);
+        for (size_t n = 0; (k = memacct_import_report_get(r, n)); n++) {
+                json_object *e = json_object_new_object();
+
+                if (!e)
+                        continue;
+                json_object_object_add(e, "group", json_object_new_string(k->group));
+                json_object_object_add(e, "ours", json_limits(&k->ours));
+                json_object_object_add(e, "kernel", json_limits(&k->kernel));
+                json_object_array_add(kept, e);
+        }
+        json_object_object_add(o, "kept_limits", kept);
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
 int print_import_report(const memacct_import_report *r, bool json) {
         unsigned owned = memacct_import_report_kernel_limits(r);
         const memacct_kept_limits *k;
         const char *sep = "";
         int res;
 
-        res = print_import(memacct_import_report_counts(r), json);
-        if (res != 0 || json)
+        if (json)
+                return print_import_json(r);
+        res = print_import(memacct_import_report_counts(r), false);
+        if (res != 0)
                 return res;
         printf("kept: %" PRIu32 "\n", memacct_import_report_kept(r));
         if (owned) {

@@ -13,7 +13,9 @@
 /**
  * print_import_report() - the counts as print_import() has them, then in
  * text which limits the kernel owns on the daemon's host and, per group,
- * the user-set limits the import kept beside the kernel's values.
+ * the user-set limits the import kept beside the kernel's values; in JSON
+ * the counts with "kept", "kernel_owns" (names) and "kept_limits"
+ * ([{"group", "ours", "kernel"}]).
  * Return: 0 or EXIT_FAILURE (output failed).
  */
 int print_import_report(const memacct_import_report *r, bool json);

@@ -125,6 +125,10 @@ check_match "the import says the kernel owns max" "$OUT" '^kernel owns: max'
 check_match "the import says which limit it kept" "$OUT" \
         "^$MIRROR/x: kept max=100M \\(set by a user; the kernel has 512M\\)$"
 check_match "the import counts the kept limit" "$OUT" '^kept: 1$'
+check_run "import-cgroups --json" 0 ctl --json import-cgroups --from "/$NAME"
+check_eq "--json: the kept limit, ours and the kernel's" \
+        "$(jget '[d["kept"], d["kernel_owns"][0], d["kept_limits"][0]["group"], d["kept_limits"][0]["ours"]["max"], d["kept_limits"][0]["kernel"]["max"]]' <<<"$OUT")" \
+        "[1, \"max\", \"$MIRROR/x\", $((100 * MiB)), $((512 * MiB))]"
 
 # A restart: the mark is saved with the group.
 rc=0
