@@ -45,6 +45,8 @@ fi
 
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
+# shellcheck source=../dbus/bus-lib.sh
+source "$(dirname "$0")/../dbus/bus-lib.sh"
 SOCK=$TMP/memacctd.sock
 SKIPPED=0
 MADE=("$HIER/$NAME") # cgroups made, parents first
@@ -100,7 +102,7 @@ kernel_max() {
 
 start() {
         "$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-                --bus none >>"$DAEMON_LOG" 2>&1 &
+                "${BUS_ARGS[@]}" >>"$DAEMON_LOG" 2>&1 &
         DAEMON_PID=$!
         await_daemon "$SOCK" ctl show /
 }
@@ -113,6 +115,13 @@ printf '[cgroup]\nprefix = /k\nsample-interval = 1\n' >"$TMP/memacctd.conf"
 rc=0
 mkdir "$HIER/$NAME/x" && MADE+=("$HIER/$NAME/x") && kernel_max /x $((512 * MiB)) || rc=$?
 check_eq "the test cgroup is made with max 512M" "$rc" 0
+
+# A private system bus too, for ImportCgroupsKeepingLimits, when there is one.
+BUS_ARGS=(--bus none)
+BUS_ADDR=
+if command -v "${DBUS_DAEMON:-dbus-daemon}" >/dev/null && start_bus; then
+        BUS_ARGS=(--bus "$BUS_ADDR")
+fi
 
 if start; then pass; else fail "the daemon starts"; exit 1; fi
 check_run "import-cgroups" 0 ctl import-cgroups --from "/$NAME"
@@ -129,6 +138,15 @@ check_run "import-cgroups --json" 0 ctl --json import-cgroups --from "/$NAME"
 check_eq "--json: the kept limit, ours and the kernel's" \
         "$(jget '[d["kept"], d["kernel_owns"][0], d["kept_limits"][0]["group"], d["kept_limits"][0]["ours"]["max"], d["kept_limits"][0]["kernel"]["max"]]' <<<"$OUT")" \
         "[1, \"max\", \"$MIRROR/x\", $((100 * MiB)), $((512 * MiB))]"
+
+if [[ -n $BUS_ADDR ]]; then
+        check_run "import-cgroups on the bus" 0 "$MEMACCTCTL" --bus="$BUS_ADDR" import-cgroups --from "/$NAME"
+        check_match "the bus says which limit it kept" "$OUT" \
+                "^$MIRROR/x: kept max=100M \\(set by a user; the kernel has 512M\\)$"
+        check_match "the bus says the kernel owns max" "$OUT" '^kernel owns: max'
+else
+        skip "no dbus-daemon for a private bus: the bus import is not checked"
+fi
 
 # A restart: the mark is saved with the group.
 rc=0
