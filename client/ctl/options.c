@@ -36,7 +36,7 @@ static void help(void) {
                "  watch PATH                      print events under PATH as they happen\n"
                "  info                            the daemon at a glance\n"
                "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
-               "  import-cgroups [--from CGROUP] [--under PATH]\n"
+               "  import-cgroups [--from CGROUP] [--under PATH] [--reset-limits]\n"
                "                                  mirror the kernel's memory cgroups as groups\n"
                "  prune                           remove the mirrors of vanished kernel cgroups\n"
                "                                  (one line per group removed or kept, and why)\n"
@@ -80,6 +80,7 @@ enum {
         ARG_PREFIX,
         ARG_FROM,
         ARG_UNDER,
+        ARG_RESET_LIMITS,
         ARG_GROUP,
         ARG_NAME,
         ARG_KEEP_GROUP,
@@ -100,6 +101,7 @@ static const struct option options[] = {
         { "prefix", required_argument, NULL, ARG_PREFIX },
         { "from", required_argument, NULL, ARG_FROM },
         { "under", required_argument, NULL, ARG_UNDER },
+        { "reset-limits", no_argument, NULL, ARG_RESET_LIMITS },
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
@@ -162,6 +164,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_UNDER:
                         arg.under = optarg;
                         break;
+                case ARG_RESET_LIMITS:
+                        arg.reset_limits = true;
+                        break;
                 case ARG_GROUP:
                         arg.group = optarg;
                         break;
@@ -223,8 +228,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("-h: only for show, tree and client"), false;
         if (arg.prefix && strcmp(verb, "oci-hook") != 0)
                 return usage_error("--prefix: only for oci-hook"), false;
-        if ((arg.from || arg.under) && strcmp(verb, "import-cgroups") != 0)
-                return usage_error("--from and --under: only for import-cgroups"), false;
+        if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
+                return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
                 return usage_error("--group, --name and --keep-group: only for run"), false;
         if ((arg.top_order || arg.top_depth || arg.top_interval || arg.top_iterations ||

@@ -22,6 +22,7 @@ typedef struct CtlOptions {
         const char *prefix; /* oci-hook --prefix */
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
+        bool reset_limits;  /* import-cgroups --reset-limits */
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */

@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "oci.h"
 #include "options.h"
+#include "import.h"
 #include "output.h"
 #include "parse-size.h"
 #include "prune.h"
@@ -373,7 +374,7 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
 }
 
 static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
-        memacct_import_result res = {};
+        memacct_import_report *rep = NULL;
         memacct *m = connected(mp);
         int r;
 
@@ -381,10 +382,13 @@ static int verb_import_cgroups(memacct **mp, int argc, char **argv) {
         (void) argv;
         if (!m)
                 return EXIT_FAILURE;
-        r = memacct_import_cgroups(m, arg.from, arg.under, &res);
+        r = memacct_import_cgroups_report(m, arg.from, arg.under,
+                                          arg.reset_limits ? MEMACCT_IMPORT_RESET_LIMITS : 0, &rep);
         if (r < 0)
                 return fail(m, "import-cgroups", arg.from ? arg.from : "/", r);
-        return print_import(&res, arg.json);
+        r = print_import_report(rep, arg.json);
+        memacct_import_report_free(rep);
+        return r;
 }
 
 /* top lives in top.c and checks its own options. */

@@ -638,6 +638,42 @@ const memacct_pruned_group *memacct_pruned_get(const memacct_pruned *list, size_
 /** memacct_pruned_free() - free @list; accepts NULL. Return: NULL. */
 memacct_pruned *memacct_pruned_free(memacct_pruned *list);
 
+/* Flags of memacct_import_cgroups_report(). */
+#define MEMACCT_IMPORT_RESET_LIMITS 0x01u /* give user-set limits on the mirrors back to the kernel */
+
+/* One mirror whose user-set limits an import kept: ours.set names them. */
+typedef struct memacct_kept_limits {
+        const char *group;
+        memacct_limits ours;   /* the values kept */
+        memacct_limits kernel; /* the kernel's values of the same limits */
+} memacct_kept_limits;
+
+/* What an import did, read by the accessors below; opaque, so that it may grow. */
+typedef struct memacct_import_report memacct_import_report;
+
+/**
+ * memacct_import_cgroups_report() - memacct_import_cgroups() with @flags
+ * (MEMACCT_IMPORT_RESET_LIMITS) and a report: the counts, the limits the
+ * kernel owns on the daemon's host, and the limits a user set on a mirror
+ * that the import kept (memacct(7), KERNEL CGROUP MIRRORS), on the socket
+ * and the bus alike.
+ * @ret: the report, freed with memacct_import_report_free()
+ *
+ * Return: as memacct_import_cgroups(); -ENOMEM.
+ */
+int memacct_import_cgroups_report(memacct *m, const char *from, const char *under, unsigned flags,
+                                  memacct_import_report **ret);
+/** memacct_import_report_counts() - created, updated, unchanged; owned by @r. */
+const memacct_import_result *memacct_import_report_counts(const memacct_import_report *r);
+/** memacct_import_report_kernel_limits() - MEMACCT_LIMIT_* bits the kernel owns; 0: unknown. */
+unsigned memacct_import_report_kernel_limits(const memacct_import_report *r);
+/** memacct_import_report_kept() - user-set limits kept, over all groups. */
+uint32_t memacct_import_report_kept(const memacct_import_report *r);
+/** memacct_import_report_get() - kept limits of group @i, NULL when out of range; owned by @r. */
+const memacct_kept_limits *memacct_import_report_get(const memacct_import_report *r, size_t i);
+/** memacct_import_report_free() - free @r; accepts NULL. Return: NULL. */
+memacct_import_report *memacct_import_report_free(memacct_import_report *r);
+
 /*
  * Placement rules (memacct(7), PLACEMENT RULES): an attach to "" or
  * "auto" of a process whose kernel memory cgroup is a rule's cgroup or

@@ -487,6 +487,90 @@ static int method_prune_mirrors(sd_bus_message *msg, void *userdata, sd_bus_erro
         return reply_send(m, p, msg, reply);
 }
 
+/* ServiceKeptFn of ImportCgroupsKeepingLimits: one (sa{st}a{st}) into the open array; the first error sticks. */
+typedef struct KeptReply {
+        sd_bus_message *reply;
+        int r;
+} KeptReply;
+
+static int append_limits(sd_bus_message *reply, const MemLimits *l) {
+        static const struct {
+                const char *name;
+                unsigned bit;
+                size_t offset;
+        } fields[] = {
+                { "max", MEM_LIMIT_MAX, offsetof(MemLimits, max) },
+                { "high", MEM_LIMIT_HIGH, offsetof(MemLimits, high) },
+                { "low", MEM_LIMIT_LOW, offsetof(MemLimits, low) },
+                { "min", MEM_LIMIT_MIN, offsetof(MemLimits, min) },
+        };
+        int r = sd_bus_message_open_container(reply, 'a', "{st}");
+
+        for (size_t i = 0; r >= 0 && i < sizeof(fields) / sizeof(*fields); i++)
+                if (l->set & fields[i].bit)
+                        r = sd_bus_message_append(reply, "{st}", fields[i].name,
+                                                  *(const uint64_t *) ((const char *) l + fields[i].offset));
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static void kept_append(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
+                        const MemLimits *kernel) {
+        KeptReply *k = userdata;
+
+        (void) kept; /* ours->set names them */
+        if (k->r < 0)
+                return;
+        k->r = sd_bus_message_open_container(k->reply, 'r', "sa{st}a{st}");
+        if (k->r >= 0)
+                k->r = sd_bus_message_append(k->reply, "s", group);
+        if (k->r >= 0)
+                k->r = append_limits(k->reply, ours);
+        if (k->r >= 0)
+                k->r = append_limits(k->reply, kernel);
+        if (k->r >= 0)
+                k->r = sd_bus_message_close_container(k->reply);
+}
+
+static int method_import_cgroups_keeping_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        BusManager *m = userdata;
+        const char *from, *under;
+        ServiceImportCounts n;
+        KeptReply k = {};
+        BusPeer *p;
+        Refusal rf;
+        int reset, r;
+
+        r = sd_bus_message_read(msg, "ssb", &from, &under, &reset);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        /* The kept groups come during the import: the array is filled then, the counts go before it. */
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        k.reply = reply;
+        k.r = sd_bus_message_open_container(reply, 'a', "(sa{st}a{st})");
+        if (k.r < 0)
+                return k.r;
+        refusal_init(&rf);
+        r = service_import_cgroups_with(m->service, p->peer, from, under, reset ? SERVICE_IMPORT_RESET_LIMITS : 0,
+                                        kept_append, &k, &n, &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        (void) bus_manager_flush(m);
+        if (k.r < 0)
+                return k.r;
+        r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "uuuuu", (uint32_t) n.created, (uint32_t) n.updated,
+                                          (uint32_t) n.unchanged, (uint32_t) n.kept, (uint32_t) n.kernel_owned);
+        if (r < 0)
+                return r;
+        return reply_send(m, p, msg, reply);
+}
+
 /* ---- placement rules ---- */
 
 static int method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -726,6 +810,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("as", removed, "a(ss)", kept),
                                 method_prune_mirrors, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ImportCgroupsKeepingLimits",
+                                SD_BUS_ARGS("s", from, "s", under, "b", reset_limits),
+                                SD_BUS_RESULT("a(sa{st}a{st})", kept_limits, "u", created, "u", updated,
+                                              "u", unchanged, "u", kept, "u", kernel_owned),
+                                method_import_cgroups_keeping_limits, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AddPlacementRule",
                                 SD_BUS_ARGS("s", cgroup, "s", group),
                                 SD_BUS_NO_RESULT,

@@ -514,6 +514,20 @@ bool group_is_mirror(MemGroup *g) {
         return atomic_load_explicit(&g->mirror, memory_order_relaxed);
 }
 
+/* A mask that orders nothing else: its readers (the importer, the state
+ * saver) take the limits themselves under their own serialisation. */
+void group_add_user_limits(MemGroup *g, unsigned mask) {
+        atomic_fetch_or_explicit(&g->user_limits, mask, memory_order_relaxed);
+}
+
+void group_set_user_limits(MemGroup *g, unsigned mask) {
+        atomic_store_explicit(&g->user_limits, mask, memory_order_relaxed);
+}
+
+unsigned group_user_limits(MemGroup *g) {
+        return atomic_load_explicit(&g->user_limits, memory_order_relaxed);
+}
+
 void group_set_kernel_current(MemGroup *g, uint64_t bytes) {
         atomic_store_explicit(&g->kernel_current, bytes, memory_order_relaxed);
 }

@@ -41,6 +41,10 @@ struct MemGroup {
          * The core only stores and reports them. */
         _Atomic bool mirror;
         _Atomic uint64_t kernel_current; /* bytes, the last sample */
+        /* The limits (MemLimitMask) a user set on this group while it was
+         * a mirror: the importer keeps them instead of the outside
+         * hierarchy's. Stored and reported only, like the mirror mark. */
+        _Atomic unsigned user_limits;
 
         /* Set by the service for a group created transient (removed once
          * its creator is gone), and by a restore of a group saved so; the
@@ -156,6 +160,17 @@ void group_reset_peak(MemGroup *g);
  */
 void group_set_mirror(MemGroup *g, bool mirror);
 bool group_is_mirror(MemGroup *g);
+
+/**
+ * group_add_user_limits() - add @mask (MemLimitMask) to the limits of @g a
+ * user owns: those an importer of the outside hierarchy keeps. Any thread;
+ * a read racing with it sees the mask before or after.
+ */
+void group_add_user_limits(MemGroup *g, unsigned mask);
+/** group_set_user_limits() - replace the mask of user-owned limits of @g (0: the outside owns all). */
+void group_set_user_limits(MemGroup *g, unsigned mask);
+/** group_user_limits() - the mask of user-owned limits of @g (MemLimitMask). Any thread. */
+unsigned group_user_limits(MemGroup *g);
 
 /**
  * group_set_kernel_current() - the usage the outside group @g mirrors

@@ -16,7 +16,10 @@
  * cgroup it mirrors, and is what the sampler reads. Everything runs under
  * `lock`: libcgroup's own structures are not for sharing between threads.
  * Mirrors are not persisted as such: after a restart, import again
- * ([cgroup] import-at-start).
+ * ([cgroup] import-at-start). The limits a user set on a mirror
+ * (group_user_limits(), persisted with the group) are the user's: an
+ * import keeps them and takes the kernel's value only for the others,
+ * until an import with CGROUP_IMPORT_RESET_LIMITS gives them back.
  */
 
 #include <dirent.h>
@@ -34,7 +37,7 @@
 #include <unistd.h>
 
 #include "core/group.h"
-#include "service/cgroup-sync.h"
+#include "service/cgroup-sync-internal.h"
 #include "service/log.h"
 #include "service/placement.h"
 
@@ -60,101 +63,6 @@ struct CgroupSync {
         size_t nmirrors;
         size_t unreadable; /* mirrors whose cgroup the last sample could not read */
 };
-
-/* ---- file reading (no libcgroup) ---- */
-
-static int read_file(const char *dir, const char *name, char *buf, size_t size) {
-        char path[PATH_MAX];
-        ssize_t n;
-        int fd;
-
-        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-                return -ENAMETOOLONG;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, size - 1);
-        if (n < 0) {
-                int r = -errno;
-
-                close(fd);
-                return r;
-        }
-        close(fd);
-        buf[n] = 0;
-        return 0;
-}
-
-/* A file holding one number, or "max" (v2: UINT64_MAX). */
-static int read_u64(const char *dir, const char *name, uint64_t *ret) {
-        char buf[64], *end;
-        unsigned long long v;
-        int r;
-
-        r = read_file(dir, name, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        buf[strcspn(buf, "\n")] = 0;
-        if (strcmp(buf, "max") == 0) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        if (buf[0] < '0' || buf[0] > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(buf, &end, 10);
-        if (errno || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-uint64_t cgroup_v1_to_limit(uint64_t bytes) {
-        return bytes >= CGROUP_V1_UNLIMITED_MIN ? UINT64_MAX : bytes;
-}
-
-/* Read @name into *@v and add @bit to @l->set; a missing file leaves it out. */
-static int read_limit(const char *dir, const char *name, bool v1, MemLimits *l, MemLimitMask bit, uint64_t *v) {
-        int r = read_u64(dir, name, v);
-
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        if (v1)
-                *v = cgroup_v1_to_limit(*v);
-        l->set |= bit;
-        return 0;
-}
-
-int cgroup_read_limits(const char *dir, bool v2, MemLimits *ret) {
-        MemLimits l = {};
-        int r;
-
-        if (v2) {
-                if ((r = read_limit(dir, "memory.max", false, &l, MEM_LIMIT_MAX, &l.max)) < 0 ||
-                    (r = read_limit(dir, "memory.high", false, &l, MEM_LIMIT_HIGH, &l.high)) < 0 ||
-                    (r = read_limit(dir, "memory.low", false, &l, MEM_LIMIT_LOW, &l.low)) < 0 ||
-                    (r = read_limit(dir, "memory.min", false, &l, MEM_LIMIT_MIN, &l.min)) < 0)
-                        return r;
-        } else {
-                if ((r = read_limit(dir, "memory.limit_in_bytes", true, &l, MEM_LIMIT_MAX, &l.max)) < 0 ||
-                    (r = read_limit(dir, "memory.soft_limit_in_bytes", true, &l, MEM_LIMIT_LOW, &l.low)) < 0)
-                        return r;
-                /* An unlimited v1 soft limit means "no soft limit": such a
-                 * group is not protected from reclaim, so low is 0 (as
-                 * systemd's MemoryLow default), not "max", which would
-                 * protect every group fully and so none. */
-                if ((l.set & MEM_LIMIT_LOW) && l.low == UINT64_MAX)
-                        l.low = 0;
-        }
-        *ret = l;
-        return 0;
-}
-
-int cgroup_read_usage(const char *dir, bool v2, uint64_t *ret) {
-        return read_u64(dir, v2 ? "memory.current" : "memory.usage_in_bytes", ret);
-}
 
 /* ---- paths ---- */
 
@@ -194,7 +102,7 @@ static void describe_cgroup2(CgroupSync *cs, char *buf, size_t size) {
 
                 if (strcmp(me->mnt_type, "cgroup2") != 0 || (cs->mount && strcmp(me->mnt_dir, cs->mount) == 0))
                         continue;
-                if (read_file(me->mnt_dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
+                if (cgroup_read_file(me->mnt_dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
                         ctl[0] = 0;
                 ctl[strcspn(ctl, "\n")] = 0;
                 /* A log line: long names are cut, never the buffer overrun. */
@@ -452,22 +360,54 @@ static const char *errno_text(int r) {
         }
 }
 
-static bool limits_equal(const MemLimits *l, const MemGroupInfo *info) {
-        return (!(l->set & MEM_LIMIT_MAX) || l->max == info->max) &&
-               (!(l->set & MEM_LIMIT_HIGH) || l->high == info->high) &&
-               (!(l->set & MEM_LIMIT_LOW) || l->low == info->low) &&
-               (!(l->set & MEM_LIMIT_MIN) || l->min == info->min);
+/* The limits @l names whose values differ from @info's (MemLimitMask). */
+static unsigned limits_differ(const MemLimits *l, const MemGroupInfo *info) {
+        unsigned m = 0;
+
+        if ((l->set & MEM_LIMIT_MAX) && l->max != info->max)
+                m |= MEM_LIMIT_MAX;
+        if ((l->set & MEM_LIMIT_HIGH) && l->high != info->high)
+                m |= MEM_LIMIT_HIGH;
+        if ((l->set & MEM_LIMIT_LOW) && l->low != info->low)
+                m |= MEM_LIMIT_LOW;
+        if ((l->set & MEM_LIMIT_MIN) && l->min != info->min)
+                m |= MEM_LIMIT_MIN;
+        return m;
+}
+
+/* What one import asks and gathers, passed down to every import_one(). */
+typedef struct ImportRun {
+        unsigned flags; /* CgroupImportFlags */
+        CgroupKeptFn fn;
+        void *userdata;
+        unsigned kept; /* limits kept so far */
+} ImportRun;
+
+/* Tell @run of the user-set limits @kept of @group, ours in @info, the kernel's in @l. */
+static void report_kept(ImportRun *run, const char *group, unsigned kept, const MemGroupInfo *info,
+                        const MemLimits *l) {
+        MemLimits ours = { .set = kept, .max = info->max, .high = info->high, .low = info->low, .min = info->min };
+        MemLimits kernel = *l;
+
+        run->kept += (unsigned) __builtin_popcount(kept);
+        kernel.set = kept;
+        if (run->fn)
+                run->fn(run->userdata, group, kept, &ours, &kernel);
 }
 
 /*
- * Mirror one cgroup. Return: 0 unchanged, 1 updated, 2 created, or a
- * negative errno (the cgroup is skipped). Caller holds cs->lock.
+ * Mirror one cgroup. The kernel's limits are taken but for those a user
+ * set on the mirror (group_user_limits()), which are kept and reported.
+ * Return: 0 unchanged, 1 updated, 2 created, or a negative errno (the
+ * cgroup is skipped). Caller holds cs->lock.
  */
-static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
+static int import_one(CgroupSync *cs, ImportRun *run, const char *cgroup, const char *group) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         char dir[PATH_MAX];
-        MemLimits l;
+        MemLimits l, take;
         MemGroupInfo info;
+        unsigned user, kept;
+        bool reset = false;
         int r, ret = 0;
 
         r = cgroup_dir(cs, cgroup, dir, sizeof(dir));
@@ -488,16 +428,28 @@ static int import_one(CgroupSync *cs, const char *cgroup, const char *group) {
         if (r < 0)
                 return r;
         group_read(cs->core, g, NULL, false, &info);
-        if (!limits_equal(&l, &info) || !info.mirror) {
-                /* The kernel's word is final: a max below our usage is taken
-                 * (force), like a memory.max write. */
-                (void) group_set_limits(g, &l, true);
+        user = group_user_limits(g);
+        if ((run->flags & CGROUP_IMPORT_RESET_LIMITS) && user) {
+                /* Given back: the kernel owns them again, from this import on. */
+                group_set_user_limits(g, 0);
+                user = 0;
+                reset = true;
+        }
+        take = l;
+        take.set &= ~user;
+        kept = l.set & user & limits_differ(&l, &info);
+        if (limits_differ(&take, &info) || !info.mirror || reset) {
+                /* The kernel's word is final for what it owns: a max below
+                 * our usage is taken (force), like a memory.max write. */
+                (void) group_set_limits(g, &take, true);
                 group_set_mirror(g, true);
-                if (l.set)
-                        events_emit(cs->events, EVENT_LIMITS_CHANGED, group, l.set);
+                if (take.set)
+                        events_emit(cs->events, EVENT_LIMITS_CHANGED, group, take.set);
                 if (ret == 0)
                         ret = 1;
         }
+        if (kept)
+                report_kept(run, group, kept, &info, &l);
         r = mirror_remember(cs, group, cgroup);
         if (r < 0)
                 return r;
@@ -519,8 +471,8 @@ static int check_path(const char *what, const char *path, Refusal *rf) {
         return 0;
 }
 
-static int import_locked(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
-                         Refusal *rf) {
+static int import_locked(CgroupSync *cs, const char *from, const char *under, ImportRun *run,
+                         CgroupCounts *ret, Refusal *rf) {
         CgroupCounts counts = {};
         PathList list = {};
         char skip[PATH_MAX] = "";
@@ -573,7 +525,7 @@ static int import_locked(CgroupSync *cs, const char *from, const char *under, Cg
                 if (r >= 0 && i == 0)
                         r = make_parents(cs, group);
                 if (r >= 0)
-                        r = import_one(cs, cg, group);
+                        r = import_one(cs, run, cg, group);
                 if (r < 0) {
                         /* Not an error of the request (the rest is mirrored):
                          * logged here, the only place that knows which. */
@@ -590,18 +542,34 @@ static int import_locked(CgroupSync *cs, const char *from, const char *under, Cg
                         counts.unchanged++;
         }
         path_list_done(&list);
+        counts.kept = run->kept;
+        counts.kernel_owned = cgroup_sync_kernel_limits(cs);
         *ret = counts;
         return (int) (counts.created + counts.updated);
 }
 
-int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
-                       Refusal *rf) {
+int cgroup_sync_import_with(CgroupSync *cs, const char *from, const char *under, unsigned flags,
+                            CgroupKeptFn fn, void *userdata, CgroupCounts *ret, Refusal *rf) {
+        ImportRun run = { .flags = flags, .fn = fn, .userdata = userdata };
         int r;
 
         pthread_mutex_lock(&cs->lock);
-        r = import_locked(cs, from, under, ret, rf);
+        r = import_locked(cs, from, under, &run, ret, rf);
         pthread_mutex_unlock(&cs->lock);
         return r;
+}
+
+int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, CgroupCounts *ret,
+                       Refusal *rf) {
+        return cgroup_sync_import_with(cs, from, under, 0, NULL, NULL, ret, rf);
+}
+
+unsigned cgroup_sync_kernel_limits(CgroupSync *cs) {
+        if (!cs || !cs->mount)
+                return 0;
+        /* What cgroup_read_limits() reads: v1 has no high and no min. */
+        return cs->v2 ? MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN
+                      : MEM_LIMIT_MAX | MEM_LIMIT_LOW;
 }
 
 int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
@@ -649,6 +617,8 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
                         goto out;
                 }
                 /* The cgroup and its ancestors, root first; not its children. */
+                ImportRun run = {}; /* keeps user-set limits, reports nothing */
+
                 r = make_parents(cs, cs->prefix);
                 for (size_t end = 0; r >= 0;) {
                         char sub[PATH_MAX], anc[MEM_PATH_MAX + 1];
@@ -659,7 +629,7 @@ int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_siz
                                 snprintf(sub, sizeof(sub), "%.*s", (int) end, cg);
                         r = mirror_path(cs->prefix, sub, anc, sizeof(anc));
                         if (r >= 0)
-                                r = import_one(cs, sub, anc);
+                                r = import_one(cs, &run, sub, anc);
                         if (r < 0) {
                                 r = refusal_set(rf, r, "cgroup %s: cannot mirror it as %s: %s", sub, anc,
                                             errno_text(r));

@@ -33,7 +33,21 @@ typedef struct CgroupSync CgroupSync;
 
 typedef struct CgroupCounts {
         unsigned created, updated, unchanged;
+        unsigned kept;         /* user-set limits kept against the kernel's, over all groups */
+        unsigned kernel_owned; /* MemLimitMask: the limits this host's kernel exposes */
 } CgroupCounts;
+
+/*
+ * One group whose user-set limits an import kept: @kept (MemLimitMask)
+ * names them, @ours holds their values, @kernel the kernel's.
+ */
+typedef void (*CgroupKeptFn)(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
+                             const MemLimits *kernel);
+
+/* Request flags of cgroup_sync_import_with(). */
+typedef enum CgroupImportFlags {
+        CGROUP_IMPORT_RESET_LIMITS = 1 << 0, /* give user-set limits back to the kernel */
+} CgroupImportFlags;
 
 /**
  * cgroup_v1_to_limit() - a v1 byte value as a limit: UINT64_MAX ("max")
@@ -104,10 +118,29 @@ int cgroup_sync_import(CgroupSync *cs, const char *from, const char *under, Cgro
                        Refusal *rf);
 
 /**
+ * cgroup_sync_import_with() - cgroup_sync_import() with request flags and
+ * the report of kept limits. The kernel owns the limits it exposes (v2:
+ * max, high, low, min; v1: max and low); a limit a user set on a mirror
+ * (group_user_limits()) is the user's, and an import keeps it, unless
+ * @flags has CGROUP_IMPORT_RESET_LIMITS: then the masks of the imported
+ * mirrors are cleared and the kernel's values taken.
+ * @fn: told of every group where a user-set limit differs from the
+ *   kernel's and was kept, under the object's lock (NULL: nobody)
+ *
+ * Return: as cgroup_sync_import(); @ret->kept counts the kept limits, and
+ * a cleared mask counts its group as updated (persistence must save).
+ */
+int cgroup_sync_import_with(CgroupSync *cs, const char *from, const char *under, unsigned flags,
+                            CgroupKeptFn fn, void *userdata, CgroupCounts *ret, Refusal *rf);
+
+/** cgroup_sync_kernel_limits() - the limits (MemLimitMask) the kernel exposes here; 0: no hierarchy. */
+unsigned cgroup_sync_kernel_limits(CgroupSync *cs);
+
+/**
  * cgroup_sync_place() - the group a session of process @pid attaches to
  * when it names none ("" or "auto"): the mirror of @pid's memory cgroup,
  * imported (that cgroup and its ancestors, not its children) when missing
- * and auto-create allows.
+ * and auto-create allows. User-set limits are kept, as by an import.
  * @ret_path: the group path, @path_size bytes
  * @ret_created: set when the mirror was created (persistence must save)
  *

@@ -156,6 +156,7 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 r = group_set_limits(g, &sg->limits, true);
                 if (r < 0)
                         return log_error_errno(r, "Cannot restore the limits of %s: %m", sg->path);
+                group_set_user_limits(g, sg->user_limits);
                 if (r > 0)
                         log_warning("Restored group %s holds more kept charges than its max", sg->path);
         }

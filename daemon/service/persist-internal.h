@@ -26,6 +26,7 @@ typedef struct StateGroup {
         char *path;
         uid_t owner;
         MemLimits limits; /* all four */
+        unsigned user_limits; /* MemLimitMask: those a user set on a mirror (group_user_limits()) */
         uint64_t kept[_MEM_STAT_MAX];
         uint64_t kept_delegator[_MEM_STAT_MAX]; /* of kept, the delegator's */
         bool transient; /* "transient=1": removed once empty after its creator is gone */

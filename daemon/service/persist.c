@@ -8,7 +8,8 @@
  *         memacctd-state 1
  *         group / owner=0 max=max high=max low=0 min=0
  *         group /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=8192 kept-delegator.anon=4096
- *         end 2 fnv1a64=<16 hex digits>
+ *         group /a/m owner=0 max=104857600 high=max low=0 min=0 user-limits=max
+ *         end 3 fnv1a64=<16 hex digits>
  *
  * Groups come in pre-order, so every parent precedes its children and the
  * tree can be rebuilt top-down. Limits are bytes or "max"; kept charges
@@ -17,7 +18,9 @@
  * many of them its delegator kept (at most kept.ITEM, omitted when zero;
  * nowhere else); a group created transient carries "transient=1" (a
  * state file from before the field loads with every group ordinary, as
- * it was then). The trailer carries the
+ * it was then); user-limits names, by commas, the limits a user set on
+ * a kernel cgroup mirror, which an import keeps (group_user_limits()),
+ * absent meaning none, as in files written before it existed. The trailer carries the
  * group count and the 64-bit FNV-1a hash of every byte before it: a file
  * cut anywhere, or changed by a single byte, fails the check.
  *
@@ -92,6 +95,9 @@ void text_printf(TextBuf *b, const char *format, ...) {
         }
 }
 
+/* The names of user-limits=, by MemLimitMask bit. */
+static const char *const limit_names[] = { "max", "high", "low", "min" };
+
 static void text_limit(TextBuf *b, const char *key, uint64_t v) {
         if (v == UINT64_MAX)
                 text_printf(b, " %s=max", key);
@@ -114,6 +120,7 @@ void state_group_of(MemCore *core, MemGroup *g, StateGroup *ret) {
                 .owner = info.owner,
                 .limits = { .max = info.max, .high = info.high, .low = info.low, .min = info.min },
                 .transient = atomic_load(&g->transient),
+                .user_limits = group_user_limits(g),
         };
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 ret->kept[i] = info.kept[i];
@@ -128,6 +135,15 @@ void text_group_line(TextBuf *b, const char *prefix, const StateGroup *sg) {
         text_limit(b, "high", sg->limits.high);
         text_limit(b, "low", sg->limits.low);
         text_limit(b, "min", sg->limits.min);
+        if (sg->user_limits) {
+                const char *sep = " user-limits=";
+
+                for (unsigned k = 0; k < ELEMENTSOF(limit_names); k++)
+                        if (sg->user_limits & (1u << k)) {
+                                text_printf(b, "%s%s", sep, limit_names[k]);
+                                sep = ",";
+                        }
+        }
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
                 if (sg->kept[i] > 0)
                         text_printf(b, " kept.%s=%" PRIu64, mem_stat_item_to_string(i), sg->kept[i]);
@@ -239,12 +255,35 @@ static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
         return 0;
 }
 
+/* The value of user-limits=: limit names by commas, each once, at least one. */
+static int parse_user_limits(const char *value, unsigned *ret) {
+        unsigned mask = 0;
+
+        for (const char *s = value;;) {
+                size_t n = strcspn(s, ",");
+                unsigned k;
+
+                for (k = 0; k < ELEMENTSOF(limit_names); k++)
+                        if (strlen(limit_names[k]) == n && strncmp(s, limit_names[k], n) == 0)
+                                break;
+                if (k == ELEMENTSOF(limit_names) || (mask & (1u << k)))
+                        return -EINVAL;
+                mask |= 1u << k;
+                if (!s[n])
+                        break;
+                s += n + 1;
+        }
+        *ret = mask;
+        return 0;
+}
+
 /* "key=value" tokens of one group line; each key exactly once. */
 int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, F_TRANSIENT, _F_MAX };
         static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min", "transient" };
         uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min, NULL };
         bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {}, delegator_seen[_MEM_STAT_MAX] = {};
+        bool user_seen = false;
         char *save = NULL, *tok;
 
         for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -268,6 +307,15 @@ int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup 
                                 return check_fail(ctx, -EBADMSG, line, "bad byte count for %s", key);
                         kept_seen[item] = true;
                         g->kept[item] = v;
+                        continue;
+                }
+                if (strcmp(key, "user-limits") == 0) {
+                        /* Optional: files from before it have none. */
+                        if (user_seen)
+                                return check_fail(ctx, -EBADMSG, line, "%s given twice", key);
+                        if (parse_user_limits(value, &g->user_limits) < 0)
+                                return check_fail(ctx, -EBADMSG, line, "bad limit list for %s", key);
+                        user_seen = true;
                         continue;
                 }
                 if (strncmp(key, "kept-delegator.", 15) == 0) {

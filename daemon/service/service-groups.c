@@ -195,6 +195,11 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         events_requester_set(0, 0);
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use --force)", g->path);
+        /* On a mirror the limits set become the user's: an import keeps
+         * them (cgroup_sync_import_with()). Before the commit, so that the
+         * saved line carries the mark. */
+        if (group_is_mirror(g))
+                group_add_user_limits(g, limits->set);
         service_committed(svc, p, g->path);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
@@ -379,6 +384,11 @@ int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf) {
 
 int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *under,
                            ServiceImportCounts *ret, Refusal *rf) {
+        return service_import_cgroups_with(svc, p, from, under, 0, NULL, NULL, ret, rf);
+}
+
+int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const char *under, unsigned flags,
+                                ServiceKeptFn fn, void *userdata, ServiceImportCounts *ret, Refusal *rf) {
         CgroupCounts counts = {};
         int r;
 
@@ -389,17 +399,23 @@ int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
-        r = cgroup_sync_import(svc->cgroup, from, under, &counts, rf);
+        /* The same function type: the reports go straight through. */
+        r = cgroup_sync_import_with(svc->cgroup, from, under,
+                                    flags & SERVICE_IMPORT_RESET_LIMITS ? CGROUP_IMPORT_RESET_LIMITS : 0, fn,
+                                    userdata, &counts, rf);
         if (r > 0 || (r < 0 && counts.created + counts.updated > 0))
                 service_committed(svc, p, NULL); /* any number of groups */
         if (r < 0)
                 return r;
-        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged",
-                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged);
+        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged, %u user-set limit%s kept%s",
+                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged, counts.kept,
+                 counts.kept == 1 ? "" : "s", flags & SERVICE_IMPORT_RESET_LIMITS ? " (limits reset)" : "");
         *ret = (ServiceImportCounts) {
                 .created = counts.created,
                 .updated = counts.updated,
                 .unchanged = counts.unchanged,
+                .kept = counts.kept,
+                .kernel_owned = counts.kernel_owned,
         };
         return 0;
 }

@@ -402,9 +402,28 @@ int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf);
  */
 typedef struct ServiceImportCounts {
         unsigned created, updated, unchanged;
+        unsigned kept;         /* user-set limits kept against the kernel's, over all groups */
+        unsigned kernel_owned; /* MemLimitMask: the limits the kernel exposes on this host */
 } ServiceImportCounts;
 int service_import_cgroups(Service *svc, Peer *p, const char *from, const char *under,
                            ServiceImportCounts *ret, Refusal *rf);
+
+/* One group whose user-set limits @kept (MemLimitMask) an import kept: ours in @ours, the kernel's in @kernel. */
+typedef void (*ServiceKeptFn)(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
+                              const MemLimits *kernel);
+
+/* Request flags of service_import_cgroups_with(). */
+#define SERVICE_IMPORT_RESET_LIMITS (1u << 0) /* give user-set limits back to the kernel */
+
+/**
+ * service_import_cgroups_with() - service_import_cgroups(), keeping the
+ * limits a user set on a mirror (service_set_limits() marks them) unless
+ * @flags has SERVICE_IMPORT_RESET_LIMITS, which gives them back to the
+ * kernel; @fn (NULL: nobody) is told of each group where a kept limit
+ * differs from the kernel's, during the call.
+ */
+int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const char *under, unsigned flags,
+                                ServiceKeptFn fn, void *userdata, ServiceImportCounts *ret, Refusal *rf);
 
 /* A charge or uncharge as a client asks for it. */
 typedef struct ServiceCharge {

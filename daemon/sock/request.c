@@ -54,6 +54,7 @@ typedef struct Request {
         bool has_sessions; /* res.sl is filled: free its items and their strings */
         bool has_pruned; /* res.pr is filled: free its items and their strings */
         bool pruned_oom; /* a pruned group could not be listed */
+        bool has_kept;     /* res.ir is filled: free its kept_limits */
         size_t list_bytes;
         char path[MEM_PATH_MAX + 1]; /* res.gi's or res.ar's path */
 } Request;
@@ -296,19 +297,66 @@ static int on_get_client(Request *x, const Memacct__V1__GetClient *m) {
         return 0;
 }
 
+static void limits_to_wire(const MemLimits *m, Memacct__V1__Limits *l) {
+        *l = (Memacct__V1__Limits) MEMACCT__V1__LIMITS__INIT;
+        l->has_max = !!(m->set & MEM_LIMIT_MAX), l->max = m->max;
+        l->has_high = !!(m->set & MEM_LIMIT_HIGH), l->high = m->high;
+        l->has_low = !!(m->set & MEM_LIMIT_LOW), l->low = m->low;
+        l->has_min = !!(m->set & MEM_LIMIT_MIN), l->min = m->min;
+}
+
+/* One KeptLimits and what it points at, in one allocation. */
+typedef struct WireKept {
+        Memacct__V1__KeptLimits k;
+        Memacct__V1__Limits ours, kernel;
+        char group[];
+} WireKept;
+
+/* ServiceKeptFn of ImportCgroups: one more KeptLimits (a failed
+ * allocation drops the entry; the count still says how many). */
+static void kept_limits(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
+                        const MemLimits *kernel) {
+        Memacct__V1__ImportReply *ir = userdata;
+        Memacct__V1__KeptLimits **v;
+        WireKept *w;
+
+        (void) kept; /* ours->set names them */
+        v = realloc(ir->kept_limits, (ir->n_kept_limits + 1) * sizeof(*v));
+        if (!v)
+                return;
+        ir->kept_limits = v;
+        w = malloc(sizeof(*w) + strlen(group) + 1);
+        if (!w)
+                return;
+        strcpy(w->group, group);
+        w->k = (Memacct__V1__KeptLimits) MEMACCT__V1__KEPT_LIMITS__INIT;
+        limits_to_wire(ours, &w->ours);
+        limits_to_wire(kernel, &w->kernel);
+        w->k.group = w->group;
+        w->k.ours = &w->ours;
+        w->k.kernel = &w->kernel;
+        v[ir->n_kept_limits++] = &w->k; /* k is first: freeing it frees w */
+}
+
 static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
         Memacct__V1__ImportReply *ir = &x->res.ir;
         ServiceImportCounts n;
         int r;
 
-        r = service_import_cgroups(x->svc, x->peer, m->from, m->under, &n, &x->rf);
+        *ir = (Memacct__V1__ImportReply) MEMACCT__V1__IMPORT_REPLY__INIT;
+        x->has_kept = true;
+        r = service_import_cgroups_with(x->svc, x->peer, m->from, m->under,
+                                        m->reset_limits ? SERVICE_IMPORT_RESET_LIMITS : 0, kept_limits, ir,
+                                        &n, &x->rf);
         if (r < 0)
                 return r;
-        *ir = (Memacct__V1__ImportReply) MEMACCT__V1__IMPORT_REPLY__INIT;
         ir->has_created = ir->has_updated = ir->has_unchanged = true;
+        ir->has_kept = ir->has_kernel_owned = true;
         ir->created = n.created;
         ir->updated = n.updated;
         ir->unchanged = n.unchanged;
+        ir->kept = n.kept;
+        ir->kernel_owned = n.kernel_owned;
         x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_IMPORT;
         x->resp.import = ir;
         return 0;
@@ -535,6 +583,11 @@ static void request_done(Request *x) {
                 }
                 free(x->res.gl.groups);
         }
+        if (x->has_kept) {
+                for (size_t i = 0; i < x->res.ir.n_kept_limits; i++)
+                        free(x->res.ir.kept_limits[i]);
+                free(x->res.ir.kept_limits);
+        }
         if (x->has_rules) {
                 for (size_t i = 0; i < x->res.rl.n_rules; i++) {
                         free(x->res.rl.rules[i]->cgroup);
@@ -612,6 +665,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
                 *ret_id = req->id;
         x.resp.status = MEMACCT__V1__STATUS__OK;
         x.has_group = x.has_list = x.has_rules = x.has_sessions = x.has_pruned = x.pruned_oom = false;
+        x.has_kept = false;
         x.list_bytes = 0;
         refusal_init(&x.rf);
 

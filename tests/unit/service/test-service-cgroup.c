@@ -185,6 +185,40 @@ static void test_import_of_a_missing_cgroup_is_refused(void **state) {
         assert_int_equal(fixture_commits(f), 0);
 }
 
+/* SetLimits on a mirror makes the limit the user's: a re-import keeps it
+ * and says so; on a plain group it marks nothing; a reset gives it back. */
+static void test_set_limits_on_a_mirror_is_kept_by_import(void **state) {
+        Fixture *f = *state;
+        MemLimits l = { .set = MEM_LIMIT_MAX, .max = 16 * MIB };
+        ServiceImportCounts n = {};
+        MemGroup *g = NULL;
+        Refusal rf;
+
+        fake_tree(f);
+        refusal_init(&rf);
+        assert_not_refused(service_import_cgroups(f->svc, f->root, NULL, NULL, &n, &rf), &rf);
+        assert_not_refused(service_set_limits(f->svc, f->root, PREFIX "/web/app", &l, false, &rf), &rf);
+        assert_int_equal(group_get(f->core, PREFIX "/web/app", &g), 0);
+        assert_int_equal(group_user_limits(g), MEM_LIMIT_MAX);
+        g = group_unref(g);
+        assert_int_equal(group_create(f->core, "/plain", 0), 0);
+        assert_not_refused(service_set_limits(f->svc, f->root, "/plain", &l, false, &rf), &rf);
+        assert_int_equal(group_get(f->core, "/plain", &g), 0);
+        assert_int_equal(group_user_limits(g), 0);
+        g = group_unref(g);
+
+        assert_not_refused(service_import_cgroups(f->svc, f->root, NULL, NULL, &n, &rf), &rf);
+        assert_int_equal(n.kept, 1);
+        assert_int_equal(n.unchanged, 3);
+        assert_true(tree_info(f, PREFIX "/web/app").max == 16 * MIB);
+
+        assert_not_refused(service_import_cgroups_with(f->svc, f->root, NULL, NULL, SERVICE_IMPORT_RESET_LIMITS,
+                                                       NULL, NULL, &n, &rf), &rf);
+        assert_int_equal(n.kept, 0);
+        assert_int_equal(n.updated, 1);
+        assert_true(tree_info(f, PREFIX "/web/app").max == 32 * MIB);
+}
+
 /* ---- attach "auto" ------------------------------------------------------------- */
 
 /*
@@ -278,6 +312,7 @@ int main(void) {
                 CGROUP_TEST(test_import_by_root_mirrors_the_hierarchy_and_commits),
                 CGROUP_TEST(test_import_with_a_mirror_is_still_root_only),
                 CGROUP_TEST(test_import_of_a_missing_cgroup_is_refused),
+                CGROUP_TEST(test_set_limits_on_a_mirror_is_kept_by_import),
                 CGROUP_TEST(test_attach_auto_places_the_session_by_its_cgroup_and_commits),
                 CGROUP_TEST(test_attach_auto_without_auto_create_says_how_to_mirror),
                 CGROUP_TEST(test_attach_auto_of_a_process_that_is_gone_is_refused),
