@@ -21,7 +21,7 @@
 
 struct BusConn {
         sd_bus *bus;
-        sd_bus_slot *match; /* the Event signal, from the first subscription on */
+        sd_bus_slot *match; /* Event or EventBy, from the first subscription on */
         char **prefixes;    /* subscribed subtrees */
         size_t n_prefixes;
         EventQueue events;  /* the Event signals under prefixes */

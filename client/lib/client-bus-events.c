@@ -5,6 +5,12 @@
  * cannot match on a path prefix inside an argument), into the handle's
  * event queue.
  *
+ * Event's arguments are fixed, so a daemon that says who raised an event
+ * sends it again, with the requester, as EventBy. The manager's
+ * introspection data tells whether it does, once at the first
+ * subscription; then that one signal is matched, never both, so no event
+ * comes twice and none needs pairing with another.
+ *
  * Signals are read by whichever call runs sd-bus (sd_bus_call() dispatches
  * what arrives meanwhile), so memacct_next_event() cannot rely on poll()
  * alone: it sleeps without the lock on the bus fd and an eventfd, and
@@ -35,22 +41,58 @@ static bool path_under(const char *path, const char *prefix) {
         return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
+/* @path is under a subscribed subtree. */
+static bool wanted(BusConn *c, const char *path) {
+        for (size_t i = 0; i < c->n_prefixes; i++)
+                if (path_under(path, c->prefixes[i]))
+                        return true;
+        return false;
+}
+
 /* Runs inside sd_bus_process() or sd_bus_wait() of any call: lock held. */
 static int on_event(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         memacct *m = userdata;
         BusConn *c = m->bus_conn;
         const char *path, *name;
         uint64_t count;
-        bool wanted = false;
 
         (void) ret_error;
         if (sd_bus_message_read(msg, "sst", &path, &name, &count) < 0)
                 return 0; /* not ours to judge: ignore it */
-        for (size_t i = 0; i < c->n_prefixes && !wanted; i++)
-                wanted = path_under(path, c->prefixes[i]);
-        if (wanted)
+        if (wanted(c, path))
                 event_queue_push(&c->events, path, name, count);
         return 0;
+}
+
+/* The same, for EventBy (sstuu: Event's arguments, then pid and uid). */
+static int on_event_by(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        memacct *m = userdata;
+        BusConn *c = m->bus_conn;
+        const char *path, *name;
+        uint64_t count;
+        uint32_t pid, uid;
+
+        (void) ret_error;
+        if (sd_bus_message_read(msg, "sstuu", &path, &name, &count, &pid, &uid) < 0)
+                return 0; /* not ours to judge: ignore it */
+        if (wanted(c, path))
+                event_queue_push_by(&c->events, path, name, count, pid, uid);
+        return 0;
+}
+
+/* Does the daemon send EventBy? Its introspection data says. On any
+ * failure, no: Event is what every daemon sends. Lock held. */
+static bool daemon_sends_event_by(memacct *m) {
+        sd_bus_message *reply = NULL;
+        const char *xml = NULL;
+        bool yes;
+
+        if (sd_bus_call_method(m->bus_conn->bus, BUS_NAME, BUS_PATH, "org.freedesktop.DBus.Introspectable",
+                               "Introspect", NULL, &reply, "") < 0)
+                return false;
+        yes = sd_bus_message_read(reply, "s", &xml) >= 0 && strstr(xml, "<signal name=\"EventBy\"");
+        sd_bus_message_unref(reply);
+        return yes;
 }
 
 static int subscribe_locked(memacct *m, const char *path) {
@@ -62,8 +104,10 @@ static int subscribe_locked(memacct *m, const char *path) {
         /* The match first: events raised from the moment the daemon
          * confirms the group are then all ours. */
         if (!c->match) {
+                bool by = daemon_sends_event_by(m);
+
                 r = sd_bus_match_signal(c->bus, &c->match, BUS_NAME, BUS_PATH, BUS_MANAGER,
-                                        "Event", on_event, m);
+                                        by ? "EventBy" : "Event", by ? on_event_by : on_event, m);
                 if (r < 0)
                         return bus_fail(m, NULL, r);
         }
@@ -88,6 +132,15 @@ int bus_subscribe(memacct *m, const char *path) {
 
         bus_lock(m);
         r = subscribe_locked(m, path);
+        bus_unlock(m);
+        return r;
+}
+
+int bus_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid) {
+        int r;
+
+        bus_lock(m);
+        r = event_queue_requester(&m->bus_conn->events, ret_pid, ret_uid);
         bus_unlock(m);
         return r;
 }

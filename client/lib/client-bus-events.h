@@ -17,6 +17,9 @@ int bus_subscribe(memacct *m, const char *path);
  */
 int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret);
 
+/** bus_event_requester() - memacct_event_requester() on a bus handle. */
+int bus_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
+
 /**
  * bus_events_done() - drop the Event match and free the subscriptions and
  * the events kept. At memacct_close(), before the bus goes.

@@ -70,6 +70,7 @@ static const BusOps bus_ops = {
         .rule_list = bus_rule_list,
         .prune_mirrors = bus_prune_mirrors,
         .next_event = bus_next_event,
+        .event_requester = bus_event_requester,
         .close = bus_close,
 };
 

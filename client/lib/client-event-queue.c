@@ -9,6 +9,7 @@
  * strings.
  */
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,14 @@ void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint
         }
         q->ring[(q->head + q->len) % CLIENT_MAX_EVENTS] = ev;
         q->len++;
+}
+
+int event_queue_requester(const EventQueue *q, uint32_t *ret_pid, uint32_t *ret_uid) {
+        if (!q->last.path)
+                return -ENODATA;
+        *ret_pid = q->last.pid;
+        *ret_uid = q->last.uid;
+        return 0;
 }
 
 bool event_queue_pop(EventQueue *q, memacct_event *ret) {

@@ -43,6 +43,13 @@ void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint
                          uint32_t uid);
 
 /**
+ * event_queue_requester() - who raised the event popped last (0, 0: not
+ * said). Under the lock that guards @q.
+ * Return: 0, or -ENODATA when none was popped.
+ */
+int event_queue_requester(const EventQueue *q, uint32_t *ret_pid, uint32_t *ret_uid);
+
+/**
  * event_queue_pop() - the oldest event into @ret, whose strings stay valid
  * until the next pop or event_queue_done(). Under the lock that guards @q.
  * Return: true, or false when none is kept.

@@ -105,21 +105,19 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
 
 _public_ int memacct_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid) {
         uint32_t pid, uid;
+        int r;
 
         if (!m)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus) {
-                pid = uid = 0;
+                r = m->bus->event_requester(m, &pid, &uid);
         } else {
                 pthread_mutex_lock(&m->lock);
-                if (!m->events.last.path) {
-                        pthread_mutex_unlock(&m->lock);
-                        return -ENODATA;
-                }
-                pid = m->events.last.pid;
-                uid = m->events.last.uid;
+                r = event_queue_requester(&m->events, &pid, &uid);
                 pthread_mutex_unlock(&m->lock);
         }
+        if (r < 0)
+                return r;
         if (ret_pid)
                 *ret_pid = pid;
         if (ret_uid)

@@ -63,6 +63,7 @@ typedef struct BusOps {
         int (*rule_list)(memacct *m, memacct_rules **ret);
         int (*prune_mirrors)(memacct *m, memacct_pruned **ret);
         int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
+        int (*event_requester)(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
         /* Leave the bus and free the transport's state (memacct_close()). */
         void (*close)(memacct *m);
 } BusOps;
