@@ -3,7 +3,8 @@
  * org.memacct1.Manager: the bus's request handlers
  *
  * Each handler reads its arguments, learns who calls (peer.c), makes one
- * service call and replies; a refusal is the service's, as a named D-Bus
+ * service call and replies (the methods about kernel cgroups are in
+ * mirrors.c, those about the daemon and its sessions in who.c); a refusal is the service's, as a named D-Bus
  * error (error.c) with the socket's message word for word, so that
  * memacctctl and busctl tell the same story on either transport.
  *
@@ -27,6 +28,7 @@
 
 #include "bus/error.h"
 #include "bus/manager.h"
+#include "bus/mirrors.h"
 #include "bus/names.h"
 #include "bus/peer.h"
 #include "bus/who.h"
@@ -48,11 +50,7 @@ static BusHeldReply *held_free(BusHeldReply *h) {
         return next;
 }
 
-/*
- * Send @reply to @call now, or hold it until the change it reports (the
- * one @p's operation just made, if any) is saved.
- */
-static int reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_message *reply) {
+int bus_manager_reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_message *reply) {
         uint64_t seq = service_peer_take_wait(p->peer);
         BusHeldReply *h;
         Refusal rf;
@@ -81,8 +79,7 @@ static int reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_me
         return 1;
 }
 
-/* The method return of @call, with @types and the values after it, sent (or held) by reply_send(). */
-static int reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const char *types, ...) {
+int bus_manager_reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         va_list ap;
         int r;
@@ -97,7 +94,7 @@ static int reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const c
                 if (r < 0)
                         return r;
         }
-        return reply_send(m, p, call, reply);
+        return bus_manager_reply_send(m, p, call, reply);
 }
 
 void bus_manager_release(BusManager *m) {
@@ -144,25 +141,24 @@ static int reply(BusManager *m, BusPeer *p, sd_bus_message *msg, int r, const Re
         if (r < 0)
                 return bus_refusal(error, rf);
         (void) bus_manager_flush(m);
-        return reply_return(m, p, msg, NULL);
+        return bus_manager_reply_return(m, p, msg, NULL);
 }
 
-/* A service operation whose one argument is a group's path. */
-typedef int (*PathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
+int bus_manager_caller(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error) {
+        service_request_served(m->service);
+        return bus_peer_get(m, msg, ret, error);
+}
 
-/* The peer that sent @msg, with the error already set on failure. */
-#define GET_PEER(m, msg, p, error)                                  \
-        do {                                                        \
-                int _r_;                                            \
-                                                                    \
-                service_request_served((m)->service);               \
-                _r_ = bus_peer_get((m), (msg), &(p), (error));      \
-                if (_r_ < 0)                                        \
-                        return _r_;                                 \
+/* The peer that sent @msg into @p, or return the error (already set). */
+#define GET_PEER(m, msg, p, error)                                          \
+        do {                                                                \
+                int _r_ = bus_manager_caller((m), (msg), &(p), (error));    \
+                                                                            \
+                if (_r_ < 0)                                                \
+                        return _r_;                                         \
         } while (0)
 
-/* A call whose one argument is a path: read it, learn the caller, one operation. */
-static int path_call(BusManager *m, sd_bus_message *msg, PathOp op, sd_bus_error *error) {
+int bus_manager_path_call(BusManager *m, sd_bus_message *msg, BusPathOp op, sd_bus_error *error) {
         const char *path;
         BusPeer *p;
         Refusal rf;
@@ -251,7 +247,7 @@ static int create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error
         if (r < 0)
                 return r;
         (void) bus_manager_flush(m);
-        return reply_return(m, p, msg, "o", object);
+        return bus_manager_reply_return(m, p, msg, "o", object);
 }
 
 static int method_create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -263,7 +259,7 @@ static int method_create_transient_group(sd_bus_message *msg, void *userdata, sd
 }
 
 static int method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return path_call(userdata, msg, service_remove_group, error);
+        return bus_manager_path_call(userdata, msg, service_remove_group, error);
 }
 
 static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -386,243 +382,7 @@ static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error 
 }
 
 static int method_reset_peak(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return path_call(userdata, msg, service_reset_peak, error);
-}
-
-static int method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        const char *from, *under;
-        ServiceImportCounts n;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        r = sd_bus_message_read(msg, "ss", &from, &under);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_import_cgroups(m->service, p->peer, from, under, &n, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        (void) bus_manager_flush(m);
-        return reply_return(m, p, msg, "uuu", (uint32_t) n.created, (uint32_t) n.updated,
-                            (uint32_t) n.unchanged);
-}
-
-/* What PruneMirrors collects before it replies: the removed groups go in
- * one array and the kept ones in another, and the service tells them
- * interleaved. */
-typedef struct Pruned {
-        char **removed;
-        size_t n_removed;
-        char **kept; /* group, why, group, why, ... */
-        size_t n_kept;
-        bool oom;
-} Pruned;
-
-static bool strv_push(char ***v, size_t *n, const char *s) {
-        char **w = realloc(*v, (*n + 1) * sizeof(*w));
-
-        if (!w)
-                return false;
-        *v = w;
-        return (w[*n] = strdup(s)) && ++*n;
-}
-
-/* ServicePruneFn of PruneMirrors: a failed copy marks the reply to be refused. */
-static void pruned_mirror(void *userdata, const char *group, const char *why) {
-        Pruned *pr = userdata;
-
-        if (!why ? !strv_push(&pr->removed, &pr->n_removed, group)
-                 : !strv_push(&pr->kept, &pr->n_kept, group) || !strv_push(&pr->kept, &pr->n_kept, why))
-                pr->oom = true;
-}
-
-static void pruned_done(Pruned *pr) {
-        for (size_t i = 0; i < pr->n_removed; i++)
-                free(pr->removed[i]);
-        for (size_t i = 0; i < pr->n_kept; i++)
-                free(pr->kept[i]);
-        free(pr->removed);
-        free(pr->kept);
-}
-
-static int method_prune_mirrors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
-        Pruned pr = {};
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_prune_mirrors(m->service, p->peer, pruned_mirror, &pr, &rf);
-        if (r >= 0 && pr.oom)
-                r = refusal_set(&rf, -ENOMEM, "pruned, but out of memory listing the groups");
-        if (r < 0) {
-                pruned_done(&pr);
-                return bus_refusal(error, &rf);
-        }
-        (void) bus_manager_flush(m);
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && i < pr.n_removed; i++)
-                r = sd_bus_message_append(reply, "s", pr.removed[i]);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        for (size_t i = 0; r >= 0 && i + 1 < pr.n_kept; i += 2)
-                r = sd_bus_message_append(reply, "(ss)", pr.kept[i], pr.kept[i + 1]);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        pruned_done(&pr);
-        if (r < 0)
-                return r;
-        return reply_send(m, p, msg, reply);
-}
-
-/* ServiceKeptFn of ImportCgroupsKeepingLimits: one (sa{st}a{st}) into the open array; the first error sticks. */
-typedef struct KeptReply {
-        sd_bus_message *reply;
-        int r;
-} KeptReply;
-
-static int append_limits(sd_bus_message *reply, const MemLimits *l) {
-        static const struct {
-                const char *name;
-                unsigned bit;
-                size_t offset;
-        } fields[] = {
-                { "max", MEM_LIMIT_MAX, offsetof(MemLimits, max) },
-                { "high", MEM_LIMIT_HIGH, offsetof(MemLimits, high) },
-                { "low", MEM_LIMIT_LOW, offsetof(MemLimits, low) },
-                { "min", MEM_LIMIT_MIN, offsetof(MemLimits, min) },
-        };
-        int r = sd_bus_message_open_container(reply, 'a', "{st}");
-
-        for (size_t i = 0; r >= 0 && i < sizeof(fields) / sizeof(*fields); i++)
-                if (l->set & fields[i].bit)
-                        r = sd_bus_message_append(reply, "{st}", fields[i].name,
-                                                  *(const uint64_t *) ((const char *) l + fields[i].offset));
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
-static void kept_append(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
-                        const MemLimits *kernel) {
-        KeptReply *k = userdata;
-
-        (void) kept; /* ours->set names them */
-        if (k->r < 0)
-                return;
-        k->r = sd_bus_message_open_container(k->reply, 'r', "sa{st}a{st}");
-        if (k->r >= 0)
-                k->r = sd_bus_message_append(k->reply, "s", group);
-        if (k->r >= 0)
-                k->r = append_limits(k->reply, ours);
-        if (k->r >= 0)
-                k->r = append_limits(k->reply, kernel);
-        if (k->r >= 0)
-                k->r = sd_bus_message_close_container(k->reply);
-}
-
-static int method_import_cgroups_keeping_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
-        const char *from, *under;
-        ServiceImportCounts n;
-        KeptReply k = {};
-        BusPeer *p;
-        Refusal rf;
-        int reset, r;
-
-        r = sd_bus_message_read(msg, "ssb", &from, &under, &reset);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        /* The kept groups come during the import: the array is filled then, the counts go before it. */
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        k.reply = reply;
-        k.r = sd_bus_message_open_container(reply, 'a', "(sa{st}a{st})");
-        if (k.r < 0)
-                return k.r;
-        refusal_init(&rf);
-        r = service_import_cgroups_with(m->service, p->peer, from, under, reset ? SERVICE_IMPORT_RESET_LIMITS : 0,
-                                        kept_append, &k, &n, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        (void) bus_manager_flush(m);
-        if (k.r < 0)
-                return k.r;
-        r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "uuuuu", (uint32_t) n.created, (uint32_t) n.updated,
-                                          (uint32_t) n.unchanged, (uint32_t) n.kept, (uint32_t) n.kernel_owned);
-        if (r < 0)
-                return r;
-        return reply_send(m, p, msg, reply);
-}
-
-/* ---- placement rules ---- */
-
-static int method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        const char *cgroup, *group;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        r = sd_bus_message_read(msg, "ss", &cgroup, &group);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        refusal_init(&rf);
-        r = service_add_rule(m->service, p->peer, cgroup, group, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        return reply_return(m, p, msg, NULL);
-}
-
-static int method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return path_call(userdata, msg, service_remove_rule, error);
-}
-
-/* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair. */
-static int listed_rule(void *userdata, const char *cgroup, const char *group) {
-        return sd_bus_message_append(userdata, "(ss)", cgroup, group);
-}
-
-static int method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
-        BusPeer *p;
-        Refusal rf;
-        int r;
-
-        GET_PEER(m, msg, p, error);
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        if (r < 0)
-                return r;
-        refusal_init(&rf);
-        r = service_list_rules(m->service, p->peer, listed_rule, reply, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_manager_path_call(userdata, msg, service_reset_peak, error);
 }
 
 /* ---- charges and sessions ---- */
@@ -654,7 +414,7 @@ static int method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = service_charge(m->service, p->peer, &c, &res, &rf);
         if (r < 0)
                 return bus_refusal(error, &rf);
-        return reply_return(m, p, msg, "tt", res.throttle_usec, res.over_high);
+        return bus_manager_reply_return(m, p, msg, "tt", res.throttle_usec, res.over_high);
 }
 
 static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -671,7 +431,7 @@ static int method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
         refusal_init(&rf);
         r = service_uncharge(m->service, p->peer, &c, &rf);
-        return r < 0 ? bus_refusal(error, &rf) : reply_return(m, p, msg, NULL);
+        return r < 0 ? bus_refusal(error, &rf) : bus_manager_reply_return(m, p, msg, NULL);
 }
 
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -692,7 +452,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return bus_refusal(error, &rf);
         (void) bus_manager_flush(m);
-        return reply_return(m, p, msg, "s", group);
+        return bus_manager_reply_return(m, p, msg, "s", group);
 }
 
 static int method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -805,28 +565,28 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ImportCgroups",
                                 SD_BUS_ARGS("s", from, "s", under),
                                 SD_BUS_RESULT("u", created, "u", updated, "u", unchanged),
-                                method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PruneMirrors",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("as", removed, "a(ss)", kept),
-                                method_prune_mirrors, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_prune_mirrors, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ImportCgroupsKeepingLimits",
                                 SD_BUS_ARGS("s", from, "s", under, "b", reset_limits),
                                 SD_BUS_RESULT("a(sa{st}a{st})", kept_limits, "u", created, "u", updated,
                                               "u", unchanged, "u", kept, "u", kernel_owned),
-                                method_import_cgroups_keeping_limits, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_import_cgroups_keeping_limits, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AddPlacementRule",
                                 SD_BUS_ARGS("s", cgroup, "s", group),
                                 SD_BUS_NO_RESULT,
-                                method_add_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_add_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemovePlacementRule",
                                 SD_BUS_ARGS("s", cgroup),
                                 SD_BUS_NO_RESULT,
-                                method_remove_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_remove_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListPlacementRules",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ss)", rules),
-                                method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetOwner",
                                 SD_BUS_ARGS("s", path, "u", owner),
                                 SD_BUS_NO_RESULT,

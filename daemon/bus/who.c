@@ -2,7 +2,7 @@
 /*
  * GetInfo and ListSessions on the bus: decode, one service call, encode,
  * as every method. Each counts as one request served, as the manager's
- * other methods do (GET_PEER in manager.c).
+ * other methods do (bus_manager_caller()).
  */
 
 #include "bus/error.h"
@@ -11,12 +11,6 @@
 #include "bus/who.h"
 #include "macro.h"
 
-/* The caller, counted as one request. */
-static int caller(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error) {
-        service_request_served(m->service);
-        return bus_peer_get(m, msg, ret, error);
-}
-
 int bus_method_get_info(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
         ServiceInfo info;
@@ -24,7 +18,7 @@ int bus_method_get_info(sd_bus_message *msg, void *userdata, sd_bus_error *error
         Refusal rf;
         int r;
 
-        r = caller(m, msg, &p, error);
+        r = bus_manager_caller(m, msg, &p, error);
         if (r < 0)
                 return r;
         refusal_init(&rf);
@@ -52,7 +46,7 @@ int bus_method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         r = sd_bus_message_read(msg, "s", &path);
         if (r >= 0)
-                r = caller(m, msg, &p, error);
+                r = bus_manager_caller(m, msg, &p, error);
         if (r >= 0)
                 r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
