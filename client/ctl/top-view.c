@@ -114,7 +114,10 @@ int top_snapshot_fetch(memacct *m, const char *path, TopSnapshot *ret) {
         int r;
 
         *ret = (TopSnapshot) {};
-        r = memacct_get_group(m, path, NULL, 0, &ret->top);
+        /* Exact: the stats flushed first, so that SESSION (current less
+         * kept, from the stats) is what show says; the flush covers the
+         * list read right after it. */
+        r = memacct_get_group(m, path, NULL, MEMACCT_EXACT, &ret->top);
         if (r >= 0)
                 r = memacct_list_groups(m, path, MEMACCT_RECURSIVE, &ret->list);
         if (r >= 0)
@@ -262,7 +265,7 @@ typedef struct Widths {
 
 static Widths table_widths(const TopSnapshot *s, const TopView *v) {
         Widths w = { .size = v->raw ? 14 : 8, .pct = 6, .ev = 7, .sess = 5 };
-        int fixed = 4 * (w.size + 1) + (w.pct + 1) + 3 * (w.ev + 1) + (w.sess + 1) +
+        int fixed = 6 * (w.size + 1) + (w.pct + 1) + 3 * (w.ev + 1) + (w.sess + 1) +
                     (s->mirrors ? w.size + 1 : 0);
 
         w.name = (int) strlen("GROUP");
@@ -292,7 +295,7 @@ static void put_line(FILE *f, const TopView *v, char *line) {
 static void print_row(FILE *f, const TopRow *row, const TopView *v, const Widths *w,
                       bool mirrors) {
         char name[1024], shortened[1024], line[2048], cur[24], peak[24], max[24], high[24],
-                pct[24], kernel[24];
+                pct[24], kept[24], session[24], kernel[24];
         const memacct_group_info *g = row->g;
         int n;
 
@@ -302,13 +305,15 @@ static void print_row(FILE *f, const TopRow *row, const TopView *v, const Widths
         else
                 memcpy(shortened, name, strlen(name) + 1);
         n = snprintf(line, sizeof(line),
-                     "%-*s %*s %*s %*s %*s %*s %*" PRIu64 " %*" PRIu64 " %*" PRIu64 " %*" PRIu32,
+                     "%-*s %*s %*s %*s %*s %*s %*" PRIu64 " %*" PRIu64 " %*" PRIu64 " %*" PRIu32 " %*s %*s",
                      w->name, shortened, w->size, format_size(cur, g->current, false, v->raw),
                      w->size, format_size(peak, g->peak, false, v->raw), w->size,
                      format_size(max, g->max, true, v->raw), w->pct,
                      format_percent(pct, g->current, g->max), w->size,
                      format_size(high, g->high, true, v->raw), w->ev, row->ev_max, w->ev,
-                     row->ev_oom, w->ev, row->ev_high, w->sess, g->nr_sessions);
+                     row->ev_oom, w->ev, row->ev_high, w->sess, g->nr_sessions, w->size,
+                     format_size(kept, g->kept, false, v->raw), w->size,
+                     format_size(session, g->session, false, v->raw));
         if (mirrors && n > 0 && (size_t) n < sizeof(line))
                 snprintf(line + n, sizeof(line) - (size_t) n, " %*s", w->size,
                          g->kernel_current == MEMACCT_NO_KERNEL_CURRENT
@@ -323,9 +328,10 @@ void top_print_table(FILE *f, const TopSnapshot *s, const TopView *v) {
         size_t printed = 0;
         int n;
 
-        n = snprintf(line, sizeof(line), "%-*s %*s %*s %*s %*s %*s %*s %*s %*s %*s", w.name,
+        n = snprintf(line, sizeof(line), "%-*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s", w.name,
                      "GROUP", w.size, "CURRENT", w.size, "PEAK", w.size, "MAX", w.pct, "%MAX",
-                     w.size, "HIGH", w.ev, "E:MAX", w.ev, "E:OOM", w.ev, "E:HIGH", w.sess, "SESS");
+                     w.size, "HIGH", w.ev, "E:MAX", w.ev, "E:OOM", w.ev, "E:HIGH", w.sess, "SESS",
+                     w.size, "KEPT", w.size, "SESSION");
         if (s->mirrors && n > 0 && (size_t) n < sizeof(line))
                 snprintf(line + n, sizeof(line) - (size_t) n, " %*s", w.size, "KERNEL");
         put_line(f, v, line);

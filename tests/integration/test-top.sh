@@ -48,7 +48,7 @@ check_run "top -b -n 2 -d 2" 0 ctl top -b -n 2 -d 2 -i 0.1
 check_eq "two snapshots, each with its header" "$(grep -c '^GROUP ' <<<"$OUT")" 2
 check_eq "separated by one blank line" "$(grep -c '^$' <<<"$OUT")" 1
 check_match "the header names the columns" "$OUT" \
-        '^GROUP +CURRENT +PEAK +MAX +%MAX +HIGH +E:MAX +E:OOM +E:HIGH +SESS$'
+        '^GROUP +CURRENT +PEAK +MAX +%MAX +HIGH +E:MAX +E:OOM +E:HIGH +SESS +KEPT +SESSION$'
 check_eq "by current, as a tree, to depth 2" "$(names "$OUT")" '/|  t|    b|    a|    c|  u|'
 check_eq "the two snapshots are the same" "$(sed -n '1,/^$/p' <<<"$OUT" | sed '/^$/d')" \
         "$(sed -n '/^$/,$p' <<<"$OUT" | sed '/^$/d')"
@@ -87,8 +87,25 @@ for g in /t:t /t/a:a /t/b:b /u:u; do
         check_eq "--raw high of $path is show's" "$(column "$OUT" "$name" 6)" "$(field "$path" 'd["high"]')"
 done
 check_eq "--raw root current is show's" "$(column "$OUT" / 2)" "$(current /)"
+check_eq "/t/b keeps its 5M" "$(column "$OUT" b 11)" $((5 * M))
+check_eq "in no session" "$(column "$OUT" b 12)" 0
+check_eq "/t keeps nothing itself: its 8M are its children's" "$(column "$OUT" t 11)" 0
 check_eq "the numbers add up: /t is a, b and c" "$(column "$OUT" t 2)" $((3 * M + 5 * M))
 check_eq "/u holds 1K" "$(column "$OUT" u 2)" $K
+
+# KEPT and SESSION split current: /u keeps 1K, and a session holds 2K there.
+bg "$TMP/hold.out" "$MEMACCTCTL" --socket "$SOCK" hold /u 2K
+HOLD=$BG_PID
+wait_for 10 grep -q '^holding' "$TMP/hold.out" || fail "hold /u 2K: $(cat "$TMP/hold.out")"
+check_run "top -b -n 1 --raw /u" 0 ctl top -b -n 1 --raw /u
+check_eq "/u keeps 1K" "$(column "$OUT" /u 11)" $K
+check_eq "and its session holds 2K" "$(column "$OUT" /u 12)" $((2 * K))
+check_eq "the two are /u's current" "$(column "$OUT" /u 2)" $((3 * K))
+check_eq "as show says" "$(column "$OUT" /u 12)" "$(field /u 'd["session"]')"
+rc=0
+stop_bg "$HOLD" TERM || rc=$?
+check_eq "the hold ends on SIGTERM" "$rc" 0
+check_current_soon "its session charge is released" /u $K
 
 check_run "top without a terminal is batch mode" 0 ctl top -n 1
 check_eq "one snapshot" "$(grep -c '^GROUP ' <<<"$OUT")" 1
