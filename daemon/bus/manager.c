@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "bus/error.h"
+#include "bus/limits.h"
 #include "bus/manager.h"
 #include "bus/mirrors.h"
 #include "bus/names.h"
@@ -174,48 +175,6 @@ int bus_manager_path_call(BusManager *m, sd_bus_message *msg, BusPathOp op, sd_b
         return reply(m, p, msg, r, &rf, error);
 }
 
-/* ---- limits: a{st} of max, high, low, min ---- */
-
-static int read_limits(sd_bus_message *msg, MemLimits *ret, sd_bus_error *error) {
-        static const struct {
-                const char *name;
-                MemLimitMask bit;
-                size_t offset;
-        } keys[] = {
-                { "max", MEM_LIMIT_MAX, offsetof(MemLimits, max) },
-                { "high", MEM_LIMIT_HIGH, offsetof(MemLimits, high) },
-                { "low", MEM_LIMIT_LOW, offsetof(MemLimits, low) },
-                { "min", MEM_LIMIT_MIN, offsetof(MemLimits, min) },
-        };
-        MemLimits l = {};
-        const char *key;
-        uint64_t value;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{st}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(msg, "{st}", &key, &value)) > 0) {
-                size_t i;
-
-                for (i = 0; i < ELEMENTSOF(keys) && strcmp(key, keys[i].name) != 0; i++)
-                        ;
-                if (i == ELEMENTSOF(keys))
-                        return bus_fail(error, -EINVAL, "unknown limit '%s' (max, high, low, min)", key);
-                if (l.set & keys[i].bit)
-                        return bus_fail(error, -EINVAL, "limit '%s' given twice", key);
-                l.set |= keys[i].bit;
-                *(uint64_t *) ((uint8_t *) &l + keys[i].offset) = value;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(msg);
-        if (r < 0)
-                return r;
-        *ret = l;
-        return 0;
-}
-
 /* ---- groups ---- */
 
 /* CreateGroup and CreateTransientGroup: the same arguments, the same reply. */
@@ -231,7 +190,7 @@ static int create_group(sd_bus_message *msg, void *userdata, sd_bus_error *error
 
         r = sd_bus_message_read(msg, "s", &path);
         if (r >= 0)
-                r = read_limits(msg, &limits, error);
+                r = bus_read_limits(msg, &limits, error);
         if (r >= 0)
                 r = sd_bus_message_read(msg, "u", &owner);
         if (r < 0)
@@ -272,7 +231,7 @@ static int method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         r = sd_bus_message_read(msg, "s", &path);
         if (r >= 0)
-                r = read_limits(msg, &limits, error);
+                r = bus_read_limits(msg, &limits, error);
         if (r >= 0)
                 r = sd_bus_message_read(msg, "b", &force);
         if (r < 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bus/error.h"
+#include "bus/limits.h"
 #include "bus/manager.h"
 #include "bus/mirrors.h"
 #include "bus/peer.h"
@@ -124,26 +125,6 @@ typedef struct KeptReply {
         int r;
 } KeptReply;
 
-static int append_limits(sd_bus_message *reply, const MemLimits *l) {
-        static const struct {
-                const char *name;
-                unsigned bit;
-                size_t offset;
-        } fields[] = {
-                { "max", MEM_LIMIT_MAX, offsetof(MemLimits, max) },
-                { "high", MEM_LIMIT_HIGH, offsetof(MemLimits, high) },
-                { "low", MEM_LIMIT_LOW, offsetof(MemLimits, low) },
-                { "min", MEM_LIMIT_MIN, offsetof(MemLimits, min) },
-        };
-        int r = sd_bus_message_open_container(reply, 'a', "{st}");
-
-        for (size_t i = 0; r >= 0 && i < sizeof(fields) / sizeof(*fields); i++)
-                if (l->set & fields[i].bit)
-                        r = sd_bus_message_append(reply, "{st}", fields[i].name,
-                                                  *(const uint64_t *) ((const char *) l + fields[i].offset));
-        return r < 0 ? r : sd_bus_message_close_container(reply);
-}
-
 static void kept_append(void *userdata, const char *group, unsigned kept, const MemLimits *ours,
                         const MemLimits *kernel) {
         KeptReply *k = userdata;
@@ -155,9 +136,9 @@ static void kept_append(void *userdata, const char *group, unsigned kept, const 
         if (k->r >= 0)
                 k->r = sd_bus_message_append(k->reply, "s", group);
         if (k->r >= 0)
-                k->r = append_limits(k->reply, ours);
+                k->r = bus_append_limits(k->reply, ours);
         if (k->r >= 0)
-                k->r = append_limits(k->reply, kernel);
+                k->r = bus_append_limits(k->reply, kernel);
         if (k->r >= 0)
                 k->r = sd_bus_message_close_container(k->reply);
 }
