@@ -689,8 +689,22 @@ static int cmp_mirror_deepest(const void *a, const void *b) {
         return strcmp(((const Mirror *) b)->group, ((const Mirror *) a)->group);
 }
 
-/* Why the mirror @g of a vanished cgroup stays; NULL: it may go. */
-static const char *prune_blocker(CgroupSync *cs, MemGroup *g) {
+/* Is a mirror among the first @n of cs->mirrors below the group @path? */
+static bool mirror_below(CgroupSync *cs, size_t n, const char *path) {
+        size_t len = strlen(path);
+
+        for (size_t j = 0; j < n; j++)
+                if (strncmp(cs->mirrors[j].group, path, len) == 0 && cs->mirrors[j].group[len] == '/')
+                        return true;
+        return false;
+}
+
+/* Why the mirror @g of a vanished cgroup stays; NULL: it may go. The
+ * mirrors kept so far are the first @kept of cs->mirrors: deepest first,
+ * they hold every kept mirror below @g (a cgroup below a vanished one has
+ * vanished too), so a child that stays is told apart from one that is no
+ * mirror. */
+static const char *prune_blocker(CgroupSync *cs, MemGroup *g, size_t kept) {
         MemGroupInfo info;
 
         group_read(cs->core, g, NULL, false, &info);
@@ -700,7 +714,8 @@ static const char *prune_blocker(CgroupSync *cs, MemGroup *g) {
                 if (info.kept[k])
                         return "it holds kept charges";
         if (info.nr_children)
-                return "it has groups below it that are not mirrors";
+                return mirror_below(cs, kept, g->path) ? "a mirror below it stays"
+                                                       : "it has groups below it that are not mirrors";
         return NULL;
 }
 
@@ -725,7 +740,7 @@ int cgroup_sync_prune(CgroupSync *cs, CgroupPruneFn fn, void *userdata) {
                 }
                 if (group_get(cs->core, mi->group, &g) < 0 || !group_is_mirror(g))
                         drop = true; /* removed, or no longer ours: forget it */
-                else if ((why = prune_blocker(cs, g))) {
+                else if ((why = prune_blocker(cs, g, keep))) {
                         if (why != mi->kept_why)
                                 log_info("Mirror %s of vanished cgroup %s: kept, %s", mi->group, mi->cgroup,
                                          why);

@@ -137,7 +137,7 @@ static void test_prune_keeps_a_mirror_in_use_and_says_why(void **state) {
         fake_vanish("/db");
         assert_int_equal(service_prune_mirrors(f->svc, f->root, told, &t, &rf), 0);
         assert_string_equal(t.text, PREFIX "/web/app:sessions are attached;"
-                                    PREFIX "/web:it has groups below it that are not mirrors;"
+                                    PREFIX "/web:a mirror below it stays;"
                                     PREFIX "/db:it has groups below it that are not mirrors;");
         assert_true(tree_exists(f, PREFIX "/web/app"));
         assert_true(tree_exists(f, PREFIX "/db"));
