@@ -139,6 +139,21 @@ file_has() {
         grep -Eq -- "$2" "$1"
 }
 
+# own_cgroup: this process's kernel memory cgroup as /proc/self/cgroup
+# names it: v1's memory line, else the unified (0::) one. Return: 1 when
+# there is neither.
+own_cgroup() {
+        local line cg=
+
+        while IFS= read -r line; do
+                case $line in
+                *:memory:* | *,memory:* | *:memory,*) echo "${line#*:*:}"; return 0 ;;
+                0::*) cg=${line#0::} ;;
+                esac
+        done </proc/self/cgroup
+        [[ -n $cg ]] && echo "$cg"
+}
+
 # ---- background processes ----
 
 # bg OUTFILE CMD...: start CMD in the background (stdout and stderr to
