@@ -139,10 +139,11 @@ file_has() {
         grep -Eq -- "$2" "$1"
 }
 
-# own_cgroup: this process's kernel memory cgroup as /proc/self/cgroup
-# names it: v1's memory line, else the unified (0::) one. Return: 1 when
-# there is neither.
-own_cgroup() {
+# mem_cgroup PID: the kernel memory cgroup of PID ("self": this process)
+# as /proc/PID/cgroup names it, and as memacctd and its OCI hook read it:
+# v1's memory line, else the unified (0::) one. Return: 1 when there is
+# neither.
+mem_cgroup() {
         local line cg=
 
         while IFS= read -r line; do
@@ -150,7 +151,7 @@ own_cgroup() {
                 *:memory:* | *,memory:* | *:memory,*) echo "${line#*:*:}"; return 0 ;;
                 0::*) cg=${line#0::} ;;
                 esac
-        done </proc/self/cgroup
+        done <"/proc/$1/cgroup"
         [[ -n $cg ]] && echo "$cg"
 }
 

@@ -156,7 +156,7 @@ $(diff "$TMP/steps.sock" "$TMP/steps.bus" || true)"
 
 # This process's memory cgroup, for an import of a cgroup no other test
 # touches ("/" when there is none).
-OWN_CG=$(own_cgroup) || OWN_CG=/
+OWN_CG=$(mem_cgroup self) || OWN_CG=/
 
 # The sequence: creation with limits, kept charges and uncharges, the
 # refusals of both limits in the path, force, peaks, listing, and the

@@ -17,7 +17,7 @@ H=$MEMACCT_RUN_HELPER
 K=1024
 CTL=("$MEMACCTCTL" --socket "$SOCK")
 
-CG=$(own_cgroup) || { echo "SKIP: no memory cgroup line in /proc/self/cgroup"; exit 77; }
+CG=$(mem_cgroup self) || { echo "SKIP: no memory cgroup line in /proc/self/cgroup"; exit 77; }
 if [[ $(id -u) != 0 ]]; then
         echo "SKIP: adding a placement rule needs root"
         exit 77

@@ -15,7 +15,7 @@ K=1024
 NOBODY=65534
 CTL=("$MEMACCTCTL" --socket "$SOCK")
 
-CG=$(own_cgroup) || { echo "SKIP: no memory cgroup line in /proc/self/cgroup"; exit 77; }
+CG=$(mem_cgroup self) || { echo "SKIP: no memory cgroup line in /proc/self/cgroup"; exit 77; }
 if [[ $(id -u) != 0 ]]; then
         echo "SKIP: adding rules and switching to nobody need root"
         exit 77
