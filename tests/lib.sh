@@ -139,6 +139,16 @@ file_has() {
         grep -Eq -- "$2" "$1"
 }
 
+# skip_test WHY: the whole test cannot run here (said before anything is
+# started): say why, remove TMP and exit 77, a skip, which finish would
+# count as a failure.
+skip_test() {
+        echo "SKIP: $*"
+        trap - EXIT
+        rm -rf "$TMP"
+        exit 77
+}
+
 # mem_cgroup PID: the kernel memory cgroup of PID ("self": this process)
 # as /proc/PID/cgroup names it, and as memacctd and its OCI hook read it:
 # v1's memory line, else the unified (0::) one. Return: 1 when there is
