@@ -139,6 +139,32 @@ file_has() {
         grep -Eq -- "$2" "$1"
 }
 
+# skip_test WHY: the whole test cannot run here (said before anything is
+# started): say why, remove TMP and exit 77, a skip, which finish would
+# count as a failure.
+skip_test() {
+        echo "SKIP: $*"
+        trap - EXIT
+        rm -rf "$TMP"
+        exit 77
+}
+
+# mem_cgroup PID: the kernel memory cgroup of PID ("self": this process)
+# as /proc/PID/cgroup names it, and as memacctd and its OCI hook read it:
+# v1's memory line, else the unified (0::) one. Return: 1 when there is
+# neither.
+mem_cgroup() {
+        local line cg=
+
+        while IFS= read -r line; do
+                case $line in
+                *:memory:* | *,memory:* | *:memory,*) echo "${line#*:*:}"; return 0 ;;
+                0::*) cg=${line#0::} ;;
+                esac
+        done <"/proc/$1/cgroup"
+        [[ -n $cg ]] && echo "$cg"
+}
+
 # ---- background processes ----
 
 # bg OUTFILE CMD...: start CMD in the background (stdout and stderr to

@@ -20,58 +20,8 @@
 
 set -u
 
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: the prune test needs root (it makes kernel cgroups)"
-        exit 77
-fi
-
-V1=/sys/fs/cgroup/memory
-V2=
-while read -r _ mnt type _; do
-        if [[ $type == cgroup2 ]]; then
-                V2=$mnt
-                break
-        fi
-done </proc/self/mounts
-
-NAME=memacct-prune-$$
-if [[ -e $V1/memory.limit_in_bytes ]]; then
-        HIER=$V1
-elif [[ -n $V2 ]] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
-        HIER=$V2
-else
-        echo "SKIP: no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
-        exit 77
-fi
-if ! mkdir "$HIER/$NAME" 2>/dev/null; then
-        echo "SKIP: the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
-        exit 77
-fi
-
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-# shellcheck source=../dbus/bus-lib.sh
-source "$(dirname "$0")/../dbus/bus-lib.sh"
-SOCK=$TMP/memacctd.sock
-MADE=("$HIER/$NAME") # cgroups made, parents first; none holds a process
-
-cleanup_cgroups() {
-        local i
-
-        for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do
-                [[ -d ${MADE[i]} ]] && ! rmdir "${MADE[i]}" && echo "WARNING: cannot remove ${MADE[i]}" >&2
-        done
-        return 0
-}
-trap 'rc=$?; cleanup_cgroups; (exit $rc); finish' EXIT
-
-ctl() {
-        "$MEMACCTCTL" --socket "$SOCK" "$@"
-}
-
-make_cgroup() {
-        mkdir "$HIER/$NAME$1" && MADE+=("$HIER/$NAME$1")
-}
+# shellcheck source-path=SCRIPTDIR source=cgroup-lib.sh
+source "$(dirname "$0")/cgroup-lib.sh" memacct-prune "the prune test"
 
 exists() {
         ctl show "$1" >/dev/null 2>&1
@@ -81,26 +31,14 @@ gone() {
         ! exists "$1" && ctl show / >/dev/null 2>&1
 }
 
+# start_daemon PRUNE: the daemon with [cgroup] prune = PRUNE; the test
+# ends here when it does not start.
 start_daemon() {
-        cat >"$TMP/memacctd.conf" <<EOF
-[cgroup]
-prefix = /k
-sample-interval = 1
-prune = $1
-EOF
-        "$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-                "${BUS_ARGS[@]}" >>"$DAEMON_LOG" 2>&1 &
-        DAEMON_PID=$!
-        if await_daemon "$SOCK" ctl show /; then pass; else fail "the daemon starts (prune = $1)"; exit 1; fi
+        write_config "prune = $1"
+        if start_memacctd; then pass; else fail "the daemon starts (prune = $1)"; exit 1; fi
 }
 
-MIRROR=/k/$NAME
-echo "memory hierarchy at $HIER; test cgroups under $HIER/$NAME"
-
-BUS_ARGS=(--bus none)
-if command -v "${DBUS_DAEMON:-dbus-daemon}" >/dev/null && command -v busctl >/dev/null && start_bus; then
-        BUS_ARGS=(--bus "$BUS_ADDR")
-fi
+try_bus busctl
 
 rc=0
 make_cgroup /free && make_cgroup /busy || rc=$?
@@ -147,7 +85,7 @@ if [[ -n $BUS_ADDR ]]; then
         check_eq "over D-Bus, a second prune has nothing to do" \
                 "$(jget '[d["removed"], d["kept"]]' <<<"$OUT")" "[[], []]"
 else
-        echo "SKIP: D-Bus PruneMirrors: no dbus-daemon or busctl here"
+        skip "D-Bus PruneMirrors: no dbus-daemon or busctl here"
         check_run "memacctctl prune (no bus)" 0 ctl prune
         check_eq "the mirror goes once its session is gone" "$OUT" "$(printf 'removed\t%s' "$MIRROR/busy")"
 fi

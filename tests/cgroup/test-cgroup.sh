@@ -17,96 +17,14 @@
 
 set -u
 
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: the cgroup test needs root (it makes kernel cgroups)"
-        exit 77
-fi
-
-CGROOT=/sys/fs/cgroup
-V1=$CGROOT/memory
-V2=
-# Where cgroup2 is mounted: /sys/fs/cgroup/unified on a hybrid host, the
-# root on a unified one.
-while read -r _ mnt type _; do
-        if [[ $type == cgroup2 ]]; then
-                V2=$mnt
-                break
-        fi
-done </proc/self/mounts
-
-NAME=memacct-test-$$
-if [[ -e $V1/memory.limit_in_bytes ]]; then
-        HIER=$V1
-        VERSION=1
-elif [[ -n $V2 ]] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
-        HIER=$V2
-        VERSION=2
-else
-        echo "SKIP: no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
-        exit 77
-fi
-if ! mkdir "$HIER/$NAME" 2>/dev/null; then
-        echo "SKIP: the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
-        exit 77
-fi
-
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-# shellcheck source=../dbus/bus-lib.sh
-source "$(dirname "$0")/../dbus/bus-lib.sh"
-SOCK=$TMP/memacctd.sock
-SKIPPED=0
-MADE=("$HIER/$NAME") # cgroups made, parents first
-
-skip() {
-        SKIPPED=$((SKIPPED + 1))
-        echo "SKIP: $*"
-}
-
-# Move every process out of our cgroups into the hierarchy's root, then
-# remove them leaves first. Run on every exit.
-cleanup_cgroups() {
-        local i d tries
-
-        for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do
-                d=${MADE[i]}
-                [[ -d $d ]] || continue
-                for tries in 1 2 3 4 5 6 7 8 9 10; do
-                        while read -r pid; do
-                                [[ -n $pid ]] && echo "$pid" >"$HIER/cgroup.procs" 2>/dev/null
-                        done <"$d/cgroup.procs"
-                        rmdir "$d" 2>/dev/null && break
-                        sleep 0.2
-                done
-                [[ -d $d ]] && echo "WARNING: cannot remove cgroup $d" >&2
-        done
-        return 0
-}
-trap 'rc=$?; cleanup_cgroups; (exit $rc); finish' EXIT
-
-ctl() {
-        "$MEMACCTCTL" --socket "$SOCK" "$@"
-}
-
-field() {
-        local json
-
-        json=$(ctl --json show "$1" 2>&1) || {
-                echo "show-failed: $json"
-                return 0
-        }
-        jget "$2" <<<"$json" 2>&1 || echo "json-failed: $json"
-}
+# shellcheck source-path=SCRIPTDIR source=cgroup-lib.sh
+source "$(dirname "$0")/cgroup-lib.sh" memacct-test "the cgroup test"
 
 current_is_soon() {
         local v
 
         v=$(field "$1" 'd["current"]')
         [[ $v == "$2" ]]
-}
-
-make_cgroup() {
-        mkdir "$HIER/$NAME$1" && MADE+=("$HIER/$NAME$1")
 }
 
 # set_limits CGROUP MAX LOW: in the hierarchy's own files.
@@ -119,18 +37,7 @@ set_limits() {
         fi
 }
 
-write_config() {
-        cat >"$TMP/memacctd.conf" <<EOF
-[cgroup]
-prefix = /k
-sample-interval = 1
-auto-create = $1
-EOF
-}
-
 MiB=$((1024 * 1024))
-MIRROR=/k/$NAME
-echo "memory hierarchy: cgroup v$VERSION at $HIER; test cgroups under $HIER/$NAME"
 
 # ---- the cgroups: /NAME/a (max 512M, low 128M), /NAME/a/b (max 256M) ----
 
@@ -142,17 +49,10 @@ set_limits /a $((512 * MiB)) $((128 * MiB)) && set_limits /a/b $((256 * MiB)) $(
 check_eq "the kernel takes the limits" "$rc" 0
 
 # A private system bus too, to check the D-Bus side, when there is one.
-BUS_ARGS=(--bus none)
-if command -v "${DBUS_DAEMON:-dbus-daemon}" >/dev/null && command -v busctl >/dev/null &&
-        start_bus; then
-        BUS_ARGS=(--bus "$BUS_ADDR")
-fi
+try_bus busctl
 
-write_config no
-"$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-        "${BUS_ARGS[@]}" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-if await_daemon "$SOCK" ctl show /; then pass; else fail "the daemon starts"; exit 1; fi
+write_config "auto-create = no"
+if start_memacctd; then pass; else fail "the daemon starts"; exit 1; fi
 
 # ---- import ----
 
@@ -243,7 +143,7 @@ ctl remove "$MIRROR/c" >/dev/null 2>&1 || true
 check_run "auto without a mirror, auto-create = no" 1 in_cgroup /c "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
 check_match "says why" "$ERR" "no mirror of kernel cgroup /$NAME/c.*auto-create"
 
-write_config yes
+write_config "auto-create = yes"
 kill -HUP "$DAEMON_PID"
 wait_for 10 grep -q "Configuration reloaded" "$DAEMON_LOG" || fail "the daemon reloads its configuration"
 bg "$TMP/hold2.out" bash -c "$IN_CGROUP" _ "$HIER/$NAME/c" "$MEMACCTCTL" --socket "$SOCK" hold auto 2M

@@ -10,86 +10,8 @@
 
 set -u
 
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: the cgroup test needs root (it makes kernel cgroups)"
-        exit 77
-fi
-
-CGROOT=/sys/fs/cgroup
-V1=$CGROOT/memory
-V2=
-# Where cgroup2 is mounted: /sys/fs/cgroup/unified on a hybrid host, the
-# root on a unified one.
-while read -r _ mnt type _; do
-        if [[ $type == cgroup2 ]]; then
-                V2=$mnt
-                break
-        fi
-done </proc/self/mounts
-
-NAME=memacct-keep-$$
-if [[ -e $V1/memory.limit_in_bytes ]]; then
-        HIER=$V1
-        VERSION=1
-elif [[ -n $V2 ]] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
-        HIER=$V2
-        VERSION=2
-else
-        echo "SKIP: no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
-        exit 77
-fi
-if ! mkdir "$HIER/$NAME" 2>/dev/null; then
-        echo "SKIP: the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
-        exit 77
-fi
-
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-# shellcheck source=../dbus/bus-lib.sh
-source "$(dirname "$0")/../dbus/bus-lib.sh"
-SOCK=$TMP/memacctd.sock
-SKIPPED=0
-MADE=("$HIER/$NAME") # cgroups made, parents first
-
-skip() {
-        SKIPPED=$((SKIPPED + 1))
-        echo "SKIP: $*"
-}
-
-# Move every process out of our cgroups into the hierarchy's root, then
-# remove them leaves first. Run on every exit.
-cleanup_cgroups() {
-        local i d tries
-
-        for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do
-                d=${MADE[i]}
-                [[ -d $d ]] || continue
-                for tries in 1 2 3 4 5 6 7 8 9 10; do
-                        while read -r pid; do
-                                [[ -n $pid ]] && echo "$pid" >"$HIER/cgroup.procs" 2>/dev/null
-                        done <"$d/cgroup.procs"
-                        rmdir "$d" 2>/dev/null && break
-                        sleep 0.2
-                done
-                [[ -d $d ]] && echo "WARNING: cannot remove cgroup $d" >&2
-        done
-        return 0
-}
-trap 'rc=$?; cleanup_cgroups; (exit $rc); finish' EXIT
-
-ctl() {
-        "$MEMACCTCTL" --socket "$SOCK" "$@"
-}
-
-field() {
-        local json
-
-        json=$(ctl --json show "$1" 2>&1) || {
-                echo "show-failed: $json"
-                return 0
-        }
-        jget "$2" <<<"$json" 2>&1 || echo "json-failed: $json"
-}
+# shellcheck source-path=SCRIPTDIR source=cgroup-lib.sh
+source "$(dirname "$0")/cgroup-lib.sh" memacct-keep "the cgroup test"
 
 # kernel_max CGROUP BYTES: the hierarchy's own max file.
 kernel_max() {
@@ -100,30 +22,17 @@ kernel_max() {
         fi
 }
 
-start() {
-        "$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-                "${BUS_ARGS[@]}" >>"$DAEMON_LOG" 2>&1 &
-        DAEMON_PID=$!
-        await_daemon "$SOCK" ctl show /
-}
-
 MiB=$((1024 * 1024))
-MIRROR=/k/$NAME
-echo "memory hierarchy: cgroup v$VERSION at $HIER; test cgroups under $HIER/$NAME"
-printf '[cgroup]\nprefix = /k\nsample-interval = 1\n' >"$TMP/memacctd.conf"
+write_config
 
 rc=0
-mkdir "$HIER/$NAME/x" && MADE+=("$HIER/$NAME/x") && kernel_max /x $((512 * MiB)) || rc=$?
+make_cgroup /x && kernel_max /x $((512 * MiB)) || rc=$?
 check_eq "the test cgroup is made with max 512M" "$rc" 0
 
 # A private system bus too, for ImportCgroupsKeepingLimits, when there is one.
-BUS_ARGS=(--bus none)
-BUS_ADDR=
-if command -v "${DBUS_DAEMON:-dbus-daemon}" >/dev/null && start_bus; then
-        BUS_ARGS=(--bus "$BUS_ADDR")
-fi
+try_bus
 
-if start; then pass; else fail "the daemon starts"; exit 1; fi
+if start_memacctd; then pass; else fail "the daemon starts"; exit 1; fi
 check_run "import-cgroups" 0 ctl import-cgroups --from "/$NAME"
 check_eq "x's mirror has the kernel's max" "$(field "$MIRROR/x" 'd["max"]')" $((512 * MiB))
 check_run "a user sets max on the mirror" 0 ctl set "$MIRROR/x" max=100M
@@ -153,7 +62,7 @@ rc=0
 stop_daemon || rc=$?
 check_eq "the daemon exits 0 on SIGTERM" "$rc" 0
 check_match "the state names the user's limit" "$(grep " $MIRROR/x " "$STATE/state" 2>&1)" 'user-limits=max'
-if start; then pass; else fail "the daemon starts again"; exit 1; fi
+if start_memacctd; then pass; else fail "the daemon starts again"; exit 1; fi
 check_run "import-cgroups after a restart" 0 ctl import-cgroups --from "/$NAME"
 check_eq "the user's max survives a restart and an import" "$(field "$MIRROR/x" 'd["max"]')" $((100 * MiB))
 

@@ -156,18 +156,7 @@ $(diff "$TMP/steps.sock" "$TMP/steps.bus" || true)"
 
 # This process's memory cgroup, for an import of a cgroup no other test
 # touches ("/" when there is none).
-own_cgroup() {
-        local line cg=/
-
-        while IFS= read -r line; do
-                case $line in
-                *:memory:*) cg=${line#*:memory:}; break ;;
-                0::*) cg=${line#0::} ;;
-                esac
-        done </proc/self/cgroup
-        echo "$cg"
-}
-OWN_CG=$(own_cgroup)
+OWN_CG=$(mem_cgroup self) || OWN_CG=/
 
 # The sequence: creation with limits, kept charges and uncharges, the
 # refusals of both limits in the path, force, peaks, listing, and the

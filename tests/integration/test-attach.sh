@@ -17,22 +17,8 @@ H=$MEMACCT_RUN_HELPER
 K=1024
 CTL=("$MEMACCTCTL" --socket "$SOCK")
 
-own_cgroup() {
-        local line cg=
-        while IFS= read -r line; do
-                case $line in
-                *:memory:* | *,memory:* | *:memory,*) echo "${line#*:*:}"; return 0 ;;
-                0::*) cg=${line#0::} ;;
-                esac
-        done </proc/self/cgroup
-        [[ -n $cg ]] && echo "$cg"
-}
-
-CG=$(own_cgroup) || { echo "SKIP: no memory cgroup line in /proc/self/cgroup"; exit 77; }
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: adding a placement rule needs root"
-        exit 77
-fi
+CG=$(mem_cgroup self) || skip_test "no memory cgroup line in /proc/self/cgroup"
+[[ $(id -u) == 0 ]] || skip_test "adding a placement rule needs root"
 
 check_start_daemon || exit 1
 ctl create /containers
