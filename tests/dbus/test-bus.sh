@@ -230,7 +230,7 @@ check_eq "nobody calls the Manager with busctl --system" "$RC" 0
 run as_nobody env DBUS_SYSTEM_BUS_ADDRESS="$BUS_ADDR" DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent \
         "$MEMACCTCTL" --bus --json tree /
 check_eq "nobody's memacctctl --bus reaches the system bus" "$RC" 0
-check_match "and reads the groups" "$OUT" '"path": "/a"'
+check_match "and reads the groups" "$OUT" '"path":"/a"'
 run as_nobody busctl --address="$BUS_ADDR" call org.memacct1 /org/memacct1 org.memacct1.Manager \
         CreateGroup 'sa{st}u' /n 0 $NO_OWNER
 bus_err=$ERR
