@@ -7,8 +7,10 @@
  * command does.
  */
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
@@ -17,7 +19,7 @@
 CtlOptions arg;
 
 static void help(void) {
-        printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--json] COMMAND ...\n\n"
+        printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--user] [--json] COMMAND ...\n\n"
                "Drive memacctd, userspace hierarchical memory accounting.\n\n"
                "  create PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE] [owner=USER]\n"
                "  remove PATH\n"
@@ -50,13 +52,13 @@ static void help(void) {
                "                                  CMD in a new group (/run.slice/NAME, or\n"
                "                                  /run.slice/run-PID-RANDOM), removed after it\n\n"
                "Options:\n"
-               "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else\n"
-               "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock when not root,\n"
-               "                  else ./memacctd.sock when not root,\n"
-               "                  else /run/memacctd/memacctd.sock)\n"
+               "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else the\n"
+               "                  system daemon's, " MEMACCT_SYSTEM_SOCKET ")\n"
                "  --bus[=ADDRESS] reach the daemon over D-Bus (org.memacct1) instead: the\n"
-               "                  system bus when root, else the user bus; or ADDRESS:\n"
+               "                  system bus (the user bus with --user); or ADDRESS:\n"
                "                  system, user, or a D-Bus address (unix:path=...)\n"
+               "  --user          the user's own daemon, not the system's:\n"
+               "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock, or the user bus\n"
                "  --json          print JSON\n"
                "  -h, --human-readable\n"
                "                  sizes in show, tree and client as 1.5K, 20M (1024-based,\n"
@@ -85,6 +87,7 @@ enum {
         ARG_NAME,
         ARG_KEEP_GROUP,
         ARG_RAW,
+        ARG_USER,
 };
 
 static const struct option options[] = {
@@ -111,6 +114,7 @@ static const struct option options[] = {
         { "iterations", required_argument, NULL, 'n' },
         { "batch", no_argument, NULL, 'b' },
         { "raw", no_argument, NULL, ARG_RAW },
+        { "user", no_argument, NULL, ARG_USER },
         {}
 };
 
@@ -194,6 +198,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_RAW:
                         arg.raw = true;
                         break;
+                case ARG_USER:
+                        arg.user = true;
+                        break;
                 case ':':
                         /* optind is past the option, whether "--stat" or "-x". */
                         return usage_error("option '%s' requires an argument", argv[optind - 1]);
@@ -208,6 +215,14 @@ int options_parse(int argc, char **argv, int *ret_first) {
         }
         if (arg.socket && arg.bus)
                 return usage_error("--socket and --bus exclude each other");
+        /* --user says which daemon; --socket and --bus=ADDRESS say where
+         * already: both at once is a contradiction, not a preference. */
+        if (arg.user && arg.socket)
+                return usage_error("--user and --socket exclude each other");
+        if (arg.user && arg.bus_address)
+                return usage_error("--user and --bus=ADDRESS exclude each other");
+        if (arg.user && arg.bus)
+                arg.bus_address = "user";
         *ret_first = optind;
         return -1;
 }
@@ -236,4 +251,22 @@ bool options_allowed(const char *verb) {
              arg.batch || arg.raw) && strcmp(verb, "top") != 0)
                 return usage_error("-s, -d, -i, -n, -b and --raw: only for top"), false;
         return true;
+}
+
+int options_connect(memacct **ret) {
+        if (arg.bus)
+                return memacct_connect_bus(arg.bus_address, ret);
+        if (arg.user)
+                return memacct_connect_user(ret);
+        return memacct_connect(arg.socket, ret);
+}
+
+int options_socket(char **ret) {
+        if (arg.user)
+                return memacct_user_socket(ret);
+        if (arg.socket) {
+                *ret = strdup(arg.socket);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return memacct_default_socket(ret);
 }

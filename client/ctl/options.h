@@ -7,12 +7,14 @@
  * accepts only its own.
  */
 
+#include <memacct.h>
 #include <stdbool.h>
 
 typedef struct CtlOptions {
         const char *socket;
         bool bus;
-        const char *bus_address; /* NULL: the default bus */
+        const char *bus_address; /* NULL: the system bus */
+        bool user;               /* --user: the user's own daemon, not the system's */
         bool json;
         bool human; /* -h: sizes as 1.5K, 20M in text output */
         bool force;
@@ -47,3 +49,24 @@ int options_parse(int argc, char **argv, int *ret_first);
  * not, a usage error says which is not.
  */
 bool options_allowed(const char *verb);
+
+/**
+ * options_connect() - reach memacctd the way the options say: --bus[=ADDRESS]
+ * (the system bus, or the user bus with --user), --socket PATH, --user (the
+ * user's daemon under $XDG_RUNTIME_DIR), else the system daemon
+ * ($MEMACCT_SOCKET, else /run/memacctd/memacctd.sock).
+ * @ret: the new handle
+ *
+ * Return: memacct_connect()'s or memacct_connect_bus()'s values; -ENXIO
+ * for --user without $XDG_RUNTIME_DIR (memacct_last_error(NULL) says so).
+ */
+int options_connect(memacct **ret);
+
+/**
+ * options_socket() - the socket options_connect() uses when not on the
+ * bus, for messages and for run's $MEMACCT_SOCKET.
+ * @ret: a newly allocated string
+ *
+ * Return: 0; -ENXIO (--user without $XDG_RUNTIME_DIR); -ENOMEM.
+ */
+int options_socket(char **ret);

@@ -93,7 +93,7 @@ static int parse_limits(int argc, char **argv, memacct_limits *l, int *ret_n) {
 static int connect_quiet(memacct **mp) {
         int r;
 
-        r = arg.bus ? memacct_connect_bus(arg.bus_address, mp) : memacct_connect(arg.socket, mp);
+        r = options_connect(mp);
         if (r >= 0)
                 (void) memacct_set_reconnect(*mp, 0);
         return r;
@@ -164,14 +164,11 @@ static int set_environment(const char *path) {
         if (setenv("MEMACCT_GROUP", path, 1) < 0)
                 return -errno;
         if (arg.bus)
-                return setenv("MEMACCT_BUS", arg.bus_address ? arg.bus_address :
-                              geteuid() == 0 ? "system" : "user", 1) < 0 ? -errno : 0;
-        if (arg.socket)
-                sock = strdup(arg.socket);
-        else
-                r = memacct_default_socket(&sock);
-        if (r < 0 || !sock)
-                return -ENOMEM;
+                return setenv("MEMACCT_BUS", arg.bus_address ? arg.bus_address : "system", 1) < 0 ?
+                       -errno : 0;
+        r = options_socket(&sock);
+        if (r < 0)
+                return r;
         if (sock[0] != '/' && getcwd(cwd, sizeof(cwd))) {
                 char *abs = NULL;
 

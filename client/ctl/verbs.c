@@ -42,16 +42,15 @@ static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t waiting;
 
 static int connect_or_fail(memacct **ret) {
+        char *path = NULL;
         int r;
 
+        r = options_connect(ret);
+        if (r >= 0)
+                return 0;
         if (arg.bus) {
-                const char *a = arg.bus_address;
+                const char *a = arg.bus_address ? arg.bus_address : "system";
 
-                r = memacct_connect_bus(a, ret);
-                if (r >= 0)
-                        return 0;
-                if (!a)
-                        a = geteuid() == 0 ? "system" : "user";
                 if (strcmp(a, "system") == 0 || strcmp(a, "user") == 0)
                         fprintf(stderr, "memacctctl: cannot reach memacctd on the %s bus: %s\n", a,
                                 strerror(-r));
@@ -60,21 +59,18 @@ static int connect_or_fail(memacct **ret) {
                                 strerror(-r));
                 return EXIT_FAILURE;
         }
-        r = memacct_connect(arg.socket, ret);
-        if (r < 0) {
-                char *path = NULL;
-
-                if (!arg.socket)
-                        (void) memacct_default_socket(&path);
-                /* The daemon may have said why it refused us (too many
-                 * sessions for this uid): prefer its words. */
-                fprintf(stderr, "memacctctl: cannot connect to memacctd at %s: %s\n",
-                        arg.socket ? arg.socket : path ? path : "(default)",
+        /* No path to name: the library's words say why (no XDG_RUNTIME_DIR). */
+        if (options_socket(&path) < 0) {
+                fprintf(stderr, "memacctctl: --user: %s\n",
                         memacct_last_error(NULL) ? memacct_last_error(NULL) : strerror(-r));
-                free(path);
                 return EXIT_FAILURE;
         }
-        return 0;
+        /* The daemon may have said why it refused us (too many
+         * sessions for this uid): prefer its words. */
+        fprintf(stderr, "memacctctl: cannot connect to memacctd at %s: %s\n", path,
+                memacct_last_error(NULL) ? memacct_last_error(NULL) : strerror(-r));
+        free(path);
+        return EXIT_FAILURE;
 }
 
 /* The handle, connected on first use: verbs check their arguments first,

@@ -29,7 +29,7 @@ static int connect_daemon(const char *verb, memacct **mp) {
 
         if (*mp)
                 return 0;
-        r = arg.bus ? memacct_connect_bus(arg.bus_address, mp) : memacct_connect(arg.socket, mp);
+        r = options_connect(mp);
         if (r >= 0)
                 return 0;
         why = memacct_last_error(NULL);

@@ -10,6 +10,10 @@
  * so each public call tests it once at its entry, without the lock, and
  * hands over to the bus when it is set.
  *
+ * memacct_connect() with no socket path reaches the system daemon
+ * ($MEMACCT_SOCKET aside), whoever calls; memacct_connect_user() the
+ * caller's own, under $XDG_RUNTIME_DIR.
+ *
  * memacct_connect() with no socket path, in an environment naming a bus
  * ($MEMACCT_BUS, set by memacctctl run --bus) and no socket, is
  * memacct_connect_bus() of that bus.
@@ -44,19 +48,31 @@ _public_ int memacct_default_socket(char **ret) {
 
         if (!ret)
                 return -EINVAL;
+        /* The system daemon for everybody, as systemctl's --system is: its
+         * socket is open to all and it decides each request by the uid
+         * (SO_PEERCRED). A user's own daemon is asked for by name
+         * (memacct_connect_user(), memacctctl --user) or $MEMACCT_SOCKET. */
         e = secure_getenv("MEMACCT_SOCKET");
-        if (e && *e)
-                s = strdup(e);
-        else if (geteuid() != 0 && (e = secure_getenv("XDG_RUNTIME_DIR")) && e[0] == '/') {
-                if (asprintf(&s, "%s/memacctd/memacctd.sock", e) < 0)
-                        s = NULL;
-        } else if (geteuid() != 0)
-                /* Where an unprivileged memacctd without XDG_RUNTIME_DIR
-                 * puts its socket: the current directory. */
-                s = strdup("memacctd.sock");
-        else
-                s = strdup("/run/memacctd/memacctd.sock");
+        s = strdup(e && *e ? e : MEMACCT_SYSTEM_SOCKET);
         if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+_public_ int memacct_user_socket(char **ret) {
+        const char *e;
+        char *s;
+
+        if (!ret)
+                return -EINVAL;
+        /* Where a memacctd a user started listens (memacctd(8)). A
+         * relative or missing $XDG_RUNTIME_DIR names no place we may trust
+         * to be the user's own. */
+        e = secure_getenv("XDG_RUNTIME_DIR");
+        if (!e || e[0] != '/')
+                return -ENXIO;
+        if (asprintf(&s, "%s/memacctd/memacctd.sock", e) < 0)
                 return -ENOMEM;
         *ret = s;
         return 0;
@@ -139,18 +155,11 @@ static const char *env_bus(void) {
         return bus && *bus && !(sock && *sock) ? bus : NULL;
 }
 
-_public_ int memacct_connect(const char *path, memacct **ret) {
-        const char *bus;
+/* Connect to the socket at @path, or the default one for NULL. */
+static int connect_socket(const char *path, memacct **ret) {
         memacct *m;
         int r;
 
-        if (!ret)
-                return -EINVAL;
-        /* A command started by memacctctl run --bus reaches the daemon the
-         * way its starter did, whatever it passes here; an explicit
-         * socket is the caller's own choice and wins. */
-        if (!path && (bus = env_bus()))
-                return memacct_connect_bus(bus, ret);
         m = client_new();
         if (!m)
                 return -ENOMEM;
@@ -181,6 +190,36 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
         }
         *ret = m;
         return 0;
+}
+
+_public_ int memacct_connect(const char *path, memacct **ret) {
+        const char *bus;
+
+        if (!ret)
+                return -EINVAL;
+        /* A command started by memacctctl run --bus reaches the daemon the
+         * way its starter did, whatever it passes here; an explicit
+         * socket is the caller's own choice and wins. */
+        if (!path && (bus = env_bus()))
+                return memacct_connect_bus(bus, ret);
+        return connect_socket(path, ret);
+}
+
+_public_ int memacct_connect_user(memacct **ret) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = memacct_user_socket(&path);
+        if (r == -ENXIO) {
+                client_error(NULL, r, "XDG_RUNTIME_DIR is not set (or not absolute): "
+                             "no user memacctd to reach", NULL);
+                client_error_connect_failed();
+        }
+        if (r < 0)
+                return r;
+        return connect_socket(path, ret);
 }
 
 _public_ memacct *memacct_close(memacct *m) {

@@ -271,17 +271,30 @@ typedef struct memacct_event {
         uint64_t count;    /* its local count after the event */
 } memacct_event;
 
+/* The system daemon's socket, open to every uid (memacctd(8)). */
+#define MEMACCT_SYSTEM_SOCKET "/run/memacctd/memacctd.sock"
+
 /**
  * memacct_default_socket() - the socket path memacct_connect(NULL) uses:
- * $MEMACCT_SOCKET if set; else, when not root and $XDG_RUNTIME_DIR is an
- * absolute path, $XDG_RUNTIME_DIR/memacctd/memacctd.sock; else, when not
- * root, memacctd.sock in the current directory (where an unprivileged
- * memacctd puts it); else /run/memacctd/memacctd.sock.
+ * $MEMACCT_SOCKET if set and not empty, else the system daemon's,
+ * MEMACCT_SYSTEM_SOCKET, whoever calls. A user's own daemon is
+ * memacct_user_socket().
  * @ret: a newly allocated string, freed with free()
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0; -EINVAL (@ret NULL); -ENOMEM.
  */
 int memacct_default_socket(char **ret);
+
+/**
+ * memacct_user_socket() - the socket of the caller's own memacctd, one
+ * the user started (not the system's): $XDG_RUNTIME_DIR/memacctd/memacctd.sock.
+ * $MEMACCT_SOCKET plays no part.
+ * @ret: a newly allocated string, freed with free()
+ *
+ * Return: 0; -ENXIO ($XDG_RUNTIME_DIR unset, empty or not an absolute
+ * path); -EINVAL (@ret NULL); -ENOMEM.
+ */
+int memacct_user_socket(char **ret);
 
 /**
  * memacct_connect() - connect to memacctd and exchange Hello; when
@@ -302,10 +315,21 @@ int memacct_default_socket(char **ret);
 int memacct_connect(const char *path, memacct **ret);
 
 /**
+ * memacct_connect_user() - memacct_connect() to the caller's own
+ * memacctd, at memacct_user_socket(), as systemctl --user asks for the
+ * user's manager. Neither $MEMACCT_SOCKET nor $MEMACCT_BUS changes where.
+ * @ret: the new handle
+ *
+ * Return: memacct_connect()'s values; -ENXIO when $XDG_RUNTIME_DIR names
+ * no user runtime directory (memacct_last_error(NULL) says so).
+ */
+int memacct_connect_user(memacct **ret);
+
+/**
  * memacct_connect_bus() - reach memacctd over D-Bus (bus name org.memacct1)
  * instead of the socket; see "D-Bus" at the top of this header.
- * @address: NULL for the system bus when root, else the user bus;
- *           "system" or "user" for that bus (they honour
+ * @address: NULL or "system" for the system bus, whoever calls;
+ *           "user" for the user's session bus (they honour
  *           $DBUS_SYSTEM_BUS_ADDRESS and $DBUS_SESSION_BUS_ADDRESS); else a
  *           D-Bus address ("unix:path=/run/x/bus")
  * @ret: the new handle

@@ -21,6 +21,13 @@
 #include "socket-util.h"
 #include "sock/listen.h"
 
+/*
+ * The directories above the socket, each one we create 0755 whatever the
+ * umask: every uid must reach the socket through them (the daemon decides
+ * who may do what, by SO_PEERCRED), so a umask of 077 must not lock them
+ * out of /run/memacctd. A directory that exists already is left as its
+ * owner made it (a user daemon's $XDG_RUNTIME_DIR is 0700 on purpose).
+ */
 static int mkdir_parents(const char *path) {
         _cleanup_free_ char *p = strdup(path);
 
@@ -30,7 +37,10 @@ static int mkdir_parents(const char *path) {
                 if (*s != '/')
                         continue;
                 *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                if (mkdir(p, 0755) == 0) {
+                        if (chmod(p, 0755) < 0)
+                                return -errno;
+                } else if (errno != EEXIST)
                         return -errno;
                 *s = '/';
         }
@@ -101,7 +111,8 @@ static int socket_bind(SockListen *l, const char *path) {
                 goto fail;
         }
         /* Whoever may connect is decided per request from SO_PEERCRED
-         * (reads are open to all by default), so the socket is too. */
+         * (reads are open to all by default), so the socket is open to
+         * all: 0666 set here, as bind() left it after the umask. */
         if (chmod(tmp.sun_path, 0666) < 0) {
                 r = log_error_errno(errno, "Cannot make %s accessible: %m", tmp.sun_path);
                 goto fail_unlink;

@@ -488,15 +488,18 @@ check_run "--bus=system with \$DBUS_SYSTEM_BUS_ADDRESS" 0 \
         env DBUS_SYSTEM_BUS_ADDRESS="$BUS" "$MEMACCTCTL" --bus=system show /H
 check_run "--bus=user with \$DBUS_SESSION_BUS_ADDRESS" 0 \
         env DBUS_SESSION_BUS_ADDRESS="$BUS" "$MEMACCTCTL" --bus=user show /H
-if [[ $(id -u) == 0 ]]; then
-        check_run "--bus as root is the system bus" 0 \
-                env DBUS_SYSTEM_BUS_ADDRESS="$BUS" DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent \
-                "$MEMACCTCTL" --bus show /H
-else
-        check_run "--bus as a user is the user bus" 0 \
-                env DBUS_SESSION_BUS_ADDRESS="$BUS" DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent \
-                "$MEMACCTCTL" --bus show /H
-fi
+# As systemctl: the system bus for every uid, the user bus asked for.
+check_run "--bus is the system bus" 0 \
+        env DBUS_SYSTEM_BUS_ADDRESS="$BUS" DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent \
+        "$MEMACCTCTL" --bus show /H
+check_run "--bus --user is the user bus" 0 \
+        env DBUS_SESSION_BUS_ADDRESS="$BUS" DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent \
+        "$MEMACCTCTL" --bus --user show /H
+check_run "--bus --user without a user bus" 1 \
+        env DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent DBUS_SYSTEM_BUS_ADDRESS="$BUS" \
+        "$MEMACCTCTL" --bus --user show /H
+check_match "it names the user bus" "$ERR" "cannot reach memacctd on the user bus"
+check_run "--user with --bus=ADDRESS is a usage error" 2 "$MEMACCTCTL" --user --bus=system show /
 check_run "--bus with --socket is a usage error" 2 "$MEMACCTCTL" --bus --socket "$SOCK" show /
 check_run "--bus system (no '=') is a usage error" 2 "$MEMACCTCTL" --bus system show /
 check_match "that says how to write it" "$ERR" "write --bus=system"

@@ -223,6 +223,14 @@ check_eq "anyone reads properties" "$OUT" 's "/a"'
 run as_nobody busctl --address="$BUS_ADDR" call org.memacct1 /org/memacct1 org.memacct1.Manager \
         ListGroups sb / false
 check_eq "anyone may call the Manager" "$RC" 0
+# The bus as clients find it by default: the system bus, for every uid.
+run as_nobody env DBUS_SYSTEM_BUS_ADDRESS="$BUS_ADDR" busctl --system call org.memacct1 \
+        /org/memacct1 org.memacct1.Manager ListGroups sb / false
+check_eq "nobody calls the Manager with busctl --system" "$RC" 0
+run as_nobody env DBUS_SYSTEM_BUS_ADDRESS="$BUS_ADDR" DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent \
+        "$MEMACCTCTL" --bus --json tree /
+check_eq "nobody's memacctctl --bus reaches the system bus" "$RC" 0
+check_match "and reads the groups" "$OUT" '"path":"/a"'
 run as_nobody busctl --address="$BUS_ADDR" call org.memacct1 /org/memacct1 org.memacct1.Manager \
         CreateGroup 'sa{st}u' /n 0 $NO_OWNER
 bus_err=$ERR

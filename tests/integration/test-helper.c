@@ -13,6 +13,9 @@
  *   memacct-test-helper SOCKET hello
  *       print the server's self-description and the pid it sees for us.
  *
+ * SOCKET "-" is memacct_connect(NULL), the default socket; "+user" is
+ * memacct_connect_user(), the user's own daemon.
+ *
  * Exit status: 0 success, 1 the call failed (the errno name and the
  * server's message on stderr), 2 usage.
  */
@@ -56,10 +59,15 @@ int main(int argc, char **argv) {
 
         if (argc < 3)
                 return usage();
-        r = memacct_connect(argv[1], &m);
+        if (strcmp(argv[1], "+user") == 0)
+                r = memacct_connect_user(&m);
+        else
+                r = memacct_connect(strcmp(argv[1], "-") == 0 ? NULL : argv[1], &m);
         if (r < 0) {
-                fprintf(stderr, "memacct-test-helper: cannot connect to %s: %s\n", argv[1],
-                        strerror(-r));
+                const char *msg = memacct_last_error(NULL);
+
+                fprintf(stderr, "memacct-test-helper: cannot connect to %s: %s%s%s\n", argv[1],
+                        strerror(-r), msg ? ": " : "", msg ? msg : "");
                 return 1;
         }
 
