@@ -106,6 +106,15 @@ static int collect(void *userdata, const char *cgroup, const char *group) {
         return 0;
 }
 
+/* ServiceRuleFn: "cgroup=group;" for a rule, "cgroup~group;" for a mirror. */
+static int collect_kind(void *userdata, const char *cgroup, const char *group, bool mirror) {
+        char *buf = userdata;
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, 1024 - n, "%s%s%s;", cgroup, mirror ? "~" : "=", group);
+        return 0;
+}
+
 static void remove_file(const char *dir, const char *name) {
         char path[PATH_MAX];
 
@@ -199,7 +208,7 @@ static void test_only_root_adds_or_removes(void **state) {
         r = service_remove_rule(f->svc, f->delegate, "/x", &rf);
         assert_refused(r, &rf, -EPERM, "only root removes placement rules");
         refusal_init(&rf);
-        r = service_list_rules(f->svc, f->delegate, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/x=/d;");
         refusal_init(&rf);
@@ -240,11 +249,11 @@ static void test_list_as_groups_are_read(void **state) {
         assert_not_refused(service_add_rule(f->svc, f->root, "/k/a", "/a", &rf), &rf);
         assert_not_refused(service_add_rule(f->svc, f->root, "/k/d", "/d/x", &rf), &rf);
         fixture_settings(f, READ_ACCESS_OWNER, 0);
-        r = service_list_rules(f->svc, f->delegate, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/k/d=/d/x;");
         listed[0] = 0;
-        r = service_list_rules(f->svc, f->root, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->root, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/k/a=/a;/k/d=/d/x;");
         remove_file(f->state_dir, PLACEMENT_FILE);
