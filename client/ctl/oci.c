@@ -480,8 +480,8 @@ static int remove_rules(memacct *m, const char *path) {
         for (size_t i = 0; i < memacct_rules_size(rules); i++) {
                 const memacct_rule *ru = memacct_rules_get(rules, i);
 
-                if (strcmp(ru->group, path) != 0)
-                        continue;
+                if (ru->mirror || strcmp(ru->group, path) != 0)
+                        continue; /* a mirror goes with its group, not as a rule */
                 r = memacct_rule_remove(m, ru->cgroup);
                 if (r < 0 && r != -ENOENT)
                         k = failed(m, "removal of the placement rule to", path, r);

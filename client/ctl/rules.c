@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * memacctctl's rule verbs: add, remove and list the daemon's placement
- * rules. As every verb, the arguments are checked before connecting: a
+ * rules, the explicit ones and the kernel cgroup mirrors (kind mirror). As every verb, the arguments are checked before connecting: a
  * cgroup that is not absolute is a usage error (exit status 2), whether
  * or not the daemon runs; what else a cgroup path may not be, the daemon
  * says.
@@ -42,14 +42,16 @@ int rule_print_list(const memacct_rules *rules, bool json, FILE *out) {
                 const memacct_rule *r = memacct_rules_get(rules, i);
 
                 if (!json) {
-                        fprintf(out, "%s\t%s\n", r->cgroup, r->group);
+                        /* Two columns for an explicit rule, as scripts and
+                         * the OCI hook read them; a third names a mirror. */
+                        fprintf(out, "%s\t%s%s\n", r->cgroup, r->group, r->mirror ? "\tmirror" : "");
                         continue;
                 }
                 fputs(i ? ",{\"cgroup\":" : "{\"cgroup\":", out);
                 json_string(out, r->cgroup);
                 fputs(",\"group\":", out);
                 json_string(out, r->group);
-                fputc('}', out);
+                fprintf(out, ",\"mirror\":%s}", r->mirror ? "true" : "false");
         }
         if (json)
                 fputs("]\n", out);

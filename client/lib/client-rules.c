@@ -19,7 +19,7 @@ memacct_rules *client_rule_list_new(void) {
         return calloc(1, sizeof(memacct_rules));
 }
 
-int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group) {
+int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group, bool mirror) {
         char *c, *g;
 
         if (l->n == l->cap) {
@@ -38,7 +38,7 @@ int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *gr
                 free(g);
                 return -ENOMEM;
         }
-        l->rules[l->n++] = (memacct_rule) { .cgroup = c, .group = g };
+        l->rules[l->n++] = (memacct_rule) { .cgroup = c, .group = g, .mirror = mirror };
         return 0;
 }
 
@@ -82,6 +82,8 @@ _public_ int memacct_rule_list(memacct *m, memacct_rules **ret) {
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return m->bus->rule_list(m, ret);
+        /* Mirrors too: a daemon that predates them ignores the field. */
+        ls.has_with_mirrors = ls.with_mirrors = true;
         req.op_case = MEMACCT__V1__REQUEST__OP_LIST_RULES;
         req.list_rules = &ls;
         r = client_call(m, &req, true, &resp);
@@ -93,7 +95,8 @@ _public_ int memacct_rule_list(memacct *m, memacct_rules **ret) {
         if (l && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_RULES)
                 for (size_t i = 0; i < resp->rules->n_rules && r >= 0; i++)
                         r = client_rule_list_append(l, resp->rules->rules[i]->cgroup,
-                                                    resp->rules->rules[i]->group);
+                                                    resp->rules->rules[i]->group,
+                                                    resp->rules->rules[i]->mirror);
         memacct__v1__response__free_unpacked(resp, NULL);
         if (r < 0) {
                 memacct_rules_free(l);

@@ -106,12 +106,17 @@ memacct_import_report *memacct_import_report_free(memacct_import_report *r);
  * Placement rules (memacct(7), PLACEMENT RULES): an attach to "" or
  * "auto" of a process whose kernel memory cgroup is a rule's cgroup or
  * below it (by whole components: "/a" covers "/a/b", not "/ab") goes to
- * the rule's group; the rule with the longest cgroup wins, and with none
- * the mirror of the cgroup is used.
+ * the rule's group; the explicit rule with the longest cgroup wins, and
+ * with none the mirrors decide: the cgroup's own, else its nearest
+ * mirrored ancestor's. The mirrors are listed as rules with @mirror set.
+ *
+ * A memacct_rule is only ever the library's (memacct_rules_get() returns
+ * a pointer into the list), so fields are added at its end only.
  */
 typedef struct memacct_rule {
         const char *cgroup; /* a kernel cgroup path, "/..." */
         const char *group;  /* a group path */
+        int mirror;         /* 1: a kernel cgroup mirror, not removable as a rule; 0: an explicit rule */
 } memacct_rule;
 
 typedef struct memacct_rules memacct_rules;
@@ -124,13 +129,18 @@ typedef struct memacct_rules memacct_rules;
  */
 int memacct_rule_add(memacct *m, const char *cgroup, const char *group);
 
-/** memacct_rule_remove() - remove the rule of @cgroup. Root only. Return: 0; -EPERM; -ENOENT; -EINVAL. */
+/**
+ * memacct_rule_remove() - remove the explicit rule of @cgroup. Root only.
+ * Return: 0; -EPERM; -ENOENT; -EINVAL; -EBUSY (@cgroup has no explicit
+ * rule but a mirror: remove its group, or prune it once the cgroup is gone).
+ */
 int memacct_rule_remove(memacct *m, const char *cgroup);
 
 /**
  * memacct_rule_list() - the rules whose group the caller may read (root:
- * every rule), sorted by cgroup, in *@ret (free with
- * memacct_rules_free()). Return: 0; -ENOMEM.
+ * every rule), the explicit ones and the kernel cgroup mirrors (mirror
+ * set), sorted by cgroup, in *@ret (free with memacct_rules_free()).
+ * Return: 0; -ENOMEM.
  */
 int memacct_rule_list(memacct *m, memacct_rules **ret);
 

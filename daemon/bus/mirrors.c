@@ -212,14 +212,21 @@ int bus_method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus
         return bus_manager_path_call(userdata, msg, service_remove_rule, error);
 }
 
-/* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair. */
-static int listed_rule(void *userdata, const char *cgroup, const char *group) {
+/* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair; explicit rules only. */
+static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
+        (void) mirror; /* false: listed without the mirrors */
         return sd_bus_message_append(userdata, "(ss)", cgroup, group);
 }
 
-int bus_method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* ServiceRuleFn of ListAllPlacementRules: one (cgroup, group, mirror). */
+static int listed_any_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
+        return sd_bus_message_append(userdata, "(ssb)", cgroup, group, (int) mirror);
+}
+
+/* The reply of either list, @with_mirrors as service_list_rules(). */
+static int list_rules(sd_bus_message *msg, BusManager *m, bool with_mirrors, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
+        const char *sig = with_mirrors ? "(ssb)" : "(ss)";
         BusPeer *p;
         Refusal rf;
         int r;
@@ -230,15 +237,24 @@ int bus_method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ss)");
+                r = sd_bus_message_open_container(reply, 'a', sig);
         if (r < 0)
                 return r;
         refusal_init(&rf);
-        r = service_list_rules(m->service, p->peer, listed_rule, reply, &rf);
+        r = service_list_rules(m->service, p->peer, with_mirrors, with_mirrors ? listed_any_rule : listed_rule,
+                               reply, &rf);
         if (r < 0)
                 return bus_refusal(error, &rf);
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+int bus_method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return list_rules(msg, userdata, false, error);
+}
+
+int bus_method_list_all_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return list_rules(msg, userdata, true, error);
 }

@@ -27,3 +27,10 @@ int bus_method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus
 
 /** bus_method_list_placement_rules() - ListPlacementRules(): the rules the caller may read, as a(ss). */
 int bus_method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/**
+ * bus_method_list_all_placement_rules() - ListAllPlacementRules(): the
+ * explicit rules and the kernel cgroup mirrors the caller may read, by
+ * cgroup, as a(ssb) (cgroup, group, mirror).
+ */
+int bus_method_list_all_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error);

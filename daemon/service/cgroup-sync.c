@@ -41,29 +41,6 @@
 #include "service/log.h"
 #include "service/placement.h"
 
-typedef struct Mirror {
-        char *group;
-        char *cgroup; /* relative to the mount, "/" for the root */
-        /* Why the last prune kept it (a string constant), NULL: never kept;
-         * so that a prune every sample logs a kept mirror once, not each time. */
-        const char *kept_why;
-} Mirror;
-
-struct CgroupSync {
-        MemCore *core;
-        Events *events; /* NULL: nobody is told */
-        pthread_mutex_t lock;
-        char *mount;  /* the memory hierarchy; NULL: none */
-        bool v2;
-        bool libcgroup; /* cgroup_init() succeeded */
-        char *prefix;
-        bool auto_create;
-        char describe[512];
-        Mirror *mirrors;
-        size_t nmirrors;
-        size_t unreadable; /* mirrors whose cgroup the last sample could not read */
-};
-
 /* ---- paths ---- */
 
 /* @dir + @cgroup ("/" for the root) as a directory name. */
@@ -74,7 +51,7 @@ static int cgroup_dir(CgroupSync *cs, const char *cgroup, char *buf, size_t size
 }
 
 /* The group mirroring @cgroup: @under + @cgroup. */
-static int mirror_path(const char *under, const char *cgroup, char *buf, size_t size) {
+int cgroup_mirror_path(const char *under, const char *cgroup, char *buf, size_t size) {
         int n;
 
         if (strcmp(cgroup, "/") == 0)
@@ -333,7 +310,7 @@ static int walk_libcgroup(CgroupSync *cs, const char *rel, PathList *out) {
 }
 
 /* Create the missing groups above @path, plainly. Caller holds cs->lock. */
-static int make_parents(CgroupSync *cs, const char *path) {
+int cgroup_make_parents(CgroupSync *cs, const char *path) {
         char buf[MEM_PATH_MAX + 1];
         char *s;
         int r;
@@ -351,7 +328,7 @@ static int make_parents(CgroupSync *cs, const char *path) {
         return 0;
 }
 
-static const char *errno_text(int r) {
+const char *cgroup_errno_text(int r) {
         switch (r) {
         case -EMLINK: return "too deep";
         case -ENOSPC: return "group limit reached";
@@ -375,14 +352,6 @@ static unsigned limits_differ(const MemLimits *l, const MemGroupInfo *info) {
         return m;
 }
 
-/* What one import asks and gathers, passed down to every import_one(). */
-typedef struct ImportRun {
-        unsigned flags; /* CgroupImportFlags */
-        CgroupKeptFn fn;
-        void *userdata;
-        unsigned kept; /* limits kept so far */
-} ImportRun;
-
 /* Tell @run of the user-set limits @kept of @group, ours in @info, the kernel's in @l. */
 static void report_kept(ImportRun *run, const char *group, unsigned kept, const MemGroupInfo *info,
                         const MemLimits *l) {
@@ -395,13 +364,8 @@ static void report_kept(ImportRun *run, const char *group, unsigned kept, const 
                 run->fn(run->userdata, group, kept, &ours, &kernel);
 }
 
-/*
- * Mirror one cgroup. The kernel's limits are taken but for those a user
- * set on the mirror (group_user_limits()), which are kept and reported.
- * Return: 0 unchanged, 1 updated, 2 created, or a negative errno (the
- * cgroup is skipped). Caller holds cs->lock.
- */
-static int import_one(CgroupSync *cs, ImportRun *run, const char *cgroup, const char *group) {
+/* Mirror one cgroup (cgroup-sync-internal.h). */
+int cgroup_import_one(CgroupSync *cs, ImportRun *run, const char *cgroup, const char *group) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         char dir[PATH_MAX];
         MemLimits l, take;
@@ -519,18 +483,18 @@ static int import_locked(CgroupSync *cs, const char *from, const char *under, Im
 
                 if (n && strncmp(cg, skip, n) == 0 && cg[n] == '/')
                         continue; /* below a skipped cgroup */
-                r = mirror_path(under, cg, group, sizeof(group));
+                r = cgroup_mirror_path(under, cg, group, sizeof(group));
                 if (r >= 0)
                         r = group_path_check(group, UINT32_MAX, NULL);
                 if (r >= 0 && i == 0)
-                        r = make_parents(cs, group);
+                        r = cgroup_make_parents(cs, group);
                 if (r >= 0)
-                        r = import_one(cs, run, cg, group);
+                        r = cgroup_import_one(cs, run, cg, group);
                 if (r < 0) {
                         /* Not an error of the request (the rest is mirrored):
                          * logged here, the only place that knows which. */
                         log_warning("cgroup %s: not mirrored (%s), nor anything below it", cg,
-                                    r == -EINVAL ? "not a valid group name" : errno_text(r));
+                                    r == -EINVAL ? "not a valid group name" : cgroup_errno_text(r));
                         snprintf(skip, sizeof(skip), "%s", cg);
                         continue;
                 }
@@ -572,84 +536,17 @@ unsigned cgroup_sync_kernel_limits(CgroupSync *cs) {
                       : MEM_LIMIT_MAX | MEM_LIMIT_LOW;
 }
 
-int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
-                      Refusal *rf) {
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
-        char cg[PATH_MAX], group[MEM_PATH_MAX + 1];
+int cgroup_sync_pid_cgroup(CgroupSync *cs, pid_t pid, char *buf, size_t size) {
         char *lp = NULL;
-        int r;
+        int r = -ENOENT;
 
-        *ret_created = false;
-        pthread_mutex_lock(&cs->lock);
-        if (!cs->mount) {
-                r = refusal_set(rf, -ENOENT, "no group given and no kernel cgroup to place the session by (%s)",
-                            cs->describe);
-                goto out;
-        }
-        r = -ENOENT;
-        if (cs->libcgroup && cgroup_get_current_controller_path(pid, "memory", &lp) == 0 && lp) {
-                snprintf(cg, sizeof(cg), "%s", *lp ? lp : "/");
-                r = 0;
-        }
-        free(lp);
-        if (r < 0)
-                r = placement_proc_cgroup(pid, cg, sizeof(cg)); /* the placement rules read it alike */
-        if (r < 0) {
-                r = refusal_set(rf, r == -ESRCH ? -ESRCH : -ENOENT,
-                            "pid %d: cannot read its memory cgroup: %s", (int) pid, strerror(-r));
-                goto out;
-        }
-        r = mirror_path(cs->prefix, cg, group, sizeof(group));
-        if (r >= 0)
-                r = group_path_check(group, UINT32_MAX, NULL);
-        if (r < 0) {
-                r = refusal_set(rf, r, "cgroup %s: no group can mirror it (%s)", cg, errno_text(r));
-                goto out;
-        }
-        r = group_get(cs->core, group, &g);
-        if (r == 0 && !group_is_mirror(g) && cs->auto_create)
-                r = -ENOENT; /* there, but not a mirror yet: import it below */
-        if (r == -ENOENT) {
-                if (!cs->auto_create) {
-                        r = refusal_set(rf, -ENOENT,
-                                    "%s: no mirror of kernel cgroup %s (import it with memacctctl import-cgroups, "
-                                    "or set [cgroup] auto-create = yes)", group, cg);
-                        goto out;
-                }
-                /* The cgroup and its ancestors, root first; not its children. */
-                ImportRun run = {}; /* keeps user-set limits, reports nothing */
-
-                r = make_parents(cs, cs->prefix);
-                for (size_t end = 0; r >= 0;) {
-                        char sub[PATH_MAX], anc[MEM_PATH_MAX + 1];
-
-                        if (end == 0)
-                                strcpy(sub, "/");
-                        else
-                                snprintf(sub, sizeof(sub), "%.*s", (int) end, cg);
-                        r = mirror_path(cs->prefix, sub, anc, sizeof(anc));
-                        if (r >= 0)
-                                r = import_one(cs, &run, sub, anc);
-                        if (r < 0) {
-                                r = refusal_set(rf, r, "cgroup %s: cannot mirror it as %s: %s", sub, anc,
-                                            errno_text(r));
-                                goto out;
-                        }
-                        if (r > 0)
-                                *ret_created = true;
-                        if (cg[end] == 0 || strcmp(cg, "/") == 0)
-                                break;
-                        end = strcspn(cg + end + 1, "/") + end + 1;
-                }
-                r = 0;
-        } else if (r < 0) {
-                r = refusal_set(rf, r, "%s: %s", group, errno_text(r));
-                goto out;
-        }
-        if ((size_t) snprintf(ret_path, path_size, "%s", group) >= path_size)
-                r = -ENAMETOOLONG;
-out:
+        pthread_mutex_lock(&cs->lock); /* libcgroup's structures are not for sharing */
+        if (cs->libcgroup && cgroup_get_current_controller_path(pid, "memory", &lp) == 0 && lp)
+                r = (size_t) snprintf(buf, size, "%s", *lp ? lp : "/") >= size ? -ENAMETOOLONG : 0;
         pthread_mutex_unlock(&cs->lock);
+        free(lp);
+        if (r == -ENOENT)
+                r = placement_proc_cgroup(pid, buf, size); /* the placement rules read it alike */
         return r;
 }
 

@@ -137,19 +137,52 @@ int cgroup_sync_import_with(CgroupSync *cs, const char *from, const char *under,
 unsigned cgroup_sync_kernel_limits(CgroupSync *cs);
 
 /**
- * cgroup_sync_place() - the group a session of process @pid attaches to
- * when it names none ("" or "auto"): the mirror of @pid's memory cgroup,
- * imported (that cgroup and its ancestors, not its children) when missing
- * and auto-create allows. User-set limits are kept, as by an import.
- * @ret_path: the group path, @path_size bytes
- * @ret_created: set when the mirror was created (persistence must save)
- *
- * Return: 0; or, with @rf, -ENOENT (no mirror and
- * auto-create is off, or no memory hierarchy), -ESRCH (no such process),
- * or an import error.
+ * cgroup_sync_pid_cgroup() - the memory cgroup of process @pid, as a path
+ * relative to the hierarchy ("/" for the root), into @buf (@size bytes):
+ * libcgroup's answer, else /proc/PID/cgroup read as placement_proc_cgroup()
+ * does. Any thread.
+ * Return: 0; -ESRCH (no such process), -ENOENT (no memory line),
+ * -ENAMETOOLONG, another -errno.
  */
-int cgroup_sync_place(CgroupSync *cs, pid_t pid, char *ret_path, size_t path_size, bool *ret_created,
-                      Refusal *rf);
+int cgroup_sync_pid_cgroup(CgroupSync *cs, pid_t pid, char *buf, size_t size);
+
+/**
+ * cgroup_sync_place() - the group a session of a process in the kernel
+ * cgroup @cgroup attaches to when it names none ("" or "auto") and no
+ * explicit placement rule covers @cgroup (service_place() asks those
+ * first): the mirror of @cgroup; else, when auto-create allows, that
+ * mirror imported (the cgroup and its ancestors, not its children; user-set
+ * limits are kept, as by an import); else the mirror of @cgroup's nearest
+ * mirrored ancestor (the longest mirror, by whole components, that covers
+ * it), so that a process in a cgroup made after the import is accounted
+ * where its parent is.
+ * @ret_path: the group path, @path_size bytes
+ * @ret_created: set when a mirror was created (persistence must save)
+ *
+ * Return: 0; or, with @rf, -ENOENT (no mirror at or above @cgroup and
+ * auto-create is off, or no memory hierarchy), -ENAMETOOLONG, or an import
+ * error.
+ */
+int cgroup_sync_place(CgroupSync *cs, const char *cgroup, char *ret_path, size_t path_size,
+                      bool *ret_created, Refusal *rf);
+
+/* One mirror, (kernel cgroup, group); a negative return stops the walk. */
+typedef int (*CgroupMirrorFn)(void *userdata, const char *cgroup, const char *group);
+
+/**
+ * cgroup_sync_list_mirrors() - call @fn for each mirror whose group still
+ * is one (a group removed or unmarked since is left out), in no order,
+ * under the object's lock: @fn must not call back in. Any thread.
+ * Return: 0 or @fn's error.
+ */
+int cgroup_sync_list_mirrors(CgroupSync *cs, CgroupMirrorFn fn, void *userdata);
+
+/**
+ * cgroup_sync_mirror_of() - the group that mirrors exactly @cgroup, into
+ * @ret_group (@size bytes). Any thread.
+ * Return: 0; -ENOENT (none), -ENAMETOOLONG.
+ */
+int cgroup_sync_mirror_of(CgroupSync *cs, const char *cgroup, char *ret_group, size_t size);
 
 /**
  * cgroup_sync_sample() - read the kernel's usage of every mirrored cgroup

@@ -297,30 +297,16 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
 }
 
 /* The group an Attach of @path means: @path, or for "" and "auto" the
- * group of the placement rule that covers the peer's cgroup best, and
- * when no rule does, the mirror of that cgroup. */
+ * placement's answer (service_place()). */
 static int attach_path(Service *svc, Peer *p, const char *path, char *buf, size_t size, const char **ret,
                        Refusal *rf) {
-        bool created = false;
         int r;
 
         if (path && *path && strcmp(path, "auto") != 0) {
                 *ret = path;
                 return 0;
         }
-        r = service_place_by_rule(svc, p, buf, size, rf);
-        if (r != 0) {
-                *ret = buf;
-                return r < 0 ? r : 0;
-        }
-        if (!svc->cgroup)
-                return refusal_set(rf, -ENOENT,
-                                   "no group given, and no kernel cgroup mirror to place the session by");
-        r = cgroup_sync_place(svc->cgroup, p->creds.pid, buf, size, &created, rf);
-        /* A mirror made on demand is made again on demand: saved, but
-         * nobody's OK waits for it. */
-        if (created)
-                service_changed(svc);
+        r = service_place(svc, p, buf, size, rf);
         if (r < 0)
                 return r;
         *ret = buf;

@@ -115,10 +115,19 @@ int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_
                        MemGroup **ret, Refusal *rf);
 
 /**
- * service_place_by_rule() - the group of the placement rule that covers
- * @p's kernel memory cgroup best, into @buf (@size bytes), for an Attach
- * of "" or "auto". Return: 1 (a rule covers it); 0 (none does, or the
- * cgroup cannot be read: the mirror decides); -ESRCH, -ENAMETOOLONG
- * with @rf.
+ * service_place() - the group an Attach of "" or "auto" from @p means,
+ * into @buf (@size bytes): service_place_cgroup() of @p's kernel memory
+ * cgroup. The one decision both transports' Attach reaches.
+ * Return: 0; -ESRCH (no such process), -ENOENT, an import error, with @rf.
  */
-int service_place_by_rule(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
+int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
+
+/**
+ * service_place_cgroup() - where a process in the kernel cgroup @cgroup
+ * lands: the explicit rule that covers it with the longest cgroup; else,
+ * whatever the length of either, the mirrors' word (cgroup_sync_place():
+ * its own mirror, imported if auto-create allows, else its nearest mirrored
+ * ancestor's). A mirror made is told to the saver.
+ * Return: 0; -ENOENT, -ENAMETOOLONG, an import error, with @rf.
+ */
+int service_place_cgroup(Service *svc, const char *cgroup, char *buf, size_t size, Refusal *rf);

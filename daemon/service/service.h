@@ -518,18 +518,23 @@ int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *grou
 
 /**
  * service_remove_rule() - remove the placement rule of @cgroup; on disk
- * before it returns. Root only. Return: 0; -EPERM, -EINVAL, -ENOENT, the
- * -errno of the save.
+ * before it returns. Root only. A cgroup with no explicit rule but a
+ * mirror is refused with -EBUSY and what to do instead. Return: 0; -EPERM,
+ * -EINVAL, -ENOENT, -EBUSY, the -errno of the save.
  */
 int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf);
 
-/* Called for each rule a list covers; a negative errno stops (-ENOSPC: too large). */
-typedef int (*ServiceRuleFn)(void *userdata, const char *cgroup, const char *group);
+/* Called for each rule a list covers (@mirror: a kernel cgroup mirror's);
+ * a negative errno stops (-ENOSPC: too large). */
+typedef int (*ServiceRuleFn)(void *userdata, const char *cgroup, const char *group, bool mirror);
 
 /**
- * service_list_rules() - call @fn for each placement rule, sorted by
- * cgroup, whose group the caller may read (root: every rule).
+ * service_list_rules() - call @fn for each placement rule whose group the
+ * caller may read (root: every explicit rule), sorted by cgroup, and with
+ * @with_mirrors each kernel cgroup mirror as a rule of kind mirror too
+ * (of one cgroup, the explicit rule comes first).
  * @p: NULL as for service_get_group()
  * Return: 0; -ENOSPC (@fn said too large), or @fn's error.
  */
-int service_list_rules(Service *svc, Peer *p, ServiceRuleFn fn, void *userdata, Refusal *rf);
+int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn fn, void *userdata,
+                       Refusal *rf);

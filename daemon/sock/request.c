@@ -364,7 +364,7 @@ static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
 
 /* ServiceRuleFn of ListRules: one more Rule, its strings copied (the
  * table may change once the service lets go of it). */
-static int listed_rule(void *userdata, const char *cgroup, const char *group) {
+static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
         Request *x = userdata;
         Memacct__V1__RuleList *rl = &x->res.rl;
         Memacct__V1__Rule *ru, **v;
@@ -379,6 +379,8 @@ static int listed_rule(void *userdata, const char *cgroup, const char *group) {
         memacct__v1__rule__init(ru);
         ru->cgroup = strdup(cgroup);
         ru->group = strdup(group);
+        ru->has_mirror = mirror;
+        ru->mirror = mirror;
         rl->rules[rl->n_rules++] = ru;
         if (!ru->cgroup || !ru->group)
                 return -ENOMEM;
@@ -386,12 +388,12 @@ static int listed_rule(void *userdata, const char *cgroup, const char *group) {
         return x->list_bytes > SERVICE_LIST_REPLY_MAX ? -ENOSPC : 0;
 }
 
-static int on_list_rules(Request *x) {
+static int on_list_rules(Request *x, const Memacct__V1__ListRules *m) {
         int r;
 
         x->res.rl = (Memacct__V1__RuleList) MEMACCT__V1__RULE_LIST__INIT;
         x->has_rules = true;
-        r = service_list_rules(x->svc, x->peer, listed_rule, x, &x->rf);
+        r = service_list_rules(x->svc, x->peer, m && m->with_mirrors, listed_rule, x, &x->rf);
         if (r < 0)
                 return r;
         x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_RULES;
@@ -538,7 +540,7 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         case MEMACCT__V1__REQUEST__OP_REMOVE_RULE:
                 return service_remove_rule(x->svc, x->peer, req->remove_rule->cgroup, &x->rf);
         case MEMACCT__V1__REQUEST__OP_LIST_RULES:
-                return on_list_rules(x);
+                return on_list_rules(x, req->list_rules);
         case MEMACCT__V1__REQUEST__OP_SET_OWNER:
                 return on_set_owner(x, req->set_owner);
         case MEMACCT__V1__REQUEST__OP_GET_INFO:

@@ -139,9 +139,24 @@ check_eq "the session lands in the mirror of its kernel cgroup" "$(field "$MIRRO
 stop_bg "$HOLD" TERM >/dev/null 2>&1 || true
 if wait_for 10 current_is_soon "$MIRROR/a/b" 0; then pass; else fail "the charge leaves with the session"; fi
 
+# Without a mirror of its own and auto-create = no, the nearest mirrored
+# ancestor takes the session; with no mirrored ancestor either, it fails.
 ctl remove "$MIRROR/c" >/dev/null 2>&1 || true
-check_run "auto without a mirror, auto-create = no" 1 in_cgroup /c "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
-check_match "says why" "$ERR" "no mirror of kernel cgroup /$NAME/c.*auto-create"
+bg "$TMP/hold1.out" bash -c "$IN_CGROUP" _ "$HIER/$NAME/c" "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
+HOLD=$BG_PID
+if wait_for 10 grep -q holding "$TMP/hold1.out"; then pass; else fail "hold auto from /c: $(cat "$TMP/hold1.out")"; fi
+check_match "no mirror of /c, auto-create = no: the nearest mirrored ancestor" "$(cat "$TMP/hold1.out")" \
+        "^holding 1M in $MIRROR\$"
+check_eq "and no mirror of /c was made" "$(ctl show "$MIRROR/c" >/dev/null 2>&1 && echo made || echo none)" none
+stop_bg "$HOLD" TERM >/dev/null 2>&1 || true
+if mkdir "$HIER/$NAME-out" 2>/dev/null; then
+        MADE+=("$HIER/$NAME-out")
+        check_run "auto without any mirrored ancestor, auto-create = no" 1 \
+                in_cgroup -out "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
+        check_match "says why" "$ERR" "no mirror of kernel cgroup /$NAME-out.*auto-create"
+else
+        skip "a cgroup outside the mirrored tree: mkdir $HIER/$NAME-out refused"
+fi
 
 write_config "auto-create = yes"
 kill -HUP "$DAEMON_PID"

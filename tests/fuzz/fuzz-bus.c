@@ -92,6 +92,8 @@ static const Op ops[] = {
         MANAGER("ResetPeak", "s", ""),
         MANAGER("ImportCgroups", "ss", "uuu"),
         MANAGER("PruneMirrors", "", "asa(ss)"),
+        MANAGER("ListPlacementRules", "", "a(ss)"),
+        MANAGER("ListAllPlacementRules", "", "a(ssb)"),
         { NULL, PROPERTIES, "Get", "ss", "v" },
         { NULL, PROPERTIES, "GetAll", "s", "a{sv}" },
         { NULL, PROPERTIES, "Set", "ssv", "" },

@@ -5,6 +5,10 @@
  * table survives a restart through its file and a damaged file is set
  * aside, only root adds or removes, a rule names an existing group, and
  * an Attach "auto" of a process in a rule's cgroup lands in its group.
+ * The kernel cgroup mirrors (a fake v1 hierarchy) are rules of kind
+ * mirror: listed with the explicit ones, not removable as rules, and
+ * consulted after every explicit rule: the cgroup's own mirror, else its
+ * nearest mirrored ancestor's.
  */
 
 #include <errno.h>
@@ -23,7 +27,9 @@
 
 #include "core/session.h"
 #include "service-test.h"
+#include "service/cgroup-sync.h"
 #include "service/placement.h"
+#include "service/service-internal.h"
 
 static void test_covers_by_components(void **state) {
         (void) state;
@@ -103,6 +109,15 @@ static int collect(void *userdata, const char *cgroup, const char *group) {
         size_t n = strlen(buf);
 
         snprintf(buf + n, 1024 - n, "%s=%s;", cgroup, group);
+        return 0;
+}
+
+/* ServiceRuleFn: "cgroup=group;" for a rule, "cgroup~group;" for a mirror. */
+static int collect_kind(void *userdata, const char *cgroup, const char *group, bool mirror) {
+        char *buf = userdata;
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, 1024 - n, "%s%s%s;", cgroup, mirror ? "~" : "=", group);
         return 0;
 }
 
@@ -199,7 +214,7 @@ static void test_only_root_adds_or_removes(void **state) {
         r = service_remove_rule(f->svc, f->delegate, "/x", &rf);
         assert_refused(r, &rf, -EPERM, "only root removes placement rules");
         refusal_init(&rf);
-        r = service_list_rules(f->svc, f->delegate, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/x=/d;");
         refusal_init(&rf);
@@ -240,11 +255,11 @@ static void test_list_as_groups_are_read(void **state) {
         assert_not_refused(service_add_rule(f->svc, f->root, "/k/a", "/a", &rf), &rf);
         assert_not_refused(service_add_rule(f->svc, f->root, "/k/d", "/d/x", &rf), &rf);
         fixture_settings(f, READ_ACCESS_OWNER, 0);
-        r = service_list_rules(f->svc, f->delegate, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/k/d=/d/x;");
         listed[0] = 0;
-        r = service_list_rules(f->svc, f->root, collect, listed, &rf);
+        r = service_list_rules(f->svc, f->root, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
         assert_string_equal(listed, "/k/a=/a;/k/d=/d/x;");
         remove_file(f->state_dir, PLACEMENT_FILE);
@@ -303,6 +318,165 @@ static void test_no_rule_falls_back_to_the_mirror(void **state) {
         remove_file(f->state_dir, PLACEMENT_FILE);
 }
 
+/* ---- the mirrors as rules, on a fake v1 hierarchy mirrored under /k ---- */
+
+static char fake[64];
+
+static void fake_cgroup(const char *rel) {
+        static const char *const files[][2] = {
+                { "memory.limit_in_bytes", "9223372036854771712" },
+                { "memory.soft_limit_in_bytes", "9223372036854771712" },
+                { "memory.usage_in_bytes", "8192" },
+        };
+        char dir[PATH_MAX], path[PATH_MAX + 64];
+
+        snprintf(dir, sizeof(dir), "%s%s", fake, strcmp(rel, "/") == 0 ? "" : rel);
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                FILE *f;
+
+                snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+                f = fopen(path, "w");
+                assert_non_null(f);
+                fprintf(f, "%s\n", files[i][1]);
+                fclose(f);
+        }
+}
+
+/* /c, /c/in, /c/in/deep and /m; of them /c and /c/in/deep mirrored (as /k/c, /k/c/in/deep),
+ * /k/c/in a plain group between them. */
+static CgroupSync *mirrored(Fixture *f) {
+        CgroupSync *cs = NULL;
+        CgroupCounts n;
+        Refusal rf;
+
+        snprintf(fake, sizeof(fake), "/tmp/memacct-rules-cg.XXXXXX");
+        assert_non_null(mkdtemp(fake));
+        fake_cgroup("/");
+        fake_cgroup("/c");
+        fake_cgroup("/m");
+        assert_int_equal(cgroup_sync_new(f->core, service_events(f->svc), fake, "/k", false, &cs), 0);
+        refusal_init(&rf);
+        /* /c first, while it has no children, so that /c/in stays unmirrored. */
+        assert_int_equal(cgroup_sync_import(cs, "/c", "/k", &n, &rf), 1);
+        fake_cgroup("/c/in");
+        fake_cgroup("/c/in/deep");
+        assert_int_equal(cgroup_sync_import(cs, "/c/in/deep", "/k", &n, &rf), 1);
+        service_set_cgroup(f->svc, cs);
+        return cs;
+}
+
+static void unmirror(Fixture *f, CgroupSync *cs) {
+        char cmd[128];
+
+        service_set_cgroup(f->svc, NULL);
+        cgroup_sync_free(cs);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
+        assert_int_equal(system(cmd), 0);
+        remove_file(f->state_dir, PLACEMENT_FILE);
+}
+
+/* Where a process in @cgroup lands, or the words of the refusal. */
+static const char *place(Fixture *f, const char *cgroup) {
+        static char group[MEM_PATH_MAX + 1];
+        static Refusal rf;
+
+        refusal_init(&rf);
+        return service_place_cgroup(f->svc, cgroup, group, sizeof(group), &rf) == 0 ? group : rf.message;
+}
+
+static void test_mirrors_listed_as_rules(void **state) {
+        Fixture *f = *state;
+        CgroupSync *cs = mirrored(f);
+        char listed[1024] = "";
+        Refusal rf;
+
+        refusal_init(&rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/d/x", &rf), &rf);
+        assert_not_refused(service_list_rules(f->svc, f->root, true, collect_kind, listed, &rf), &rf);
+        /* By cgroup; of /c, the explicit rule before the mirror. */
+        assert_string_equal(listed, "/c=/d/x;/c~/k/c;/c/in/deep~/k/c/in/deep;");
+        /* Without the mirrors: the explicit rules as before. */
+        listed[0] = 0;
+        assert_not_refused(service_list_rules(f->svc, f->root, false, collect_kind, listed, &rf), &rf);
+        assert_string_equal(listed, "/c=/d/x;");
+        /* A delegate reads only what it may: /d/x is delegated to it, the mirrors are root's. */
+        fixture_settings(f, READ_ACCESS_OWNER, 0);
+        listed[0] = 0;
+        assert_not_refused(service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf), &rf);
+        assert_string_equal(listed, "/c=/d/x;");
+        unmirror(f, cs);
+}
+
+static void test_mirror_is_not_removed_as_a_rule(void **state) {
+        Fixture *f = *state;
+        CgroupSync *cs = mirrored(f);
+        Refusal rf;
+        int r;
+
+        refusal_init(&rf);
+        r = service_remove_rule(f->svc, f->root, "/c/in/deep", &rf);
+        assert_refused(r, &rf, -EBUSY,
+                       "cgroup /c/in/deep is mirrored by group /k/c/in/deep: remove the group, or let prune "
+                       "remove it once the cgroup is gone");
+        /* A cgroup neither ruled nor mirrored is still "no such rule". */
+        refusal_init(&rf);
+        r = service_remove_rule(f->svc, f->root, "/m", &rf);
+        assert_refused(r, &rf, -ENOENT, "no placement rule for kernel cgroup /m");
+        /* An explicit rule of a mirrored cgroup goes, and the mirror stays a rule. */
+        refusal_init(&rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/a", &rf), &rf);
+        assert_not_refused(service_remove_rule(f->svc, f->root, "/c", &rf), &rf);
+        r = service_remove_rule(f->svc, f->root, "/c", &rf);
+        assert_int_equal(r, -EBUSY);
+        unmirror(f, cs);
+}
+
+static void test_placement_order(void **state) {
+        Fixture *f = *state;
+        CgroupSync *cs = mirrored(f);
+        Refusal rf;
+
+        /* Its own mirror. */
+        assert_string_equal(place(f, "/c/in/deep"), "/k/c/in/deep");
+        assert_string_equal(place(f, "/c"), "/k/c");
+        /* No mirror of its own (auto-create is off): the nearest mirrored ancestor's. */
+        fake_cgroup("/c/in/deep/new");
+        assert_string_equal(place(f, "/c/in/deep/new"), "/k/c/in/deep");
+        assert_string_equal(place(f, "/c/other"), "/k/c");
+        /* A plain group where its mirror would be is taken, as before
+         * mirrors were rules (auto-create would make it a mirror). */
+        assert_string_equal(place(f, "/c/in"), "/k/c/in");
+        /* Nothing mirrored at or above it: refused, saying how to mirror it. */
+        assert_string_equal(place(f, "/m"),
+                            "/k/m: no mirror of kernel cgroup /m (import it with memacctctl import-cgroups, "
+                            "or set [cgroup] auto-create = yes)");
+        /* An explicit rule beats any mirror, even that of a longer cgroup:
+         * the cgroups nested in a container stay in its group. */
+        refusal_init(&rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/b", &rf), &rf);
+        assert_string_equal(place(f, "/c/in/deep"), "/b");
+        assert_string_equal(place(f, "/c/in/deep/new"), "/b");
+        assert_string_equal(place(f, "/c"), "/b");
+        /* The longest explicit rule among them. */
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c/in", "/a", &rf), &rf);
+        assert_string_equal(place(f, "/c/in/deep"), "/a");
+        assert_string_equal(place(f, "/c/x"), "/b");
+        unmirror(f, cs);
+}
+
+/* With auto-create, the cgroup's own mirror is made rather than the ancestor's taken. */
+static void test_auto_create_before_the_ancestor(void **state) {
+        Fixture *f = *state;
+        CgroupSync *cs = mirrored(f);
+
+        assert_int_equal(cgroup_sync_set_config(cs, "/k", true), 0);
+        fake_cgroup("/c/new");
+        assert_string_equal(place(f, "/c/new"), "/k/c/new");
+        assert_true(tree_info(f, "/k/c/new").mirror);
+        unmirror(f, cs);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_covers_by_components),
@@ -315,6 +489,10 @@ int main(void) {
                 SERVICE_TEST(test_list_as_groups_are_read),
                 SERVICE_TEST(test_auto_attach_follows_the_rule),
                 SERVICE_TEST(test_no_rule_falls_back_to_the_mirror),
+                SERVICE_TEST(test_mirrors_listed_as_rules),
+                SERVICE_TEST(test_mirror_is_not_removed_as_a_rule),
+                SERVICE_TEST(test_placement_order),
+                SERVICE_TEST(test_auto_create_before_the_ancestor),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
