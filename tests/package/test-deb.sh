@@ -6,7 +6,7 @@
 # directory), lintian on the .changes without an error, and each .deb's file
 # list (dpkg -c) holding the files that package is for, and not the others'.
 #
-# Usage: test-deb.sh SOURCE_ROOT. Takes about 2 minutes on 2 cores.
+# Usage: test-deb.sh SOURCE_ROOT. Takes about a minute on 2 cores.
 set -uo pipefail
 
 src=${1:?usage: test-deb.sh SOURCE_ROOT}
