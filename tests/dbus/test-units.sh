@@ -32,8 +32,9 @@ for f in "$UNITS/memacctd.service" "$UNITS/memacctd.socket" \
         "$DEST$MEMACCT_DBUS_SERVICES_DIR/org.memacct1.service" "$DAEMON"; do
         check_eq "installed: ${f#"$DEST"}" "$(test -f "$f" && echo yes || echo no)" yes
 done
-check_eq "the unit directory is systemd's" "$MEMACCT_UNIT_DIR" \
-        "$(pkg-config --variable=systemdsystemunitdir systemd)"
+# Under the prefix unless -Dsystemdsystemunitdir names another.
+check_eq "the unit directory is the one configured, else under the prefix" "$MEMACCT_UNIT_DIR" \
+        "${MEMACCT_UNIT_DIR_OPTION:-$MEMACCT_PREFIX/lib/systemd/system}"
 check_match "the policy goes where the bus daemon reads policies" "$MEMACCT_DBUS_POLICY_DIR" \
         '/dbus-1/system\.d$'
 check_match "the activation file where it reads them" "$MEMACCT_DBUS_SERVICES_DIR" \
