@@ -310,6 +310,8 @@ int metrics_render(Service *svc, MetricsText *out) {
         }
         if (r >= 0)
                 r = render_daemon(svc, out);
+        if (r >= 0)
+                r = metrics_render_self(out);
         for (size_t f = 0; f < _FAMILY_MAX; f++)
                 metrics_text_done(&x.fam[f]);
         free(x.label);
