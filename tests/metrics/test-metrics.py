@@ -234,6 +234,7 @@ def main():
     version = subprocess.run([MEMACCTD, "--version"], capture_output=True, text=True).stdout.split()[-1]
     check_eq("build_info", sample(fams, "memacct_build_info", version=version), "1")
     self_metrics(d, port, version)
+    gzipped(port)
 
     # Groups, limits, kept charges, a refused charge.
     weird = "/we.ird-na_me:x@y"
@@ -486,6 +487,50 @@ def self_metrics(d, port, version):
           str(start))
     cpu = float(sample(fams, "process_cpu_seconds_total") or -1)
     check("process_cpu_seconds_total is plausible", 0 <= cpu < 3600, str(cpu))
+
+
+def fetch_raw(port, path="/metrics", headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path, headers=headers or {})
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, r.headers, body
+
+
+# Series whose values move between two scrapes (the scrape itself, time, the process).
+MOVING = re.compile(r"^(memacctd_|process_)")
+
+
+def stable(text):
+    return [line for line in text.split("\n") if not MOVING.match(line.split("{")[0].split(" ")[0])
+            or line.startswith("#")]
+
+
+def gzipped(port):
+    """Accept-Encoding: gzip gets gzip that decodes to the plain answer, but for what moved."""
+    import gzip
+    status, headers, plain = fetch_raw(port)
+    check_eq("a plain scrape has no Content-Encoding", headers.get("Content-Encoding"), None)
+    status, headers, body = fetch_raw(port, headers={"Accept-Encoding": "deflate, gzip;q=0.5"})
+    check_eq("a gzip scrape is 200", status, 200)
+    check_eq("a gzip scrape says Content-Encoding: gzip", headers.get("Content-Encoding"), "gzip")
+    check_eq("Content-Length is the compressed size", int(headers.get("Content-Length") or -1), len(body))
+    try:
+        text = gzip.decompress(body).decode()
+    except (OSError, EOFError) as e:
+        check("the gzip answer decodes", False, str(e))
+        return
+    check("the gzip answer is smaller", len(body) < len(plain), f"{len(body)} >= {len(plain)}")
+    check_eq("the gzip answer is the plain one but for what moved", stable(text), stable(plain.decode()))
+    try:
+        parse(text)
+        check("the decoded answer parses", True)
+    except ValueError as e:
+        check("the decoded answer parses", False, str(e))
+    status, headers, body = fetch_raw(port, headers={"Accept-Encoding": "gzip;q=0, identity"})
+    check_eq("gzip;q=0 is plain", headers.get("Content-Encoding"), None)
+    check("gzip;q=0 is plain text", body.startswith(b"# HELP"), repr(body[:20]))
 
 
 def write_state(state_dir, groups):
