@@ -35,6 +35,8 @@
 #include "bus/who.h"
 #include "macro.h"
 #include "service/log.h"
+#include "service/selfstats.h"
+#include "status.h"
 
 struct BusHeldReply {
         BusHeldReply *next;
@@ -465,6 +467,55 @@ static int method_get_client(sd_bus_message *msg, void *userdata, sd_bus_error *
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* The wire status of a method's end: a refusal's error name maps back through the one table. */
+static unsigned method_status(int r, const sd_bus_error *error) {
+        if (sd_bus_error_is_set(error)) {
+                for (MemStatus s = 1; s < _MEM_STATUS_MAX; s++)
+                        if (sd_bus_error_has_name(error, status_to_dbus_error(s)))
+                                return s;
+                return status_from_errno(r < 0 ? r : -EIO);
+        }
+        return status_from_errno(r < 0 ? r : 0);
+}
+
+/*
+ * Each method of the vtable through a counting wrapper: the bus's one
+ * dispatch point for the request counts (memacctd_requests_total and its
+ * duration), with the status only the handler's return knows. A reply
+ * held for a save counts when the handler returns, before the save.
+ */
+#define COUNTED(handler, op)                                                                   \
+        static int handler##_counted(sd_bus_message *msg, void *userdata, sd_bus_error *error) { \
+                uint64_t start = selfstats_clock_nsec();                                       \
+                int r = handler(msg, userdata, error);                                         \
+                                                                                               \
+                selfstats_request(SERVICE_TRANSPORT_BUS, op, method_status(r, error), start);  \
+                return r;                                                                      \
+        }
+COUNTED(method_create_group, SERVICE_OP_CREATE_GROUP)
+COUNTED(method_create_transient_group, SERVICE_OP_CREATE_TRANSIENT_GROUP)
+COUNTED(method_remove_group, SERVICE_OP_REMOVE_GROUP)
+COUNTED(method_set_limits, SERVICE_OP_SET_LIMITS)
+COUNTED(method_charge, SERVICE_OP_CHARGE)
+COUNTED(method_uncharge, SERVICE_OP_UNCHARGE)
+COUNTED(method_attach, SERVICE_OP_ATTACH)
+COUNTED(method_get_group, SERVICE_OP_GET_GROUP)
+COUNTED(method_list_groups, SERVICE_OP_LIST_GROUPS)
+COUNTED(method_move_process, SERVICE_OP_MOVE)
+COUNTED(method_get_client, SERVICE_OP_GET_CLIENT)
+COUNTED(method_reset_peak, SERVICE_OP_RESET_PEAK)
+COUNTED(bus_method_import_cgroups, SERVICE_OP_IMPORT_CGROUPS)
+COUNTED(bus_method_prune_mirrors, SERVICE_OP_PRUNE_MIRRORS)
+COUNTED(bus_method_import_cgroups_keeping_limits, SERVICE_OP_IMPORT_CGROUPS)
+COUNTED(bus_method_add_placement_rule, SERVICE_OP_ADD_RULE)
+COUNTED(bus_method_remove_placement_rule, SERVICE_OP_REMOVE_RULE)
+COUNTED(bus_method_list_placement_rules, SERVICE_OP_LIST_RULES)
+COUNTED(bus_method_list_all_placement_rules, SERVICE_OP_LIST_RULES)
+COUNTED(method_set_owner, SERVICE_OP_SET_OWNER)
+COUNTED(bus_method_get_info, SERVICE_OP_GET_INFO)
+COUNTED(bus_method_list_sessions, SERVICE_OP_LIST_SESSIONS)
+#undef COUNTED
+
 /*
  * The vtable: a documented table. Every method is UNPRIVILEGED: without
  * the flag sd-bus would demand CAP_SYS_ADMIN of the caller (a round trip
@@ -476,94 +527,94 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("CreateGroup",
                                 SD_BUS_ARGS("s", path, "a{st}", limits, "u", owner),
                                 SD_BUS_RESULT("o", group),
-                                method_create_group, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_create_group_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CreateTransientGroup",
                                 SD_BUS_ARGS("s", path, "a{st}", limits, "u", owner),
                                 SD_BUS_RESULT("o", group),
-                                method_create_transient_group, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_create_transient_group_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveGroup",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_NO_RESULT,
-                                method_remove_group, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_remove_group_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetLimits",
                                 SD_BUS_ARGS("s", path, "a{st}", limits, "b", force),
                                 SD_BUS_NO_RESULT,
-                                method_set_limits, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_set_limits_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Charge",
                                 SD_BUS_ARGS("s", path, "t", bytes, "s", stat, "b", keep),
                                 SD_BUS_RESULT("t", throttle_usec, "t", over_high),
-                                method_charge, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_charge_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Uncharge",
                                 SD_BUS_ARGS("s", path, "t", bytes, "s", stat, "b", keep),
                                 SD_BUS_NO_RESULT,
-                                method_uncharge, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_uncharge_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Attach",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_RESULT("s", group),
-                                method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_attach_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetGroup",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_RESULT("o", group),
-                                method_get_group, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_get_group_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListGroups",
                                 SD_BUS_ARGS("s", path, "b", recursive),
                                 SD_BUS_RESULT("a(so)", groups),
-                                method_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_list_groups_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("MoveProcess",
                                 SD_BUS_ARGS("u", pid, "s", path),
                                 SD_BUS_RESULT("u", sessions),
-                                method_move_process, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_move_process_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetClient",
                                 SD_BUS_ARGS("u", pid, "b", exact),
                                 SD_BUS_RESULT("a{st}", rss),
-                                method_get_client, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_get_client_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResetPeak",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_NO_RESULT,
-                                method_reset_peak, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_reset_peak_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ImportCgroups",
                                 SD_BUS_ARGS("s", from, "s", under),
                                 SD_BUS_RESULT("u", created, "u", updated, "u", unchanged),
-                                bus_method_import_cgroups, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_import_cgroups_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PruneMirrors",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("as", removed, "a(ss)", kept),
-                                bus_method_prune_mirrors, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_prune_mirrors_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ImportCgroupsKeepingLimits",
                                 SD_BUS_ARGS("s", from, "s", under, "b", reset_limits),
                                 SD_BUS_RESULT("a(sa{st}a{st})", kept_limits, "u", created, "u", updated,
                                               "u", unchanged, "u", kept, "u", kernel_owned),
-                                bus_method_import_cgroups_keeping_limits, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_import_cgroups_keeping_limits_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AddPlacementRule",
                                 SD_BUS_ARGS("s", cgroup, "s", group),
                                 SD_BUS_NO_RESULT,
-                                bus_method_add_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_add_placement_rule_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemovePlacementRule",
                                 SD_BUS_ARGS("s", cgroup),
                                 SD_BUS_NO_RESULT,
-                                bus_method_remove_placement_rule, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_remove_placement_rule_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListPlacementRules",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ss)", rules),
-                                bus_method_list_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_list_placement_rules_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListAllPlacementRules",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssb)", rules),
-                                bus_method_list_all_placement_rules, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_list_all_placement_rules_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetOwner",
                                 SD_BUS_ARGS("s", path, "u", owner),
                                 SD_BUS_NO_RESULT,
-                                method_set_owner, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_set_owner_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetInfo",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("s", version, "t", uptime_usec, "t", requests, "u", sessions,
                                               "u", groups, "s", state, "s", state_cause, "t", saves,
                                               "t", last_save_usec),
-                                bus_method_get_info, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_get_info_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSessions",
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_RESULT("a(uussstt)", sessions),
-                                bus_method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_method_list_sessions_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),

@@ -31,6 +31,7 @@
 #include "macro.h"
 #include "service/log.h"
 #include "service/procid.h"
+#include "service/selfstats.h"
 
 static int peer_compare(const void *a, const void *b) {
         return strcmp(((const BusPeer *) a)->name, ((const BusPeer *) b)->name);
@@ -45,6 +46,7 @@ static void peer_free(BusPeer *p) {
         p->track = sd_bus_track_unref(p->track);
         free(p->name);
         free(p);
+        selfstats_connections_add(SERVICE_TRANSPORT_BUS, -1);
 }
 
 /* The track is empty: the peer left the bus (or the connection closed). */
@@ -108,6 +110,8 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
         p = calloc(1, sizeof(*p));
         if (!p)
                 return bus_fail(error, -ENOMEM, "out of memory");
+        /* A bus "connection" is a client we know by its unique name. */
+        selfstats_connections_add(SERVICE_TRANSPORT_BUS, 1);
         p->manager = m;
         /* No delivery: bus peers get events as signals. Its session is
          * opened by the first operation that needs one. */

@@ -58,6 +58,46 @@ static bool list_has_token(const char *v, size_t n, const char *tok) {
         return false;
 }
 
+/*
+ * Does the Accept-Encoding value @v (@n bytes) take gzip? A coding is
+ * "gzip", "x-gzip" or "*", with parameters after ';' of which only q
+ * matters: q=0 (0, 0.0, 0.00, 0.000) refuses it (RFC 9110 12.5.3).
+ */
+static bool accepts_gzip(const char *v, size_t n) {
+        while (n > 0) {
+                const char *comma = memchr(v, ',', n);
+                size_t len = comma ? (size_t) (comma - v) : n;
+                const char *a = v, *b = v + len, *semi = memchr(v, ';', len), *e;
+
+                e = semi ? semi : b;
+                while (a < e && (*a == ' ' || *a == '\t'))
+                        a++;
+                while (e > a && (e[-1] == ' ' || e[-1] == '\t'))
+                        e--;
+                if (((size_t) (e - a) == 4 && strncasecmp(a, "gzip", 4) == 0) ||
+                    ((size_t) (e - a) == 6 && strncasecmp(a, "x-gzip", 6) == 0) || (e - a == 1 && *a == '*')) {
+                        bool zero = false;
+
+                        for (const char *q = semi; q && q + 2 < b; q++)
+                                if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
+                                        const char *d = q + 2;
+
+                                        zero = *d == '0';
+                                        for (d++; zero && d < b && *d != ' ' && *d != ';'; d++)
+                                                zero = *d == '.' || *d == '0';
+                                        break;
+                                }
+                        if (!zero)
+                                return true;
+                }
+                if (!comma)
+                        break;
+                n -= len + 1;
+                v = comma + 1;
+        }
+        return false;
+}
+
 /* "METHOD SP /target SP HTTP/1.x", @n bytes without the line end. */
 static int parse_request_line(const char *p, size_t n, HttpRequest *req) {
         const char *end = p + n, *sp1, *sp2, *q;
@@ -80,14 +120,23 @@ static int parse_request_line(const char *p, size_t n, HttpRequest *req) {
                 return -EBADMSG;
         req->path = sp1 + 1;
         req->path_len = 0;
+        req->query = NULL;
         for (q = sp1 + 1; q < sp2; q++) {
                 if (!is_field_byte((unsigned char) *q) || *q == '\t')
                         return -EBADMSG;
-                if ((*q == '?' || *q == '#') && req->path_len == 0)
+                if ((*q == '?' || *q == '#') && req->path_len == 0) {
                         req->path_len = (size_t) (q - req->path);
+                        if (*q == '?')
+                                req->query = q + 1;
+                }
         }
         if (req->path_len == 0)
                 req->path_len = (size_t) (sp2 - req->path);
+        if (req->query) {
+                const char *hash = memchr(req->query, '#', (size_t) (sp2 - req->query));
+
+                req->query_len = (size_t) ((hash ? hash : sp2) - req->query);
+        }
 
         q = sp2 + 1;
         if (end - q != 8 || memcmp(q, "HTTP/", 5) != 0 || q[6] != '.' || q[5] < '0' || q[5] > '9' ||
@@ -138,6 +187,9 @@ static int parse_header(const char *p, size_t n, HttpRequest *req, bool *seen_le
                 if (len > SIZE_MAX / 2)
                         return -EFBIG;
                 req->body_bytes = (size_t) len;
+        } else if (NAME_IS("Accept-Encoding")) {
+                /* Repeated: the lists join (RFC 9110 5.3). */
+                req->accept_gzip = req->accept_gzip || accepts_gzip(v, (size_t) (end - v));
         } else if (NAME_IS("Connection")) {
                 if (list_has_token(v, (size_t) (end - v), "close"))
                         req->keep_alive = false;

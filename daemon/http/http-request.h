@@ -4,7 +4,7 @@
 /*
  * An HTTP/1.x request as the metrics listener reads it: the request line,
  * the few headers that change the answer (Content-Length, Transfer-Encoding,
- * Connection) and a body that is skipped. Pure parsing over bytes, no I/O.
+ * Connection, Accept-Encoding) and a body that is skipped. Pure parsing over bytes, no I/O.
  */
 
 #include <stdbool.h>
@@ -22,6 +22,9 @@ typedef struct HttpRequest {
         HttpMethod method;
         const char *path; /* into the parsed bytes, not NUL-terminated: the target up to '?' or '#' */
         size_t path_len;
+        const char *query;   /* into the parsed bytes: after '?' up to '#' or the end; NULL: none */
+        size_t query_len;
+        bool accept_gzip;    /* Accept-Encoding names gzip (or *) with a q above 0 */
         unsigned minor;      /* HTTP/1.<minor>: 0 or 1 */
         bool keep_alive;     /* HTTP/1.1 unless "Connection: close"; 1.0 only with "keep-alive" */
         size_t head_bytes;   /* the request line and headers with the empty line */

@@ -49,6 +49,13 @@ void metrics_text_unmap(void *p, size_t cap);
  */
 int metrics_render(Service *svc, MetricsText *out);
 
+/**
+ * metrics_render_self() - the daemon's own series (metrics-self.c):
+ * memacctd_* counters, gauges and histograms, process_*, build info,
+ * appended to @out. Any thread. Return: 0 or -ENOMEM.
+ */
+int metrics_render_self(MetricsText *out);
+
 /* One answer: the status line and headers, then the body (empty for HEAD). */
 typedef struct MetricsResponse {
         unsigned status;

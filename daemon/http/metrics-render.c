@@ -17,6 +17,14 @@
  * an arena are not given back to the kernel while any neighbour lives.
  * A mapping is given back whole by munmap().
  *
+ * A scrape that says Accept-Encoding: gzip gets the answer deflated from
+ * its text into pages of the same kind, a window at a time, and the text
+ * freed: memory is the text and its compressed copy (a tenth of it, or
+ * less) at the peak. zlib's own state (about 256 KiB) is mapped too, so
+ * it does not stay behind in an arena. Level 1: a scrape is on the
+ * listener's one thread, and the exposition's repetitive lines compress
+ * nearly as well fast as slow.
+ *
  * Limits that are not set ("max") are +Inf, never UINT64_MAX: a sentinel
  * that would otherwise read as 16 EiB on a dashboard.
  */
@@ -29,9 +37,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "http/metrics-internal.h"
 #include "http/metrics.h"
+#include "macro.h"
 #include "service/log.h"
 
 /* ---- text in pages of its own ---- */
@@ -110,6 +120,74 @@ void *metrics_text_steal(MetricsText *t, size_t *ret_cap) {
 void metrics_text_unmap(void *p, size_t cap) {
         if (cap)
                 munmap(p, cap);
+}
+
+/* ---- gzip ---- */
+
+/* zlib's allocations in mappings of their own, the size in front (16 bytes keep the alignment). */
+static void *z_alloc(void *opaque, unsigned items, unsigned size) {
+        size_t n;
+        char *p;
+
+        (void) opaque;
+        if (size && items > (SIZE_MAX - 16) / size)
+                return Z_NULL;
+        n = (size_t) items * size + 16;
+        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return Z_NULL;
+        memcpy(p, &n, sizeof(n));
+        return p + 16;
+}
+
+static void z_free(void *opaque, void *address) {
+        char *p = (char *) address - 16;
+        size_t n;
+
+        (void) opaque;
+        if (!address)
+                return;
+        memcpy(&n, p, sizeof(n));
+        munmap(p, n);
+}
+
+/* @in gzip-compressed into @out (empty). Return: 0 or -ENOMEM (@out is then empty). */
+static int gzip_text(const MetricsText *in, MetricsText *out) {
+        z_stream z = { .zalloc = z_alloc, .zfree = z_free };
+        int zr = Z_OK;
+
+        /* 15 + 16: a 32 KiB window with the gzip header and trailer. */
+        if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                return -ENOMEM;
+        z.next_in = (Bytef *) in->p;
+        z.avail_in = 0;
+        for (size_t left = in->len; zr != Z_STREAM_END;) {
+                /* avail_in is 32 bits: feed the text a GiB at a time. */
+                if (z.avail_in == 0 && left > 0) {
+                        z.avail_in = (uInt) MIN(left, (size_t) 1 << 30);
+                        left -= z.avail_in;
+                }
+                if (text_reserve(out, 64 * 1024) < 0) {
+                        zr = Z_MEM_ERROR;
+                        break;
+                }
+                z.next_out = (Bytef *) out->p + out->len;
+                z.avail_out = (uInt) MIN(out->cap - out->len, (size_t) 1 << 30);
+                {
+                        uInt room = z.avail_out;
+
+                        zr = deflate(&z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
+                        out->len += room - z.avail_out;
+                }
+                if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+                        break;
+        }
+        deflateEnd(&z);
+        if (zr != Z_STREAM_END) {
+                metrics_text_done(out);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 /* ---- the exposition ---- */
@@ -310,6 +388,8 @@ int metrics_render(Service *svc, MetricsText *out) {
         }
         if (r >= 0)
                 r = render_daemon(svc, out);
+        if (r >= 0)
+                r = metrics_render_self(out);
         for (size_t f = 0; f < _FAMILY_MAX; f++)
                 metrics_text_done(&x.fam[f]);
         free(x.label);
@@ -383,7 +463,18 @@ int metrics_respond(Service *svc, const HttpRequest *req, MetricsResponse *ret) 
                         resp.close = true;
                         r = respond_text(&resp, 500, NULL, "Out of memory", head_only, false);
                 } else {
-                        r = write_head(&resp, 200, METRICS_CONTENT_TYPE, NULL, resp.body.len, ka10);
+                        const char *extra = "Vary: Accept-Encoding\r\n";
+
+                        if (req->accept_gzip) {
+                                MetricsText z = {};
+
+                                r = gzip_text(&resp.body, &z);
+                                metrics_text_done(&resp.body);
+                                resp.body = z;
+                                extra = "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n";
+                        }
+                        if (r >= 0)
+                                r = write_head(&resp, 200, METRICS_CONTENT_TYPE, extra, resp.body.len, ka10);
                         /* HEAD: the length of the body that GET would send, and no body. */
                         if (head_only)
                                 metrics_text_done(&resp.body);

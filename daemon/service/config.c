@@ -106,11 +106,12 @@ static const ConfigKey config_keys[] = {
         KEY("metrics", "header-size", KEY_SIZE32, metrics_header_size, 1024, 1u << 20),
         KEY("metrics", "body-size", KEY_SIZE32, metrics_body_size, 0, 1u << 20),
         KEY("metrics", "output-buffer", KEY_SIZE, metrics_output_buffer, 1u << 20, 1ull << 40),
+        KEY("metrics", "max-groups", KEY_UNSIGNED, metrics_max_groups, 1, 1u << 24),
 };
 
 /* Indexes into config_keys, for the checks across keys after parsing:
- * listen is the first of the [metrics] block's eight keys, the last block. */
-#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 8)
+ * listen is the first of the [metrics] block's nine keys, the last block. */
+#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 9)
 
 static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
                                                "metrics" };

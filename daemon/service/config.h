@@ -69,6 +69,7 @@ typedef struct Config {
         uint32_t metrics_header_size;       /* bytes of a request line and headers */
         uint32_t metrics_body_size;         /* bytes of a request body */
         uint64_t metrics_output_buffer;     /* bytes of answers unsent, all connections together */
+        unsigned metrics_max_groups;        /* groups one scrape exports at most; the rest are cut */
 } Config;
 
 #define CONFIG_DEFAULT                                     \
@@ -105,6 +106,7 @@ typedef struct Config {
                 .metrics_header_size = 8 * 1024,           \
                 .metrics_body_size = 1024,                 \
                 .metrics_output_buffer = 64 * 1024 * 1024, \
+                .metrics_max_groups = 10000,               \
         })
 
 /* A listen address: what [metrics] listen and --metrics name. */

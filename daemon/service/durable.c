@@ -40,6 +40,7 @@
 #include "service/durable.h"
 #include "service/log.h"
 #include "service/persist.h"
+#include "service/selfstats.h"
 #include "thread-start.h"
 
 /* The room kept for the next save: twice the state and this much more. */
@@ -345,6 +346,7 @@ static int save(Durable *d, bool last) {
                 free(paths[i]);
         free(paths);
         if (r < 0) {
+                selfstats_count(SELF_STATE_SAVE_FAILURES);
                 fail(d, r, seq);
                 if (!last)
                         wake_all(d);
@@ -360,6 +362,7 @@ static int save(Durable *d, bool last) {
                                       (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000,
                                       memory_order_relaxed);
                 atomic_fetch_add_explicit(&d->saves, 1, memory_order_relaxed);
+                selfstats_count(SELF_STATE_SAVES);
         }
         /* After the last save nobody waits (the transports are gone);
          * before it, the OKs go out first: the reservation only guards

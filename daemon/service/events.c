@@ -33,6 +33,7 @@
 #include "macro.h"
 #include "service/authz.h"
 #include "service/events.h"
+#include "service/selfstats.h"
 
 typedef struct Subscription {
         EventSubscriber *sub;
@@ -105,6 +106,8 @@ static void deliver(EventSubscriber *sub, const EventItem *ev, Encodings *encs) 
          * counters it reports stay exact in the group. */
         if (!enc->failed)
                 sub->delivery->push(sub->userdata, enc->buf, enc->len);
+        else
+                selfstats_count(SELF_EVENTS_DROPPED);
 }
 
 /* The requester of this thread's operation in progress (events_requester_set()). */
@@ -133,6 +136,7 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
         Subscription *s;
         uint64_t seq;
 
+        selfstats_event(EVENT_MEMORY);
         pthread_mutex_lock(&e->lock);
         seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)
@@ -160,6 +164,7 @@ static void core_move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         Encodings encs = {};
 
         (void) userdata;
+        selfstats_event(EVENT_MOVED);
         if (!sub || !sub->delivery)
                 return;
         deliver(sub, &ev, &encs); /* a hint: the move itself stands if it is lost */
@@ -236,6 +241,7 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub) {
 void events_emit(Events *e, EventKind kind, const char *path, unsigned limits) {
         EventItem ev = { .kind = kind, .path = path, .limits = limits };
 
+        selfstats_event(kind);
         if (e && e->sink)
                 e->sink(&ev, e->sink_userdata);
 }

@@ -30,6 +30,7 @@
 #include "macro.h"
 #include "service/housekeeping.h"
 #include "service/log.h"
+#include "service/selfstats.h"
 #include "thread-start.h"
 
 struct Housekeeping {
@@ -161,7 +162,10 @@ static void duty_status(Housekeeping *h, Schedule *s, uint64_t now) {
 }
 
 static void duty_flush(Housekeeping *h, Schedule *s, uint64_t now) {
+        uint64_t start = selfstats_clock_nsec();
+
         core_stats_flush(h->core, true);
+        selfstats_observe(SELF_HIST_FLUSH, selfstats_clock_nsec() - start);
         s->flush = now + atomic_load(&h->flush_interval_msec);
 }
 

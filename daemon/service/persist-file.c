@@ -23,6 +23,7 @@
 #include "macro.h"
 #include "service/log.h"
 #include "service/persist-internal.h"
+#include "service/selfstats.h"
 
 /* mkdir -p; the last component gets @mode, the ones above it 0755. */
 static int mkdir_p(const char *dir, mode_t mode) {
@@ -310,6 +311,15 @@ out:
         return r;
 }
 
+/* fsync() (fdatasync() with @data_only) of @fd, timed for memacctd_fsync_duration_seconds. */
+static int timed_sync(int fd, bool data_only) {
+        uint64_t start = selfstats_clock_nsec();
+        int r = data_only ? fdatasync(fd) : fsync(fd);
+
+        selfstats_observe(SELF_HIST_FSYNC, selfstats_clock_nsec() - start);
+        return r;
+}
+
 static int write_all(int fd, const char *p, size_t n) {
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
@@ -383,7 +393,7 @@ int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t
         /* Drop what is left of the reservation beyond the state. */
         if (r >= 0 && ftruncate(fd, (off_t) size) < 0)
                 r = -errno;
-        if (r >= 0 && sync && fsync(fd) < 0)
+        if (r >= 0 && sync && timed_sync(fd, false) < 0)
                 r = -errno;
         if (close(fd) < 0 && r >= 0)
                 r = -errno;
@@ -418,7 +428,7 @@ int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t
                 goto out;
         }
         step = "fsync the state directory";
-        if (sync && fsync(dirfd) < 0) {
+        if (sync && timed_sync(dirfd, false) < 0) {
                 r = -errno;
                 goto out;
         }
@@ -451,7 +461,7 @@ int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret
                 step = "write " JOURNAL_TMP;
                 r = write_all(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
         }
-        if (r >= 0 && sync && fsync(fd) < 0)
+        if (r >= 0 && sync && timed_sync(fd, false) < 0)
                 r = -errno;
         if (r >= 0) {
                 step = "rename " JOURNAL_TMP " to " PERSIST_JOURNAL;
@@ -460,7 +470,7 @@ int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret
         }
         if (r >= 0 && sync) {
                 step = "fsync the state directory";
-                if (fsync(dirfd) < 0)
+                if (timed_sync(dirfd, false) < 0)
                         r = -errno;
         }
         if (r < 0) {
@@ -485,7 +495,7 @@ int persist_journal_append(int fd, const char *text, size_t size, bool sync) {
         int r = write_all(fd, text, size);
 
         /* fdatasync: the size the append grew is metadata it covers. */
-        if (r >= 0 && sync && fdatasync(fd) < 0)
+        if (r >= 0 && sync && timed_sync(fd, true) < 0)
                 r = -errno;
         return r;
 }

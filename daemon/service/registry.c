@@ -40,6 +40,7 @@
 #include "core/group.h"
 #include "core/session.h"
 #include "service/registry.h"
+#include "service/selfstats.h"
 
 static void *mfree(void *p) {
         free(p);
@@ -230,6 +231,11 @@ int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *
         return 0;
 }
 
+/* Whose session @p's is, for the session gauges: as service-sessions.c names it (only socket peers take deliveries). */
+static ServiceTransport peer_transport(const Peer *p) {
+        return p->subscriber.delivery ? SERVICE_TRANSPORT_SOCKET : SERVICE_TRANSPORT_BUS;
+}
+
 static void peer_link(Peer *p) {
         Registry *r = p->registry;
 
@@ -292,6 +298,7 @@ int peer_open_session(Peer *p) {
         }
         p->session->userdata = &p->subscriber;
         atomic_fetch_add_explicit(&r->nsessions, 1, memory_order_relaxed);
+        selfstats_sessions_add(peer_transport(p), 1);
         peer_link(p);
         return 0;
 }
@@ -315,6 +322,7 @@ Peer *registry_peer_free(Peer *p) {
                 session_free(p->session);
                 uid_release(r, p->creds.uid);
                 atomic_fetch_sub_explicit(&r->nsessions, 1, memory_order_relaxed);
+                selfstats_sessions_add(peer_transport(p), -1);
         }
         /* After the session: its own attachment no longer keeps a
          * transient group it created. */

@@ -28,6 +28,7 @@
 #include "macro.h"
 #include "service/log.h"
 #include "service/procid.h"
+#include "service/selfstats.h"
 #include "sock/conn-internal.h"
 #include "sock/request.h"
 #include "sock/server.h"
@@ -145,6 +146,8 @@ int sock_conn_new(SockConnHost *h, int fd) {
                 return log_warning_errno(r, "Cannot read the peer credentials of a new connection: %m");
         }
         c = calloc(1, sizeof(*c));
+        if (c)
+                selfstats_connections_add(SERVICE_TRANSPORT_SOCKET, 1); /* taken again by conn_free() */
         if (!c) {
                 close(fd);
                 return log_error_errno(ENOMEM, "Cannot serve a new connection: %m");

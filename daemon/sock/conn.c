@@ -66,6 +66,7 @@
 #include "frame.h"
 #include "macro.h"
 #include "service/log.h"
+#include "service/selfstats.h"
 #include "sock/conn-internal.h"
 #include "sock/request.h"
 #include "sock/wire.h"
@@ -159,6 +160,8 @@ static int conn_emit(SockConn *c, uint64_t seq, uint64_t id) {
 void conn_free(SockConn *c) {
         SockConnHost *h = c->host;
         bool linked = c->linked;
+
+        selfstats_connections_add(SERVICE_TRANSPORT_SOCKET, -1);
 
         if (c->ev_read)
                 event_free(c->ev_read);

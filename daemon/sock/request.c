@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "memacct.pb-c.h"
+#include "service/selfstats.h"
 #include "sock/request.h"
 #include "sock/wire.h"
 #include "status.h"
@@ -554,6 +555,35 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         }
 }
 
+/* The operation of @c for the request counts (the switch above names them all). */
+static ServiceOp request_op(Memacct__V1__Request__OpCase c) {
+        switch (c) {
+        case MEMACCT__V1__REQUEST__OP_HELLO: return SERVICE_OP_HELLO;
+        case MEMACCT__V1__REQUEST__OP_CREATE_GROUP: return SERVICE_OP_CREATE_GROUP;
+        case MEMACCT__V1__REQUEST__OP_REMOVE_GROUP: return SERVICE_OP_REMOVE_GROUP;
+        case MEMACCT__V1__REQUEST__OP_SET_LIMITS: return SERVICE_OP_SET_LIMITS;
+        case MEMACCT__V1__REQUEST__OP_GET_GROUP: return SERVICE_OP_GET_GROUP;
+        case MEMACCT__V1__REQUEST__OP_LIST_GROUPS: return SERVICE_OP_LIST_GROUPS;
+        case MEMACCT__V1__REQUEST__OP_CHARGE: return SERVICE_OP_CHARGE;
+        case MEMACCT__V1__REQUEST__OP_UNCHARGE: return SERVICE_OP_UNCHARGE;
+        case MEMACCT__V1__REQUEST__OP_ATTACH: return SERVICE_OP_ATTACH;
+        case MEMACCT__V1__REQUEST__OP_MOVE: return SERVICE_OP_MOVE;
+        case MEMACCT__V1__REQUEST__OP_GET_CLIENT: return SERVICE_OP_GET_CLIENT;
+        case MEMACCT__V1__REQUEST__OP_RESET_PEAK: return SERVICE_OP_RESET_PEAK;
+        case MEMACCT__V1__REQUEST__OP_SUBSCRIBE: return SERVICE_OP_SUBSCRIBE;
+        case MEMACCT__V1__REQUEST__OP_STOCK_SETUP: return SERVICE_OP_STOCK_SETUP;
+        case MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS: return SERVICE_OP_IMPORT_CGROUPS;
+        case MEMACCT__V1__REQUEST__OP_ADD_RULE: return SERVICE_OP_ADD_RULE;
+        case MEMACCT__V1__REQUEST__OP_REMOVE_RULE: return SERVICE_OP_REMOVE_RULE;
+        case MEMACCT__V1__REQUEST__OP_LIST_RULES: return SERVICE_OP_LIST_RULES;
+        case MEMACCT__V1__REQUEST__OP_SET_OWNER: return SERVICE_OP_SET_OWNER;
+        case MEMACCT__V1__REQUEST__OP_GET_INFO: return SERVICE_OP_GET_INFO;
+        case MEMACCT__V1__REQUEST__OP_LIST_SESSIONS: return SERVICE_OP_LIST_SESSIONS;
+        case MEMACCT__V1__REQUEST__OP_PRUNE_MIRRORS: return SERVICE_OP_PRUNE_MIRRORS;
+        default: return SERVICE_OP_OTHER;
+        }
+}
+
 /*
  * Every string of the request as the client sent it: one with a NUL
  * byte would be cut there by every C function after the decoder, and the
@@ -643,6 +673,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         uint32_t max_frame = service_max_frame(svc);
         ProtobufCAllocator alloc = wire_arena_allocator();
         Memacct__V1__Request *req = NULL;
+        uint64_t start_nsec;
         Request x;
         int r;
 
@@ -672,9 +703,13 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         refusal_init(&x.rf);
 
         service_request_served(x.svc);
+        /* The one clock read of the request's start; its end is in selfstats_request(). */
+        start_nsec = selfstats_clock_nsec();
         r = request_strings_check(&x, body, len);
         if (r == 0)
                 r = request_handle(&x, req, fd);
+        selfstats_request(SERVICE_TRANSPORT_SOCKET, request_op(req->op_case), status_from_errno(r < 0 ? r : 0),
+                          start_nsec);
         if (fd >= 0)
                 close(fd);
         if (r < 0) {

@@ -8,8 +8,9 @@
  * crash, no leak, a parse never claims more bytes than it was given or
  * than the bounds allow, every answer is one well-formed HTTP/1.1 status
  * line and head whose Content-Length is the body's (or, for HEAD, what GET
- * would send), 200 only for GET or HEAD /metrics, and an error ends the
- * stream.
+ * would send), 200 only for GET or HEAD /metrics, a gzip body when
+ * Accept-Encoding asked for it, a query inside the head, and an error ends
+ * the stream.
  */
 
 #include <errno.h>
@@ -91,7 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         if ((size_t) r > n || req.head_bytes > max_head || req.body_bytes > max_body ||
                             req.head_bytes + req.body_bytes != (size_t) r || req.path < p ||
                             req.path + req.path_len > p + req.head_bytes || req.path[0] != '/' ||
-                            req.method < 0 || req.method >= _HTTP_METHOD_MAX)
+                            req.method < 0 || req.method >= _HTTP_METHOD_MAX ||
+                            (req.query && (req.query != req.path + req.path_len + 1 ||
+                                           req.query + req.query_len > p + req.head_bytes)))
                                 abort();
                         if (metrics_respond(svc, &req, &resp) < 0)
                                 abort();
@@ -108,7 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     (r <= 0 || req.method == HTTP_METHOD_OTHER || req.path_len != 8 ||
                      memcmp(req.path, "/metrics", 8) != 0))
                         abort();
-                if (status == 200 && req.method == HTTP_METHOD_GET &&
+                /* Gzip: the member's magic bytes (the integration test decodes it). */
+                if (status == 200 && req.method == HTTP_METHOD_GET && req.accept_gzip &&
+                    (resp.body.len < 18 || memcmp(resp.body.p, "\x1f\x8b", 2) != 0))
+                        abort();
+                if (status == 200 && req.method == HTTP_METHOD_GET && !req.accept_gzip &&
                     (!memmem(resp.body.p, resp.body.len, "\nmemacct_build_info{", 20) ||
                      resp.body.p[resp.body.len - 1] != '\n'))
                         abort();

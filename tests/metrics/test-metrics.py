@@ -162,6 +162,12 @@ def parse(text):
             fams[name]["type"] = m.group(2)
         elif m := RE_SAMPLE.match(line):
             name = m.group(1)
+            # A histogram's samples are NAME_bucket, NAME_sum, NAME_count.
+            if current and fams[current]["type"] == "histogram" and \
+                    name in (current + "_bucket", current + "_sum", current + "_count"):
+                labels = {k: unescape(v) for k, v in RE_LABEL.findall(m.group(2) or "")}
+                fams[current]["samples"].append((labels | {"__name__": name}, m.group(3)))
+                continue
             if name != current or not fams[name]["type"]:
                 raise ValueError(f"line {n}: sample of {name} outside its family ({current})")
             labels = {k: unescape(v) for k, v in RE_LABEL.findall(m.group(2) or "")}
@@ -227,6 +233,8 @@ def main():
     check_eq("no sessions", sample(fams, "memacct_sessions"), "0")
     version = subprocess.run([MEMACCTD, "--version"], capture_output=True, text=True).stdout.split()[-1]
     check_eq("build_info", sample(fams, "memacct_build_info", version=version), "1")
+    self_metrics(d, port, version)
+    gzipped(port)
 
     # Groups, limits, kept charges, a refused charge.
     weird = "/we.ird-na_me:x@y"
@@ -242,7 +250,7 @@ def main():
 
     fams, body = scrape(port)
     check_eq("families have the names documented",
-             sorted(fams),
+             sorted(f for f in fams if f.startswith("memacct_")),
              sorted(["memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
                      "memacct_group_high_bytes", "memacct_group_low_bytes", "memacct_group_min_bytes",
                      "memacct_group_effective_min_bytes", "memacct_group_effective_low_bytes",
@@ -251,6 +259,8 @@ def main():
                      "memacct_group_stat_local_bytes", "memacct_groups", "memacct_sessions",
                      "memacct_build_info"]))
     for name, f in fams.items():
+        if f["type"] == "histogram":
+            continue
         want = "counter" if name.endswith("_total") else "gauge"
         check_eq(f"TYPE of {name}", f["type"], want)
     groups = ["/", "/t", "/t/u", weird]
@@ -398,6 +408,129 @@ def main():
 
 ATTACK_GROUPS = 500
 P99_BOUND = 0.250  # seconds; generous: a scrape of the tree takes milliseconds
+
+
+def histogram_ok(fams, name, **labels):
+    """Buckets cumulative and ascending, +Inf last, _count equal to +Inf's; return the count."""
+    samples = [(lab, v) for lab, v in fams.get(name, {"samples": []})["samples"]
+               if {k: x for k, x in lab.items() if k not in ("__name__", "le")} == labels]
+    buckets = [(lab["le"], int(v)) for lab, v in samples if lab["__name__"] == name + "_bucket"]
+    count = [int(v) for lab, v in samples if lab["__name__"] == name + "_count"]
+    total = [float(v) for lab, v in samples if lab["__name__"] == name + "_sum"]
+    check(f"{name}{labels} has buckets, a sum and a count", len(buckets) >= 2 and len(count) == 1 and len(total) == 1,
+          repr(samples))
+    if len(buckets) < 2 or len(count) != 1:
+        return 0
+    check(f"{name}{labels}: +Inf is the last bucket", buckets[-1][0] == "+Inf", repr(buckets))
+    bounds = [float(le) for le, _ in buckets[:-1]]
+    check(f"{name}{labels}: bounds ascend", bounds == sorted(bounds) and len(set(bounds)) == len(bounds),
+          repr(bounds))
+    counts = [n for _, n in buckets]
+    check(f"{name}{labels}: buckets are cumulative", counts == sorted(counts), repr(counts))
+    check_eq(f"{name}{labels}: _count is the +Inf bucket", count[0], counts[-1])
+    check(f"{name}{labels}: _sum is not negative", total[0] >= 0, repr(total))
+    return count[0]
+
+
+def requests(fams, op, transport="socket"):
+    return sum(int(v) for lab, v in fams.get("memacctd_requests_total", {"samples": []})["samples"]
+               if lab.get("op") == op and lab.get("transport") == transport)
+
+
+def self_metrics(d, port, version):
+    """The daemon's own series: present, typed, moving with requests; process_* plausible."""
+    fams, _ = scrape(port)
+    for name, typ in (("memacctd_requests_total", "counter"), ("memacctd_request_duration_seconds", "histogram"),
+                      ("memacctd_sessions", "gauge"), ("memacctd_connections", "gauge"),
+                      ("memacctd_events_total", "counter"), ("memacctd_events_dropped_total", "counter"),
+                      ("memacctd_state_saves_total", "counter"), ("memacctd_state_save_failures_total", "counter"),
+                      ("memacctd_fsync_duration_seconds", "histogram"),
+                      ("memacctd_stats_flush_duration_seconds", "histogram"),
+                      ("process_resident_memory_bytes", "gauge"), ("process_open_fds", "gauge"),
+                      ("process_max_fds", "gauge"), ("process_cpu_seconds_total", "counter"),
+                      ("process_start_time_seconds", "gauge"), ("process_virtual_memory_bytes", "gauge"),
+                      ("memacctd_build_info", "gauge")):
+        check_eq(f"TYPE of {name}", fams.get(name, {}).get("type"), typ)
+        check(f"HELP of {name}", bool(fams.get(name, {}).get("help")))
+    check_eq("memacctd_build_info", sample(fams, "memacctd_build_info", version=version), "1")
+    before = requests(fams, "create_group")
+    hist_before = histogram_ok(fams, "memacctd_request_duration_seconds", transport="socket")
+    r = d.ctl("create", "/selfmetrics")
+    check_eq("memacctctl create /selfmetrics", r.returncode, 0)
+    r = d.ctl("remove", "/selfmetrics")
+    check_eq("memacctctl remove /selfmetrics", r.returncode, 0)
+    fams, _ = scrape(port)
+    check("a create raises memacctd_requests_total{op=create_group}", requests(fams, "create_group") > before,
+          f"{before} -> {requests(fams, 'create_group')}")
+    check("the create counts as ok",
+          int(sample(fams, "memacctd_requests_total", op="create_group", status="ok", transport="socket") or 0)
+          > before)
+    check("the socket's duration histogram counts the requests",
+          histogram_ok(fams, "memacctd_request_duration_seconds", transport="socket") >= hist_before + 2)
+    histogram_ok(fams, "memacctd_request_duration_seconds", transport="bus")
+    histogram_ok(fams, "memacctd_fsync_duration_seconds")
+    check("a flush was timed (the flush interval is short)",
+          histogram_ok(fams, "memacctd_stats_flush_duration_seconds") >= 0)
+    check("the saves of the create and the remove are counted",
+          int(sample(fams, "memacctd_state_saves_total") or 0) >= 1)
+    check("events: a group added and removed",
+          int(sample(fams, "memacctd_events_total", kind="group_added") or 0) >= 1 and
+          int(sample(fams, "memacctd_events_total", kind="group_removed") or 0) >= 1)
+    rss = int(sample(fams, "process_resident_memory_bytes") or 0)
+    check("process_resident_memory_bytes is between 1 MiB and 4 GiB", M <= rss <= 4096 * M, str(rss))
+    vsz = int(sample(fams, "process_virtual_memory_bytes") or 0)
+    check("process_virtual_memory_bytes is at least the resident size", vsz >= rss, f"{vsz} < {rss}")
+    fds, max_fds = int(sample(fams, "process_open_fds") or 0), int(sample(fams, "process_max_fds") or 0)
+    check("process_open_fds is plausible", 3 <= fds <= max_fds, f"{fds} of {max_fds}")
+    start = float(sample(fams, "process_start_time_seconds") or 0)
+    check("process_start_time_seconds is within the last hour", time.time() - 3600 < start <= time.time() + 5,
+          str(start))
+    cpu = float(sample(fams, "process_cpu_seconds_total") or -1)
+    check("process_cpu_seconds_total is plausible", 0 <= cpu < 3600, str(cpu))
+
+
+def fetch_raw(port, path="/metrics", headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path, headers=headers or {})
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, r.headers, body
+
+
+# Series whose values move between two scrapes (the scrape itself, time, the process).
+MOVING = re.compile(r"^(memacctd_|process_)")
+
+
+def stable(text):
+    return [line for line in text.split("\n") if not MOVING.match(line.split("{")[0].split(" ")[0])
+            or line.startswith("#")]
+
+
+def gzipped(port):
+    """Accept-Encoding: gzip gets gzip that decodes to the plain answer, but for what moved."""
+    import gzip
+    status, headers, plain = fetch_raw(port)
+    check_eq("a plain scrape has no Content-Encoding", headers.get("Content-Encoding"), None)
+    status, headers, body = fetch_raw(port, headers={"Accept-Encoding": "deflate, gzip;q=0.5"})
+    check_eq("a gzip scrape is 200", status, 200)
+    check_eq("a gzip scrape says Content-Encoding: gzip", headers.get("Content-Encoding"), "gzip")
+    check_eq("Content-Length is the compressed size", int(headers.get("Content-Length") or -1), len(body))
+    try:
+        text = gzip.decompress(body).decode()
+    except (OSError, EOFError) as e:
+        check("the gzip answer decodes", False, str(e))
+        return
+    check("the gzip answer is smaller", len(body) < len(plain), f"{len(body)} >= {len(plain)}")
+    check_eq("the gzip answer is the plain one but for what moved", stable(text), stable(plain.decode()))
+    try:
+        parse(text)
+        check("the decoded answer parses", True)
+    except ValueError as e:
+        check("the decoded answer parses", False, str(e))
+    status, headers, body = fetch_raw(port, headers={"Accept-Encoding": "gzip;q=0, identity"})
+    check_eq("gzip;q=0 is plain", headers.get("Content-Encoding"), None)
+    check("gzip;q=0 is plain text", body.startswith(b"# HELP"), repr(body[:20]))
 
 
 def write_state(state_dir, groups):

@@ -75,6 +75,7 @@ static void test_empty_file_gives_the_defaults(void **state) {
         assert_true(c.cgroup_prune);
         assert_null(c.metrics_listen);
         assert_false(c.metrics_allow_remote);
+        assert_int_equal(c.metrics_max_groups, 10000);
         config_done(&c);
 
         /* Comments and blank lines only: still the defaults. */
@@ -383,6 +384,13 @@ static void test_metrics_listen_addresses(void **state) {
         expect_error("[metrics]\nlisten = 127.0.0.1:65536\n", 2, "listen = 127.0.0.1:65536");
         expect_error("[metrics]\nlisten = localhost.example:80\n", 2, "expected ADDRESS:PORT");
         expect_error("[metrics]\nlisten = unix:relative.sock\n", 2, "unix:/PATH");
+
+        assert_int_equal(parse("[metrics]\nmax-groups = 5\n", &c, NULL), 0);
+        assert_int_equal(c.metrics_max_groups, 5);
+        config_done(&c);
+        expect_error("[metrics]\nmax-groups = 0\n", 2, "max-groups = 0: out of range");
+        expect_error("[metrics]\nmax-groups = 16777217\n", 2, "out of range");
+        expect_error("[metrics]\nmax-groups = many\n", 2, "max-groups = many");
         expect_error("[metrics]\nallow-remote = maybe\n", 2, "allow-remote");
         expect_error("[metrics]\nport = 1\n", 2, "unknown key 'port' in [metrics]");
 
