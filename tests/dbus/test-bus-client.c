@@ -20,12 +20,15 @@
  *   moves, client counters) match the socket's;
  * - with the bus daemon stopped ($MEMACCT_BUS_PID), socket clients are
  *   served as fast as ever.
+ *
+ * This file holds the comparisons of the two transports' answers and
+ * main(); the signal tests are in bus-client-signals.c, the helpers both
+ * use in bus-client-util.c.
  */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,8 +38,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -44,87 +45,11 @@
 
 #include <memacct.h>
 
+#include "bus-client-signals.h"
+#include "bus-client-util.h"
 #include "frame.h"
 #include "memacct.pb-c.h"
 #include "status.h"
-
-#define K UINT64_C(1024)
-#define M (K * K)
-#define WAIT_MSEC 10000
-#define NO_OWNER UINT32_MAX
-#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
-
-#define DEST "org.memacct1"
-#define MANAGER_PATH "/org/memacct1"
-#define MANAGER_IFACE "org.memacct1.Manager"
-#define GROUP_IFACE "org.memacct1.Group"
-
-static const char *bus_address;
-static const char *socket_path;
-
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-static void sleep_msec(unsigned msec) {
-        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000 };
-
-        nanosleep(&ts, NULL);
-}
-
-/* ---- connections ---- */
-
-static sd_bus *bus_open(void) {
-        sd_bus *bus = NULL;
-
-        assert_true(sd_bus_new(&bus) >= 0);
-        assert_true(sd_bus_set_address(bus, bus_address) >= 0);
-        assert_true(sd_bus_set_bus_client(bus, 1) >= 0);
-        assert_true(sd_bus_start(bus) >= 0);
-        return bus;
-}
-
-static memacct *sock_open(void) {
-        memacct *m = NULL;
-
-        assert_int_equal(memacct_connect(socket_path, &m), 0);
-        return m;
-}
-
-/* ---- calls, and what came of them ---- */
-
-typedef struct Outcome {
-        int r;            /* < 0: failed */
-        char name[128];   /* the D-Bus error name ("" on success) */
-        char message[512];
-} Outcome;
-
-/* A Manager method over the bus; @ret_reply optional. */
-static int bcall(sd_bus *bus, Outcome *o, sd_bus_message **ret_reply, const char *member, const char *types,
-                 ...) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, types);
-        r = sd_bus_call_methodv(bus, DEST, MANAGER_PATH, MANAGER_IFACE, member, &error, &reply, types, ap);
-        va_end(ap);
-        *o = (Outcome) { .r = r };
-        if (r < 0) {
-                snprintf(o->name, sizeof(o->name), "%s", error.name ? error.name : "");
-                snprintf(o->message, sizeof(o->message), "%s", error.message ? error.message : "");
-        }
-        sd_bus_error_free(&error);
-        if (ret_reply)
-                *ret_reply = reply;
-        else
-                sd_bus_message_unref(reply);
-        return r;
-}
 
 /* The outcome of a libmemacct call, named as the bus names it. */
 static void sock_outcome(memacct *m, int r, Outcome *o) {
@@ -215,35 +140,6 @@ static void assert_same_failure(const char *what, const Outcome *bus, const Outc
         }
 }
 
-static void assert_ok(const char *what, const Outcome *o) {
-        if (o->r < 0) {
-                fprintf(stderr, "%s: %s: %s\n", what, o->name, o->message);
-                fail();
-        }
-}
-
-static char *object_of(const char *path) {
-        char *object = NULL;
-
-        assert_true(sd_bus_path_encode("/org/memacct1/group", path, &object) >= 0);
-        return object;
-}
-
-static uint64_t prop_u64(sd_bus *bus, const char *path, const char *name) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        char *object = object_of(path);
-        uint64_t v = 0;
-        int r;
-
-        r = sd_bus_get_property_trivial(bus, DEST, object, GROUP_IFACE, name, &error, 't', &v);
-        if (r < 0)
-                fprintf(stderr, "get %s.%s: %s\n", path, name, error.message);
-        assert_true(r >= 0);
-        sd_bus_error_free(&error);
-        free(object);
-        return v;
-}
-
 /* An a{st} property, in the order given, into @values (at most @n). Return: how many. */
 static size_t prop_counters(sd_bus *bus, const char *path, const char *name, char names[][16],
                             uint64_t *values, size_t n) {
@@ -268,56 +164,6 @@ static size_t prop_counters(sd_bus *bus, const char *path, const char *name, cha
         sd_bus_error_free(&error);
         free(object);
         return i;
-}
-
-/* Current usage as the socket reads it. */
-static uint64_t sock_current(const char *path) {
-        memacct *m = sock_open();
-        memacct_group_info *g = NULL;
-        uint64_t v;
-
-        assert_int_equal(memacct_get_group(m, path, NULL, 0, &g), 0);
-        v = g->current;
-        memacct_group_info_free(g);
-        memacct_close(m);
-        return v;
-}
-
-/* Process @bus until @done or WAIT_MSEC. */
-static bool bus_wait_for(sd_bus *bus, const bool *done) {
-        uint64_t deadline = now_msec() + WAIT_MSEC;
-
-        while (!*done && now_msec() < deadline) {
-                int r = sd_bus_process(bus, NULL);
-
-                assert_true(r >= 0);
-                if (r == 0)
-                        (void) sd_bus_wait(bus, 100 * 1000);
-        }
-        return *done;
-}
-
-static bool current_becomes(sd_bus *bus, const char *path, uint64_t want) {
-        uint64_t deadline = now_msec() + WAIT_MSEC;
-
-        while (now_msec() < deadline) {
-                if (prop_u64(bus, path, "MemoryCurrent") == want)
-                        return true;
-                sleep_msec(20);
-        }
-        fprintf(stderr, "current of %s is %" PRIu64 ", want %" PRIu64 "\n", path,
-                prop_u64(bus, path, "MemoryCurrent"), want);
-        return false;
-}
-
-static void create_bus(sd_bus *bus, const char *path, uint64_t max) {
-        Outcome o;
-
-        if (max)
-                bcall(bus, &o, NULL, "CreateGroup", "sa{st}u", path, 1, "max", max, NO_OWNER);
-        else
-                bcall(bus, &o, NULL, "CreateGroup", "sa{st}u", path, 0, NO_OWNER);
-        assert_ok(path, &o);
 }
 
 /* ---- the same failure, the same answer ---- */
@@ -572,253 +418,6 @@ static void test_values_match_the_socket(void **state) {
         sd_bus_flush_close_unref(bus);
 }
 
-/* ---- signals ---- */
-
-typedef struct EventSeen {
-        const char *path, *name;
-        uint64_t count;
-        bool seen;
-} EventSeen;
-
-static int on_event(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        EventSeen *want = userdata;
-        const char *path, *name;
-        uint64_t count;
-
-        (void) error;
-        if (sd_bus_message_read(msg, "sst", &path, &name, &count) < 0)
-                return 0;
-        for (; want->path; want++)
-                if (strcmp(path, want->path) == 0 && strcmp(name, want->name) == 0 && count == want->count)
-                        want->seen = true;
-        return 0;
-}
-
-static bool all_seen(const EventSeen *e) {
-        for (; e->path; e++)
-                if (!e->seen)
-                        return false;
-        return true;
-}
-
-static void wait_all_seen(sd_bus *bus, EventSeen *e) {
-        uint64_t deadline = now_msec() + WAIT_MSEC;
-
-        while (!all_seen(e) && now_msec() < deadline) {
-                int r = sd_bus_process(bus, NULL);
-
-                assert_true(r >= 0);
-                if (r == 0)
-                        (void) sd_bus_wait(bus, 100 * 1000);
-        }
-        for (; e->path; e++)
-                if (!e->seen)
-                        fail_msg("no Event(%s, %s, %" PRIu64 ")", e->path, e->name, e->count);
-}
-
-static void test_event_signal(void **state) {
-        sd_bus *bus = bus_open(), *other = bus_open();
-        sd_bus_slot *slot = NULL;
-        memacct *m = sock_open();
-        memacct_charge_result res;
-        EventSeen socket_events[] = {
-                { "/evt", "max", 1 }, { "/evt", "oom", 1 }, {},
-        };
-        EventSeen bus_events[] = {
-                { "/evt", "max", 2 }, { "/evt", "oom", 2 }, { "/evt", "high", 1 }, {},
-        };
-        Outcome b;
-
-        (void) state;
-        create_bus(bus, "/evt", 64 * K);
-
-        /* Refused over the socket, seen on the bus. */
-        assert_true(sd_bus_match_signal(bus, &slot, DEST, MANAGER_PATH, MANAGER_IFACE, "Event", on_event,
-                                        socket_events) >= 0);
-        assert_int_equal(memacct_charge(m, "/evt", 128 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res), -EDQUOT);
-        wait_all_seen(bus, socket_events);
-        slot = sd_bus_slot_unref(slot);
-
-        /* Refused over the bus (from another connection), and a high event. */
-        assert_true(sd_bus_match_signal(bus, &slot, DEST, MANAGER_PATH, MANAGER_IFACE, "Event", on_event,
-                                        bus_events) >= 0);
-        bcall(other, &b, NULL, "Charge", "stsb", "/evt", 128 * K, "", 1);
-        assert_string_equal(b.name, "org.memacct1.Error.LimitExceeded");
-        bcall(other, &b, NULL, "SetLimits", "sa{st}b", "/evt", 1, "high", 16 * K, 0);
-        assert_ok("SetLimits high", &b);
-        bcall(other, &b, NULL, "Charge", "stsb", "/evt", 32 * K, "", 1);
-        assert_ok("Charge over high", &b);
-        wait_all_seen(bus, bus_events);
-        slot = sd_bus_slot_unref(slot);
-
-        bcall(other, &b, NULL, "Uncharge", "stsb", "/evt", 32 * K, "", 1);
-        assert_ok("Uncharge", &b);
-        bcall(other, &b, NULL, "RemoveGroup", "s", "/evt");
-        assert_ok("RemoveGroup", &b);
-        memacct_close(m);
-        sd_bus_flush_close_unref(other);
-        sd_bus_flush_close_unref(bus);
-}
-
-typedef struct Changed {
-        const char *property;
-        uint64_t value;
-        bool seen;
-} Changed;
-
-static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Changed *want = userdata;
-        const char *iface, *name;
-        uint64_t v;
-
-        (void) error;
-        if (sd_bus_message_read(msg, "s", &iface) < 0 || strcmp(iface, GROUP_IFACE) != 0)
-                return 0;
-        if (sd_bus_message_enter_container(msg, 'a', "{sv}") < 0)
-                return 0;
-        while (sd_bus_message_enter_container(msg, 'e', "sv") > 0) {
-                if (sd_bus_message_read(msg, "s", &name) < 0)
-                        return 0;
-                if (strcmp(name, want->property) == 0 && sd_bus_message_read(msg, "v", "t", &v) > 0) {
-                        if (v == want->value)
-                                want->seen = true;
-                } else if (sd_bus_message_skip(msg, "v") < 0)
-                        return 0;
-                if (sd_bus_message_exit_container(msg) < 0)
-                        return 0;
-        }
-        return 0;
-}
-
-typedef struct ObjectSeen {
-        const char *object;
-        bool added, removed;
-} ObjectSeen;
-
-static int on_interfaces_added(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        ObjectSeen *o = userdata;
-        const char *object;
-
-        (void) error;
-        if (sd_bus_message_read(msg, "o", &object) > 0 && strcmp(object, o->object) == 0)
-                o->added = true;
-        return 0;
-}
-
-static int on_interfaces_removed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        ObjectSeen *o = userdata;
-        const char *object;
-
-        (void) error;
-        if (sd_bus_message_read(msg, "o", &object) > 0 && strcmp(object, o->object) == 0)
-                o->removed = true;
-        return 0;
-}
-
-static void test_properties_changed_and_object_manager(void **state) {
-        sd_bus *bus = bus_open(), *other = bus_open();
-        sd_bus_slot *s1 = NULL, *s2 = NULL, *s3 = NULL;
-        char *object = object_of("/pc");
-        Changed changed = { "MemoryMax", 2 * M, false };
-        ObjectSeen seen = { .object = object };
-        Outcome b;
-
-        (void) state;
-        assert_true(sd_bus_match_signal(bus, &s1, DEST, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
-                                        "InterfacesAdded", on_interfaces_added, &seen) >= 0);
-        assert_true(sd_bus_match_signal(bus, &s2, DEST, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
-                                        "InterfacesRemoved", on_interfaces_removed, &seen) >= 0);
-        assert_true(sd_bus_match_signal(bus, &s3, DEST, object, "org.freedesktop.DBus.Properties",
-                                        "PropertiesChanged", on_properties_changed, &changed) >= 0);
-
-        /* CreateGroup: the object, then the limits it was given. */
-        create_bus(other, "/pc", 2 * M);
-        assert_true(bus_wait_for(bus, &seen.added));
-        assert_true(bus_wait_for(bus, &changed.seen));
-        changed = (Changed) { "MemoryMax", 3 * M, false };
-        bcall(other, &b, NULL, "SetLimits", "sa{st}b", "/pc", 1, "max", 3 * M, 0);
-        assert_ok("SetLimits", &b);
-        assert_true(bus_wait_for(bus, &changed.seen));
-        assert_int_equal(prop_u64(bus, "/pc", "MemoryMax"), 3 * M);
-        bcall(other, &b, NULL, "RemoveGroup", "s", "/pc");
-        assert_ok("RemoveGroup", &b);
-        assert_true(bus_wait_for(bus, &seen.removed));
-
-        sd_bus_slot_unref(s1);
-        sd_bus_slot_unref(s2);
-        sd_bus_slot_unref(s3);
-        free(object);
-        sd_bus_flush_close_unref(other);
-        sd_bus_flush_close_unref(bus);
-}
-
-/* ---- a peer's charges end with it ---- */
-
-static void test_peer_leaving_releases_its_charges(void **state) {
-        sd_bus *bus = bus_open(), *peer = bus_open();
-        int ready[2];
-        pid_t child;
-        Outcome b;
-        char c;
-
-        (void) state;
-        create_bus(bus, "/dc", 0);
-        create_bus(bus, "/dc2", 0);
-
-        /* Closing the connection. */
-        bcall(peer, &b, NULL, "Charge", "stsb", "/dc", 1 * M, "", 0);
-        assert_ok("a session charge", &b);
-        bcall(peer, &b, NULL, "Charge", "stsb", "", 4 * K, "file", 0);
-        assert_ok("a session charge to the attached group", &b);
-        bcall(peer, &b, NULL, "Charge", "stsb", "/dc2", 4 * K, "", 0);
-        assert_string_equal(b.name, "org.memacct1.Error.InvalidArgument");
-        assert_string_equal(b.message, "/dc2: the session is attached to /dc; move it first");
-        bcall(peer, &b, NULL, "Charge", "stsb", "/dc", 8 * K, "", 1);
-        assert_ok("a kept charge", &b);
-        assert_int_equal(prop_u64(bus, "/dc", "MemoryCurrent"), 1 * M + 12 * K);
-        assert_int_equal(sock_current("/dc"), 1 * M + 12 * K);
-        peer = sd_bus_flush_close_unref(peer);
-        /* The kept charge stays: it belongs to the group. */
-        assert_true(current_becomes(bus, "/dc", 8 * K));
-        assert_int_equal(sock_current("/dc"), 8 * K);
-        bcall(bus, &b, NULL, "Uncharge", "stsb", "/dc", 8 * K, "", 1);
-        assert_ok("Uncharge of the kept charge", &b);
-
-        /* Being killed. */
-        assert_int_equal(pipe(ready), 0);
-        child = fork();
-        assert_true(child >= 0);
-        if (child == 0) {
-                sd_bus *mine = NULL;
-                Outcome o;
-
-                close(ready[0]);
-                if (sd_bus_new(&mine) < 0 || sd_bus_set_address(mine, bus_address) < 0 ||
-                    sd_bus_set_bus_client(mine, 1) < 0 || sd_bus_start(mine) < 0)
-                        _exit(1);
-                if (bcall(mine, &o, NULL, "Charge", "stsb", "/dc", 2 * M, "", 0) < 0)
-                        _exit(2);
-                if (write(ready[1], "x", 1) != 1)
-                        _exit(3);
-                pause();
-                _exit(0);
-        }
-        close(ready[1]);
-        assert_int_equal(read(ready[0], &c, 1), 1);
-        close(ready[0]);
-        assert_int_equal(prop_u64(bus, "/dc", "MemoryCurrent"), 2 * M);
-        kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
-        assert_true(current_becomes(bus, "/dc", 0));
-        assert_int_equal(sock_current("/dc"), 0);
-
-        bcall(bus, &b, NULL, "RemoveGroup", "s", "/dc");
-        assert_ok("RemoveGroup /dc", &b);
-        bcall(bus, &b, NULL, "RemoveGroup", "s", "/dc2");
-        assert_ok("RemoveGroup /dc2", &b);
-        sd_bus_flush_close_unref(bus);
-}
-
 /* ---- sessions of one process on both transports ---- */
 
 static uint64_t rss_of(sd_bus_message *reply, const char *key) {
@@ -907,57 +506,6 @@ static void test_moves_and_clients_span_both_transports(void **state) {
         bcall(bus, &b, NULL, "RemoveGroup", "s", "/mv2");
         assert_ok("RemoveGroup /mv2", &b);
         sd_bus_flush_close_unref(bus);
-}
-
-/* ---- a bus that does not read ---- */
-
-#define STORM_CHARGES 40000
-
-/*
- * The bus daemon stopped (SIGSTOP): every refused charge over the socket
- * raises two events for the bus, which cannot take them. The socket must
- * not notice: the charges are answered at the socket's speed, the bus
- * thread drops what it cannot send (memacctd logs it; test-bus.sh
- * checks), and once the bus daemon runs again the bus answers again.
- */
-static void test_a_stopped_bus_stalls_no_socket_client(void **state) {
-        const char *pid_env = getenv("MEMACCT_BUS_PID");
-        memacct_limits max = { .set = MEMACCT_LIMIT_MAX, .max = 4 * K };
-        memacct_charge_result res;
-        memacct *m = sock_open();
-        pid_t bus_pid = pid_env ? (pid_t) atoi(pid_env) : 0;
-        uint64_t t0, elapsed;
-        sd_bus *bus;
-        Outcome b;
-
-        (void) state;
-        if (bus_pid <= 0)
-                skip();
-        assert_int_equal(memacct_create_group(m, "/storm", &max, MEMACCT_NO_OWNER), 0);
-        assert_int_equal(kill(bus_pid, SIGSTOP), 0);
-        t0 = now_msec();
-        for (unsigned i = 0; i < STORM_CHARGES; i++) {
-                int r = memacct_charge(m, "/storm", 8 * K, MEMACCT_STAT_ANON, MEMACCT_KEEP, &res);
-
-                if (r != -EDQUOT) {
-                        kill(bus_pid, SIGCONT);
-                        fail_msg("charge %u: %d, want -EDQUOT", i, r);
-                }
-        }
-        elapsed = now_msec() - t0;
-        assert_int_equal(kill(bus_pid, SIGCONT), 0);
-        fprintf(stderr, "%u refused charges (%u events) with the bus daemon stopped: %" PRIu64 " ms\n",
-                STORM_CHARGES, 2 * STORM_CHARGES, elapsed);
-        /* Generous for sanitizers; a worker waiting on the bus would hang. */
-        assert_true(elapsed < 60000);
-
-        bus = bus_open();
-        bcall(bus, &b, NULL, "GetGroup", "s", "/storm");
-        assert_ok("the bus answers again", &b);
-        assert_int_equal(prop_u64(bus, "/storm", "FailCount"), STORM_CHARGES);
-        sd_bus_flush_close_unref(bus);
-        assert_int_equal(memacct_remove_group(m, "/storm"), 0);
-        memacct_close(m);
 }
 
 int main(void) {
