@@ -57,6 +57,32 @@ typedef struct MetricsQuery {
  */
 int metrics_query_parse(const char *q, size_t n, MetricsQuery *ret, char *reason, size_t reason_size);
 
+/* A kernel cgroup mirror as a scrape labels it. */
+typedef struct MetricsMirror {
+        char *group, *cgroup;
+} MetricsMirror;
+
+/* A copy of the mirror table, sorted by group (metrics-mirrors.c). */
+typedef struct MetricsMirrors {
+        MetricsMirror *v;
+        size_t n;
+        size_t cgroup_max; /* the longest cgroup path, for the label buffer */
+} MetricsMirrors;
+
+/**
+ * metrics_mirrors_load() - copy @svc's kernel cgroup mirrors (none when
+ * there is no cgroup object) into @ret, taking and releasing the cgroup
+ * lock; before the walk of the tree, never from inside it. On a thread
+ * registered with the service. Return: 0 or -ENOMEM (@ret is then empty).
+ */
+int metrics_mirrors_load(Service *svc, MetricsMirrors *ret);
+
+/** metrics_mirrors_find() - the cgroup @group mirrors, or NULL; a binary search. */
+const char *metrics_mirrors_find(const MetricsMirrors *t, const char *group);
+
+/** metrics_mirrors_done() - free @t's copy and reset it to empty. */
+void metrics_mirrors_done(MetricsMirrors *t);
+
 /**
  * metrics_render() - the exposition of @svc appended to @out: the groups
  * @mq selects (at most @max_groups of them, parents first), how many were

@@ -251,9 +251,9 @@ static const struct {
  * A label value as the exposition format escapes it: backslash, double
  * quote and line feed. (Group paths are [A-Za-z0-9._:@-/] today, so this
  * is a guard for whatever the path rules allow tomorrow.) @buf holds
- * 2 * strlen(@s) + 1 bytes.
+ * 2 * strlen(@s) + 1 bytes. Return: the end of what was written (its NUL).
  */
-static const char *escape_label(const char *s, char *buf) {
+static char *escape_label(const char *s, char *buf) {
         char *p = buf;
 
         for (; *s; s++) {
@@ -267,7 +267,7 @@ static const char *escape_label(const char *s, char *buf) {
                         *p++ = *s;
         }
         *p = 0;
-        return buf;
+        return p;
 }
 
 /* A limit or protection: UINT64_MAX ("max") is +Inf. */
@@ -279,13 +279,13 @@ static const char *limit_value(uint64_t v, char buf[static 24]) {
 }
 
 static int add_u64(MetricsText *b, const char *name, const char *label, uint64_t v) {
-        return metrics_text_printf(b, "%s{group=\"%s\"} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
+        return metrics_text_printf(b, "%s{%s} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
 }
 
 static int add_limit(MetricsText *b, const char *name, const char *label, uint64_t v) {
         char num[24];
 
-        return metrics_text_printf(b, "%s{group=\"%s\"} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
+        return metrics_text_printf(b, "%s{%s} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
                                                                                                      : 0;
 }
 
@@ -306,21 +306,21 @@ static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const M
         r |= add_u64(&fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
         r |= add_u64(&fam[FAMILY_FAILCNT], NAME(FAMILY_FAILCNT), label, in->failcnt);
         for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
-                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
+                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS), label, mem_event_to_string(e),
                                         in->events[e]) < 0 ||
                     metrics_text_printf(&fam[FAMILY_EVENTS_LOCAL],
-                                        "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
+                                        "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS_LOCAL), label, mem_event_to_string(e),
                                         in->events_local[e]) < 0)
                         return -ENOMEM;
         }
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 /* group_read() clamps stat items at 0. */
-                if (metrics_text_printf(&fam[FAMILY_STAT], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
+                if (metrics_text_printf(&fam[FAMILY_STAT], "%s{%s,item=\"%s\"} %" PRId64 "\n",
                                         NAME(FAMILY_STAT), label, mem_stat_item_to_string(i),
                                         in->stat[i]) < 0 ||
-                    metrics_text_printf(&fam[FAMILY_STAT_LOCAL], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
+                    metrics_text_printf(&fam[FAMILY_STAT_LOCAL], "%s{%s,item=\"%s\"} %" PRId64 "\n",
                                         NAME(FAMILY_STAT_LOCAL), label, mem_stat_item_to_string(i),
                                         in->stat_local[i]) < 0)
                         return -ENOMEM;
@@ -336,7 +336,8 @@ static int add_header(MetricsText *out, const char *name, const char *type, cons
 
 typedef struct Render {
         MetricsText fam[_FAMILY_MAX];
-        char *label; /* 2 * MEM_PATH_MAX + 1 bytes */
+        char *label; /* the label set of one group: group="..." and cgroup="..." escaped */
+        MetricsMirrors mirrors;
         unsigned prefix_depth; /* components of the prefix: "/" 0, "/a" 1 */
         unsigned depth;        /* levels below it exported; UINT_MAX: all */
         unsigned max_groups;
@@ -354,6 +355,26 @@ static unsigned path_depth(const char *path) {
         return n;
 }
 
+/*
+ * The labels every series of the group at @path carries: group="PATH", and
+ * for the mirror of a kernel cgroup cgroup="CGROUP" too (the cgroup's path
+ * in the hierarchy), both escaped, into x->label.
+ */
+static const char *label_set(Render *x, const char *path) {
+        const char *cgroup = metrics_mirrors_find(&x->mirrors, path);
+        char *p = x->label;
+
+        p = stpcpy(p, "group=\"");
+        p = escape_label(path, p);
+        p = stpcpy(p, "\"");
+        if (cgroup) {
+                p = stpcpy(p, ",cgroup=\"");
+                p = escape_label(cgroup, p);
+                p = stpcpy(p, "\"");
+        }
+        return x->label;
+}
+
 /* ServiceGroupFn of a scrape: one group's samples into their families. */
 static int render_one(void *userdata, const char *path, const MemGroupInfo *info) {
         Render *x = userdata;
@@ -366,7 +387,7 @@ static int render_one(void *userdata, const char *path, const MemGroupInfo *info
         if (x->exported >= x->max_groups)
                 return -ECANCELED;
         x->exported++;
-        return render_group(x->fam, escape_label(path, x->label), info);
+        return render_group(x->fam, label_set(x, path), info);
 }
 
 /* ServiceGroupFn of the count after a cut walk: paths only. */
@@ -430,9 +451,15 @@ int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, Me
         unsigned total;
         int r = 0;
 
-        x.label = malloc(2 * MEM_PATH_MAX + 1);
-        if (!x.label)
+        /* The mirror table copied before the walk: no cgroup lock inside it. */
+        if (metrics_mirrors_load(svc, &x.mirrors) < 0)
                 return -ENOMEM;
+        /* Each value escaped may double; the names, quotes and comma around them. */
+        x.label = malloc(2 * MEM_PATH_MAX + 2 * x.mirrors.cgroup_max + 32);
+        if (!x.label) {
+                metrics_mirrors_done(&x.mirrors);
+                return -ENOMEM;
+        }
         /* One exact flush for the whole scrape (the first group's read). */
         r = service_list_groups(svc, service_daemon_peer(svc), mq->prefix,
                                 SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, render_one, &x, rf);
@@ -452,6 +479,7 @@ int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, Me
         } else if (r < 0 && x.seen == 0) {
                 /* The prefix: no such group, or not a group path (@rf says). */
                 free(x.label);
+                metrics_mirrors_done(&x.mirrors);
                 return r;
         }
         for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++) {
@@ -473,6 +501,7 @@ int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, Me
         for (size_t f = 0; f < _FAMILY_MAX; f++)
                 metrics_text_done(&x.fam[f]);
         free(x.label);
+        metrics_mirrors_done(&x.mirrors);
         return r < 0 ? -ENOMEM : 0;
 }
 

@@ -402,8 +402,61 @@ def main():
         check("a daemon with [metrics] listen starts", False, dc.read_log())
 
     limits()
+    cgroup_label()
     attacks()
     return 0
+
+
+# ---- the cgroup label ----
+
+def cgroup_label():
+    """A real v1 memory cgroup imported: every series of its mirror says cgroup="/NAME"."""
+    v1 = "/sys/fs/cgroup/memory"
+    name = f"memacct-metrics-{os.getpid()}"
+    cg = os.path.join(v1, name)
+    if os.getuid() != 0:
+        print("SKIP: the cgroup label: needs root to make a kernel cgroup")
+        return
+    if not os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        print(f"SKIP: the cgroup label: no cgroup v1 memory hierarchy at {v1}")
+        return
+    try:
+        os.mkdir(cg)
+    except OSError as e:
+        print(f"SKIP: the cgroup label: the kernel refuses to make {cg}: {e}")
+        return
+    d = Daemon("cgroup", "--metrics", "127.0.0.1:0")
+    try:
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(64 * M))
+        if not d.start():
+            check("a daemon for the cgroup label starts", False, d.read_log())
+            return
+        port = bound_port(d)
+        r = d.ctl("import-cgroups", "--from", f"/{name}", "--under", "/k")
+        check_eq("import-cgroups of the test cgroup", r.returncode, 0)
+        check_eq("a plain group beside it", d.ctl("create", "/plain").returncode, 0)
+        fams, body = scrape(port)
+        mirror = f"/k/{name}"
+        for fam in ("memacct_group_usage_bytes", "memacct_group_max_bytes", "memacct_group_kernel_usage_bytes"):
+            check(f"{fam} of the mirror has cgroup=\"/{name}\"",
+                  sample(fams, fam, group=mirror, cgroup=f"/{name}") is not None, body)
+        check_eq("the mirror's max is the kernel's limit",
+                 sample(fams, "memacct_group_max_bytes", group=mirror, cgroup=f"/{name}"), str(64 * M))
+        check(f"the event series of the mirror carry it too",
+              sample(fams, "memacct_group_events_total", group=mirror, cgroup=f"/{name}", event="max")
+              is not None, body)
+        labelled = {lab["group"] for f in fams.values() for lab, _ in f["samples"] if "cgroup" in lab}
+        check_eq("only the mirror is labelled with a cgroup", labelled, {mirror})
+        check("a plain group has no cgroup label",
+              sample(fams, "memacct_group_usage_bytes", group="/plain") is not None, body)
+        check_eq("the cgroup daemon exits 0", d.stop(), 0)
+    finally:
+        d.stop()
+        try:
+            os.rmdir(cg)
+        except OSError as e:
+            print(f"note: cannot remove {cg}: {e}")
 
 
 # ---- depth=, prefix= and [metrics] max-groups ----
