@@ -249,6 +249,7 @@ def main():
     check("a path needing escapes cannot be created", r.returncode != 0, r.stderr)
 
     fams, body = scrape(port)
+    promtool_check(body)
     check_eq("families have the names documented",
              sorted(f for f in fams if f.startswith("memacct_")),
              sorted(["memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
@@ -407,6 +408,19 @@ def main():
     return 0
 
 
+# ---- promtool ----
+
+def promtool_check(body):
+    """promtool check metrics on a live scrape: names, HELP, units, counters ending in _total."""
+    import shutil
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("SKIP: promtool check metrics: promtool not installed")
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True, timeout=60)
+    check_eq("promtool check metrics finds nothing to say", (r.returncode, r.stdout + r.stderr), (0, ""))
+
+
 # ---- the cgroup label ----
 
 def cgroup_label():
@@ -437,6 +451,7 @@ def cgroup_label():
         check_eq("import-cgroups of the test cgroup", r.returncode, 0)
         check_eq("a plain group beside it", d.ctl("create", "/plain").returncode, 0)
         fams, body = scrape(port)
+        promtool_check(body)
         mirror = f"/k/{name}"
         for fam in ("memacct_group_usage_bytes", "memacct_group_max_bytes", "memacct_group_kernel_usage_bytes"):
             check(f"{fam} of the mirror has cgroup=\"/{name}\"",
