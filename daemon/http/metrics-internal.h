@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/model.h"
 #include "http/http-request.h"
 #include "service/service.h"
 
@@ -40,14 +41,59 @@ void *metrics_text_steal(MetricsText *t, size_t *ret_cap);
 /** metrics_text_unmap() - free pages taken with metrics_text_steal(). */
 void metrics_text_unmap(void *p, size_t cap);
 
+/* What one scrape exports: the query (metrics-query.c) and the cap. */
+typedef struct MetricsQuery {
+        char prefix[MEM_PATH_MAX + 1]; /* the subtree exported; "/" unless prefix= */
+        unsigned depth;                /* levels below the prefix; UINT_MAX: all */
+} MetricsQuery;
+
 /**
- * metrics_render() - the whole exposition of @svc appended to @out: every
- * group and the daemon-wide metrics. On a thread registered with the
- * service.
+ * metrics_query_parse() - the query string @q (@n bytes, NULL: none) of a
+ * scrape: "depth=N" and "prefix=/path" (percent-decoded), each at most
+ * once, nothing else. The prefix's syntax as a group path is checked by
+ * the lookup, not here. Pure; any thread.
  *
- * Return: 0 or -ENOMEM (@out may then hold part of it).
+ * Return: 0, or -EINVAL with a one-line reason in @reason (@reason_size bytes).
  */
-int metrics_render(Service *svc, MetricsText *out);
+int metrics_query_parse(const char *q, size_t n, MetricsQuery *ret, char *reason, size_t reason_size);
+
+/* A kernel cgroup mirror as a scrape labels it. */
+typedef struct MetricsMirror {
+        char *group, *cgroup;
+} MetricsMirror;
+
+/* A copy of the mirror table, sorted by group (metrics-mirrors.c). */
+typedef struct MetricsMirrors {
+        MetricsMirror *v;
+        size_t n;
+        size_t cgroup_max; /* the longest cgroup path, for the label buffer */
+} MetricsMirrors;
+
+/**
+ * metrics_mirrors_load() - copy @svc's kernel cgroup mirrors (none when
+ * there is no cgroup object) into @ret, taking and releasing the cgroup
+ * lock; before the walk of the tree, never from inside it. On a thread
+ * registered with the service. Return: 0 or -ENOMEM (@ret is then empty).
+ */
+int metrics_mirrors_load(Service *svc, MetricsMirrors *ret);
+
+/** metrics_mirrors_find() - the cgroup @group mirrors, or NULL; a binary search. */
+const char *metrics_mirrors_find(const MetricsMirrors *t, const char *group);
+
+/** metrics_mirrors_done() - free @t's copy and reset it to empty. */
+void metrics_mirrors_done(MetricsMirrors *t);
+
+/**
+ * metrics_render() - the exposition of @svc appended to @out: the groups
+ * @mq selects (at most @max_groups of them, parents first), how many were
+ * exported and why not all, and the daemon-wide metrics. On a thread
+ * registered with the service.
+ *
+ * Return: 0; -ENOMEM (@out may then hold part of it); or the lookup's
+ * error for @mq's prefix with @rf (-ENOENT: no such group, -EINVAL and
+ * others: not a group path), @out then untouched.
+ */
+int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, MetricsText *out, Refusal *rf);
 
 /**
  * metrics_render_self() - the daemon's own series (metrics-self.c):
@@ -68,13 +114,15 @@ void metrics_response_done(MetricsResponse *resp);
 
 /**
  * metrics_respond() - the answer to @req, a request http_request_parse()
- * accepted: the exposition for GET /metrics (the head alone for HEAD),
- * 404 for another path, 405 for another method. On a thread registered
- * with the service, as metrics_render().
+ * accepted: the exposition for GET /metrics (the head alone for HEAD) with
+ * at most @max_groups groups ([metrics] max-groups), 400 for a bad query
+ * or prefix, 404 for another path or a prefix that is no group, 405 for
+ * another method. On a thread registered with the service, as
+ * metrics_render().
  *
  * Return: 0, or -ENOMEM (@ret is then empty).
  */
-int metrics_respond(Service *svc, const HttpRequest *req, MetricsResponse *ret);
+int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *ret);
 
 /**
  * metrics_respond_error() - the answer that closes a connection for

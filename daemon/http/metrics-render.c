@@ -31,6 +31,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,9 +251,9 @@ static const struct {
  * A label value as the exposition format escapes it: backslash, double
  * quote and line feed. (Group paths are [A-Za-z0-9._:@-/] today, so this
  * is a guard for whatever the path rules allow tomorrow.) @buf holds
- * 2 * strlen(@s) + 1 bytes.
+ * 2 * strlen(@s) + 1 bytes. Return: the end of what was written (its NUL).
  */
-static const char *escape_label(const char *s, char *buf) {
+static char *escape_label(const char *s, char *buf) {
         char *p = buf;
 
         for (; *s; s++) {
@@ -266,7 +267,7 @@ static const char *escape_label(const char *s, char *buf) {
                         *p++ = *s;
         }
         *p = 0;
-        return buf;
+        return p;
 }
 
 /* A limit or protection: UINT64_MAX ("max") is +Inf. */
@@ -278,13 +279,13 @@ static const char *limit_value(uint64_t v, char buf[static 24]) {
 }
 
 static int add_u64(MetricsText *b, const char *name, const char *label, uint64_t v) {
-        return metrics_text_printf(b, "%s{group=\"%s\"} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
+        return metrics_text_printf(b, "%s{%s} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
 }
 
 static int add_limit(MetricsText *b, const char *name, const char *label, uint64_t v) {
         char num[24];
 
-        return metrics_text_printf(b, "%s{group=\"%s\"} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
+        return metrics_text_printf(b, "%s{%s} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
                                                                                                      : 0;
 }
 
@@ -305,21 +306,21 @@ static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const M
         r |= add_u64(&fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
         r |= add_u64(&fam[FAMILY_FAILCNT], NAME(FAMILY_FAILCNT), label, in->failcnt);
         for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
-                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
+                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS), label, mem_event_to_string(e),
                                         in->events[e]) < 0 ||
                     metrics_text_printf(&fam[FAMILY_EVENTS_LOCAL],
-                                        "%s{group=\"%s\",event=\"%s\"} %" PRIu64 "\n",
+                                        "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS_LOCAL), label, mem_event_to_string(e),
                                         in->events_local[e]) < 0)
                         return -ENOMEM;
         }
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 /* group_read() clamps stat items at 0. */
-                if (metrics_text_printf(&fam[FAMILY_STAT], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
+                if (metrics_text_printf(&fam[FAMILY_STAT], "%s{%s,item=\"%s\"} %" PRId64 "\n",
                                         NAME(FAMILY_STAT), label, mem_stat_item_to_string(i),
                                         in->stat[i]) < 0 ||
-                    metrics_text_printf(&fam[FAMILY_STAT_LOCAL], "%s{group=\"%s\",item=\"%s\"} %" PRId64 "\n",
+                    metrics_text_printf(&fam[FAMILY_STAT_LOCAL], "%s{%s,item=\"%s\"} %" PRId64 "\n",
                                         NAME(FAMILY_STAT_LOCAL), label, mem_stat_item_to_string(i),
                                         in->stat_local[i]) < 0)
                         return -ENOMEM;
@@ -335,14 +336,95 @@ static int add_header(MetricsText *out, const char *name, const char *type, cons
 
 typedef struct Render {
         MetricsText fam[_FAMILY_MAX];
-        char *label; /* 2 * MEM_PATH_MAX + 1 bytes */
+        char *label; /* the label set of one group: group="..." and cgroup="..." escaped */
+        MetricsMirrors mirrors;
+        unsigned prefix_depth; /* components of the prefix: "/" 0, "/a" 1 */
+        unsigned depth;        /* levels below it exported; UINT_MAX: all */
+        unsigned max_groups;
+        unsigned seen, exported;
 } Render;
+
+/* Components of a group path: "/" has none, "/a/b" two. */
+static unsigned path_depth(const char *path) {
+        unsigned n = 0;
+
+        if (strcmp(path, "/") == 0)
+                return 0;
+        for (; *path; path++)
+                n += *path == '/';
+        return n;
+}
+
+/*
+ * The labels every series of the group at @path carries: group="PATH", and
+ * for the mirror of a kernel cgroup cgroup="CGROUP" too (the cgroup's path
+ * in the hierarchy), both escaped, into x->label.
+ */
+static const char *label_set(Render *x, const char *path) {
+        const char *cgroup = metrics_mirrors_find(&x->mirrors, path);
+        char *p = x->label;
+
+        p = stpcpy(p, "group=\"");
+        p = escape_label(path, p);
+        p = stpcpy(p, "\"");
+        if (cgroup) {
+                p = stpcpy(p, ",cgroup=\"");
+                p = escape_label(cgroup, p);
+                p = stpcpy(p, "\"");
+        }
+        return x->label;
+}
 
 /* ServiceGroupFn of a scrape: one group's samples into their families. */
 static int render_one(void *userdata, const char *path, const MemGroupInfo *info) {
         Render *x = userdata;
 
-        return render_group(x->fam, escape_label(path, x->label), info);
+        x->seen++;
+        /* Parents come first, so a group below the depth only skips itself. */
+        if (x->depth != UINT_MAX && path_depth(path) - x->prefix_depth > x->depth)
+                return 0;
+        /* The cap reached with a group still to export: stop the walk there. */
+        if (x->exported >= x->max_groups)
+                return -ECANCELED;
+        x->exported++;
+        return render_group(x->fam, label_set(x, path), info);
+}
+
+/* ServiceGroupFn of the count after a cut walk: paths only. */
+static int count_one(void *userdata, const char *path, const MemGroupInfo *info) {
+        unsigned *n = userdata;
+
+        (void) path;
+        (void) info;
+        (*n)++;
+        return 0;
+}
+
+/*
+ * How much of the tree the scrape exported, and why not all of it. The
+ * count of groups selected is not "_total": a gauge may not end so (the
+ * suffix is a counter's, and promtool says so).
+ */
+static int render_cut(MetricsText *out, unsigned exported, unsigned selected, bool truncated) {
+        static const char help_exported[] =
+                "Groups this scrape exported; fewer than selected when depth= or the max-groups cap cut them.";
+        static const char help_selected[] =
+                "Groups in the subtree the scrape asked for (prefix=, else the whole tree), at every depth.";
+        static const char help_truncated[] = "1 when the [metrics] max-groups cap cut this scrape's groups, else 0.";
+        int r;
+
+        r = add_header(out, "memacctd_metrics_groups_exported", "gauge", help_exported);
+        if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_exported %u\n", exported) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = add_header(out, "memacctd_metrics_groups_selected", "gauge", help_selected);
+        if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_selected %u\n", selected) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = add_header(out, "memacctd_metrics_groups_truncated", "gauge", help_truncated);
+        if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_truncated %d\n", truncated) < 0)
+                r = -ENOMEM;
+        return r;
 }
 
 /* The daemon-wide series after the groups'. */
@@ -363,19 +445,43 @@ static int render_daemon(Service *svc, MetricsText *out) {
         return r;
 }
 
-int metrics_render(Service *svc, MetricsText *out) {
-        Render x = {};
-        Refusal rf;
+int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, MetricsText *out, Refusal *rf) {
+        Render x = { .prefix_depth = path_depth(mq->prefix), .depth = mq->depth, .max_groups = max_groups };
+        bool truncated = false;
+        unsigned total;
         int r = 0;
 
-        x.label = malloc(2 * MEM_PATH_MAX + 1);
-        if (!x.label)
-                r = -ENOMEM;
+        /* The mirror table copied before the walk: no cgroup lock inside it. */
+        if (metrics_mirrors_load(svc, &x.mirrors) < 0)
+                return -ENOMEM;
+        /* Each value escaped may double; the names, quotes and comma around them. */
+        x.label = malloc(2 * MEM_PATH_MAX + 2 * x.mirrors.cgroup_max + 32);
+        if (!x.label) {
+                metrics_mirrors_done(&x.mirrors);
+                return -ENOMEM;
+        }
         /* One exact flush for the whole scrape (the first group's read). */
-        refusal_init(&rf);
-        if (r >= 0)
-                r = service_list_groups(svc, service_daemon_peer(svc), "/",
-                                        SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, render_one, &x, &rf);
+        r = service_list_groups(svc, service_daemon_peer(svc), mq->prefix,
+                                SERVICE_READ_RECURSIVE | SERVICE_READ_EXACT, render_one, &x, rf);
+        total = x.seen;
+        if (r == -ECANCELED) {
+                /* Cut by the cap: the rest is counted, not read (a cheap walk of paths). */
+                unsigned n = 0;
+                Refusal ignored;
+
+                refusal_init(&ignored);
+                truncated = true;
+                r = service_list_groups(svc, service_daemon_peer(svc), mq->prefix,
+                                        SERVICE_READ_RECURSIVE | SERVICE_READ_PATHS, count_one, &n, &ignored);
+                /* The prefix may have gone in between: what was rendered stands. */
+                total = r >= 0 ? MAX(n, x.exported) : x.exported;
+                r = 0;
+        } else if (r < 0 && x.seen == 0) {
+                /* The prefix: no such group, or not a group path (@rf says). */
+                free(x.label);
+                metrics_mirrors_done(&x.mirrors);
+                return r;
+        }
         for (size_t f = 0; f < _FAMILY_MAX && r >= 0; f++) {
                 /* A family without samples (no cgroup mirrors) is left out. */
                 if (x.fam[f].len == 0)
@@ -387,13 +493,16 @@ int metrics_render(Service *svc, MetricsText *out) {
                 metrics_text_done(&x.fam[f]);
         }
         if (r >= 0)
+                r = render_cut(out, x.exported, total, truncated);
+        if (r >= 0)
                 r = render_daemon(svc, out);
         if (r >= 0)
                 r = metrics_render_self(out);
         for (size_t f = 0; f < _FAMILY_MAX; f++)
                 metrics_text_done(&x.fam[f]);
         free(x.label);
-        return r;
+        metrics_mirrors_done(&x.mirrors);
+        return r < 0 ? -ENOMEM : 0;
 }
 
 /* ---- answers ---- */
@@ -445,7 +554,57 @@ static int respond_text(MetricsResponse *resp, unsigned status, const char *extr
         return r;
 }
 
-int metrics_respond(Service *svc, const HttpRequest *req, MetricsResponse *ret) {
+/* The answer to a scrape: the exposition, or why the query cannot be answered. */
+static int respond_scrape(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *resp) {
+        bool head_only = req->method == HTTP_METHOD_HEAD, ka10 = req->keep_alive && req->minor == 0;
+        const char *extra = "Vary: Accept-Encoding\r\n";
+        char reason[REFUSAL_MESSAGE_MAX + 64];
+        MetricsQuery *mq;
+        Refusal rf;
+        int r;
+
+        /* The prefix is a whole path: off the thread's stack. */
+        mq = malloc(sizeof(*mq));
+        if (!mq)
+                r = -ENOMEM;
+        else if (metrics_query_parse(req->query, req->query_len, mq, reason, sizeof(reason)) < 0) {
+                free(mq);
+                return respond_text(resp, 400, NULL, reason, head_only, ka10);
+        } else {
+                refusal_init(&rf);
+                r = metrics_render(svc, mq, max_groups, &resp->body, &rf);
+                free(mq);
+        }
+        if (r < 0 && r != -ENOMEM) {
+                metrics_text_done(&resp->body);
+                snprintf(reason, sizeof(reason), "prefix: %s", rf.message[0] ? rf.message : "not a group path");
+                return respond_text(resp, r == -ENOENT ? 404 : 400, NULL, reason, head_only, ka10);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Cannot answer a metrics scrape: %m");
+                metrics_response_done(resp);
+                resp->close = true;
+                return respond_text(resp, 500, NULL, "Out of memory", head_only, false);
+        }
+        if (req->accept_gzip) {
+                MetricsText z = {};
+
+                r = gzip_text(&resp->body, &z);
+                metrics_text_done(&resp->body);
+                resp->body = z;
+                extra = "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n";
+        }
+        if (r >= 0)
+                r = write_head(resp, 200, METRICS_CONTENT_TYPE, extra, resp->body.len, ka10);
+        /* HEAD: the length of the body that GET would send, and no body. */
+        if (head_only)
+                metrics_text_done(&resp->body);
+        if (r < 0)
+                metrics_response_done(resp);
+        return r;
+}
+
+int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *ret) {
         bool head_only = req->method == HTTP_METHOD_HEAD, ka10 = req->keep_alive && req->minor == 0;
         MetricsResponse resp = { .close = !req->keep_alive };
         int r;
@@ -455,33 +614,8 @@ int metrics_respond(Service *svc, const HttpRequest *req, MetricsResponse *ret) 
         else if (req->method != HTTP_METHOD_GET && req->method != HTTP_METHOD_HEAD)
                 r = respond_text(&resp, 405, "Allow: GET, HEAD\r\n", "Method not allowed; use GET", false,
                                  ka10);
-        else {
-                r = metrics_render(svc, &resp.body);
-                if (r < 0) {
-                        log_warning_errno(r, "Cannot answer a metrics scrape: %m");
-                        metrics_response_done(&resp);
-                        resp.close = true;
-                        r = respond_text(&resp, 500, NULL, "Out of memory", head_only, false);
-                } else {
-                        const char *extra = "Vary: Accept-Encoding\r\n";
-
-                        if (req->accept_gzip) {
-                                MetricsText z = {};
-
-                                r = gzip_text(&resp.body, &z);
-                                metrics_text_done(&resp.body);
-                                resp.body = z;
-                                extra = "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n";
-                        }
-                        if (r >= 0)
-                                r = write_head(&resp, 200, METRICS_CONTENT_TYPE, extra, resp.body.len, ka10);
-                        /* HEAD: the length of the body that GET would send, and no body. */
-                        if (head_only)
-                                metrics_text_done(&resp.body);
-                        if (r < 0)
-                                metrics_response_done(&resp);
-                }
-        }
+        else
+                r = respond_scrape(svc, req, max_groups, &resp);
         if (r < 0)
                 return r;
         *ret = resp;

@@ -96,6 +96,7 @@ struct Metrics {
         struct timeval head_timeout, write_timeout;
         size_t header_size, body_size;
         uint64_t output_buffer;
+        unsigned max_groups; /* groups one scrape exports at most */
 
         TAILQ_HEAD(, MetricsConn) conns; /* oldest first */
         unsigned n_conns;
@@ -223,7 +224,7 @@ static int conn_answer(MetricsConn *c, const HttpRequest *req, MetricsResponse *
                         if (evict_stalled(m, CONN_WRITING, c) == 0)
                                 return metrics_respond_error(-EBUSY, ret);
         }
-        r = metrics_respond(m->service, req, ret);
+        r = metrics_respond(m->service, req, m->max_groups, ret);
         if (r >= 0 && scrape)
                 m->last_answer_bytes = ret->head.len + ret->body.len;
         return r;
@@ -434,6 +435,7 @@ int metrics_new(Service *svc, const Config *c, Metrics **ret) {
         m->header_size = c->metrics_header_size;
         m->body_size = c->metrics_body_size;
         m->output_buffer = c->metrics_output_buffer;
+        m->max_groups = c->metrics_max_groups;
         TAILQ_INIT(&m->conns);
         if (metrics_respond_error(-EBUSY, &busy) < 0)
                 return log_error_errno(ENOMEM, "Out of memory");

@@ -64,6 +64,7 @@ static unsigned check_head(const MetricsText *head, size_t *ret_length) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t max_head, max_body, off = 1;
+        unsigned max_groups;
 
         if (size < 1 || size > 64 * 1024)
                 return 0;
@@ -72,6 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* Small bounds too, so that the fuzzer reaches them with short inputs. */
         max_head = data[0] & 1 ? 8192 : 64 + (data[0] >> 1);
         max_body = data[0] & 2 ? 1024 : (size_t) (data[0] >> 4);
+        /* A cap below the tree's five groups, at times: the cut walk and its count. */
+        max_groups = 1 + ((data[0] >> 2) & 7);
 
         while (off < size) {
                 const char *p = (const char *) data + off;
@@ -96,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             (req.query && (req.query != req.path + req.path_len + 1 ||
                                            req.query + req.query_len > p + req.head_bytes)))
                                 abort();
-                        if (metrics_respond(svc, &req, &resp) < 0)
+                        if (metrics_respond(svc, &req, max_groups, &resp) < 0)
                                 abort();
                 } else if (metrics_respond_error(r, &resp) < 0 || !resp.close)
                         abort();

@@ -249,6 +249,7 @@ def main():
     check("a path needing escapes cannot be created", r.returncode != 0, r.stderr)
 
     fams, body = scrape(port)
+    promtool_check(body)
     check_eq("families have the names documented",
              sorted(f for f in fams if f.startswith("memacct_")),
              sorted(["memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
@@ -339,7 +340,8 @@ def main():
     # Other paths and methods.
     for path in ("/", "/metricsx", "/metrics/", "/foo"):
         check_eq(f"GET {path} is 404", fetch(port, path)[0], 404)
-    check_eq("a query string is still /metrics", fetch(port, "/metrics?x=1")[0], 200)
+    check_eq("a query string is still /metrics", fetch(port, "/metrics?depth=99")[0], 200)
+    check_eq("an unknown query parameter is refused, not ignored", fetch(port, "/metrics?x=1")[0], 400)
     for method in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH"):
         status, headers, _ = fetch(port, method=method)
         check_eq(f"{method} /metrics is 405", status, 405)
@@ -400,8 +402,143 @@ def main():
     else:
         check("a daemon with [metrics] listen starts", False, dc.read_log())
 
+    limits()
+    cgroup_label()
     attacks()
     return 0
+
+
+# ---- promtool ----
+
+def promtool_check(body):
+    """promtool check metrics on a live scrape: names, HELP, units, counters ending in _total."""
+    import shutil
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("SKIP: promtool check metrics: promtool not installed")
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True, timeout=60)
+    check_eq("promtool check metrics finds nothing to say", (r.returncode, r.stdout + r.stderr), (0, ""))
+
+
+# ---- the cgroup label ----
+
+def cgroup_label():
+    """A real v1 memory cgroup imported: every series of its mirror says cgroup="/NAME"."""
+    v1 = "/sys/fs/cgroup/memory"
+    name = f"memacct-metrics-{os.getpid()}"
+    cg = os.path.join(v1, name)
+    if os.getuid() != 0:
+        print("SKIP: the cgroup label: needs root to make a kernel cgroup")
+        return
+    if not os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        print(f"SKIP: the cgroup label: no cgroup v1 memory hierarchy at {v1}")
+        return
+    try:
+        os.mkdir(cg)
+    except OSError as e:
+        print(f"SKIP: the cgroup label: the kernel refuses to make {cg}: {e}")
+        return
+    d = Daemon("cgroup", "--metrics", "127.0.0.1:0")
+    try:
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(64 * M))
+        if not d.start():
+            check("a daemon for the cgroup label starts", False, d.read_log())
+            return
+        port = bound_port(d)
+        r = d.ctl("import-cgroups", "--from", f"/{name}", "--under", "/k")
+        check_eq("import-cgroups of the test cgroup", r.returncode, 0)
+        check_eq("a plain group beside it", d.ctl("create", "/plain").returncode, 0)
+        fams, body = scrape(port)
+        promtool_check(body)
+        mirror = f"/k/{name}"
+        for fam in ("memacct_group_usage_bytes", "memacct_group_max_bytes", "memacct_group_kernel_usage_bytes"):
+            check(f"{fam} of the mirror has cgroup=\"/{name}\"",
+                  sample(fams, fam, group=mirror, cgroup=f"/{name}") is not None, body)
+        check_eq("the mirror's max is the kernel's limit",
+                 sample(fams, "memacct_group_max_bytes", group=mirror, cgroup=f"/{name}"), str(64 * M))
+        check(f"the event series of the mirror carry it too",
+              sample(fams, "memacct_group_events_total", group=mirror, cgroup=f"/{name}", event="max")
+              is not None, body)
+        labelled = {lab["group"] for f in fams.values() for lab, _ in f["samples"] if "cgroup" in lab}
+        check_eq("only the mirror is labelled with a cgroup", labelled, {mirror})
+        check("a plain group has no cgroup label",
+              sample(fams, "memacct_group_usage_bytes", group="/plain") is not None, body)
+        check_eq("the cgroup daemon exits 0", d.stop(), 0)
+    finally:
+        d.stop()
+        try:
+            os.rmdir(cg)
+        except OSError as e:
+            print(f"note: cannot remove {cg}: {e}")
+
+
+# ---- depth=, prefix= and [metrics] max-groups ----
+
+def exported_groups(fams):
+    return sorted(lab["group"] for lab, _ in fams.get("memacct_group_usage_bytes", {"samples": []})["samples"])
+
+
+def cut_series(fams):
+    return tuple(sample(fams, f"memacctd_metrics_groups_{k}") for k in ("exported", "selected", "truncated"))
+
+
+def limits():
+    conf = os.path.join(TMP, "limits.conf")
+    with open(conf, "w") as f:
+        f.write("[metrics]\nlisten = 127.0.0.1:0\nmax-groups = 3\n")
+    d = Daemon("limits", "--config", conf)
+    if not d.start():
+        check("a daemon with max-groups = 3 starts", False, d.read_log())
+        return
+    port = bound_port(d)
+    tree = ["/a", "/a/b", "/a/b/c", "/d", "/d/e"]
+    for g in tree:
+        check_eq(f"create {g}", d.ctl("create", g).returncode, 0)
+
+    def get(query):
+        status, _, body = fetch(port, "/metrics" + query)
+        return status, (parse(body) if status == 200 else {}), body
+
+    # The cap: 3 of the 6 groups, parents first, and the cut said.
+    status, fams, body = get("")
+    check_eq("a capped scrape is 200", status, 200)
+    check_eq("max-groups = 3 exports three groups, parents first", exported_groups(fams), ["/", "/a", "/a/b"])
+    check_eq("exported, selected, truncated under the cap", cut_series(fams), ("3", "6", "1"))
+    check_eq("memacct_groups still counts the whole tree", sample(fams, "memacct_groups"), "6")
+
+    # depth=: cut by depth and not by the cap.
+    status, fams, _ = get("?depth=0")
+    check_eq("depth=0 is the root only", exported_groups(fams), ["/"])
+    check_eq("depth=0: not truncated, 1 of 6", cut_series(fams), ("1", "6", "0"))
+    status, fams, _ = get("?depth=1")
+    check_eq("depth=1 is the root and its children", exported_groups(fams), ["/", "/a", "/d"])
+    check_eq("depth=1: the cap exactly met is not a cut", cut_series(fams), ("3", "6", "0"))
+
+    # prefix=: the subtree, depth relative to it, percent-decoded.
+    status, fams, _ = get("?prefix=/d")
+    check_eq("prefix=/d is its subtree", exported_groups(fams), ["/d", "/d/e"])
+    check_eq("prefix=/d: 2 of 2", cut_series(fams), ("2", "2", "0"))
+    status, fams, _ = get("?prefix=%2Fa&depth=1")
+    check_eq("prefix=%2Fa&depth=1: /a and its children", exported_groups(fams), ["/a", "/a/b"])
+    check_eq("prefix=/a&depth=1: 2 of 3", cut_series(fams), ("2", "3", "0"))
+    status, _, body = get("?prefix=/nope")
+    check_eq("a prefix that is no group is 404", status, 404)
+    check("and says which", "/nope" in body, body)
+
+    # Bad queries: 400 with a one-line reason.
+    for query in ("?depth=x", "?depth=", "?depth=-1", "?depth=99999999999", "?depth=1&depth=2", "?prefix=a",
+                  "?prefix=", "?prefix=/a//b", "?prefix=%zz", "?prefix=/a%00", "?bogus=1", "?depth"):
+        status, _, body = get(query)
+        check_eq(f"{query} is 400", status, 400)
+        check(f"{query}: one line of reason", body.count("\n") == 1 and len(body) > 10, repr(body))
+    status, _, _ = get("?")
+    check_eq("an empty query is the default scrape", status, 200)
+    # The query is in the head: over header-size it is a 431, not a parse.
+    status, _, _ = fetch_raw(port, "/metrics?prefix=/" + "x" * 9000)
+    check_eq("a query over header-size is 431", status, 431)
+    check_eq("the limits daemon exits 0", d.stop(), 0)
 
 
 # ---- hostile clients ----
