@@ -65,15 +65,21 @@ as_nobody() {
 # or no systemd shows up within 30 s.
 BOOT_WHY=
 boot() {
-        local deadline=$((SECONDS + 30)) child
+        local deadline=$((SECONDS + 30)) child extra=()
 
-        # systemd.firstboot=off: the tmpfs /etc has no locale, and the
+        # systemd-analyze verify runs man for each Documentation= page, and
+        # man-db cannot run without its configuration, which the empty /etc
+        # lacks.
+        if [[ -e /etc/manpath.config ]]; then
+                extra+=(--bind-ro=/etc/manpath.config)
+        fi
+        # systemd-firstboot masked: the tmpfs /etc has no locale, and the
         # firstboot wizard would fail for want of a console to ask on.
         systemd-nspawn --quiet --directory=/ --volatile=yes --machine="$MACHINE" \
                 --register=no --keep-unit --private-network --console=pipe \
                 --overlay-ro="/usr:$STAGE/usr:/usr" \
-                --bind-ro=/etc/manpath.config \
-                --boot systemd.unit=basic.target systemd.firstboot=off \
+                "${extra[@]}" \
+                --boot systemd.unit=basic.target systemd.mask=systemd-firstboot.service \
                 </dev/null >"$NSPAWN_LOG" 2>&1 &
         NSPAWN_PID=$!
         while :; do
@@ -147,7 +153,11 @@ cleanup() {
                 echo "--- systemd-nspawn ---" >>"$DAEMON_LOG"
                 cat "$NSPAWN_LOG" >>"$DAEMON_LOG"
         fi
-        (exit "$rc")
+        # finish reads how the script ended from $?; a bare (exit 1) would
+        # trip set -e here.
+        if ((rc != 0)); then
+                (exit "$rc") || finish
+        fi
         finish
 }
 trap cleanup EXIT
