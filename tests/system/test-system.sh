@@ -243,11 +243,26 @@ pid0=$(c systemctl show -P MainPID memacctd.service)
 reloads() {
         c journalctl -b -u memacctd.service -o cat --no-pager | grep -c 'Configuration reloaded' || true
 }
-n0=$(reloads)
-check_run "systemctl reload memacctd" 0 c systemctl reload memacctd
-# ExecReload only sends SIGHUP: the log line may come a moment later.
-reloaded() { (($(reloads) > n0)); }
-if wait_for 10 reloaded; then pass; else fail "SIGHUP reload logged (Configuration reloaded)"; fi
+# reload CONF: CONF as /etc/memacctd/memacctd.conf, then systemctl reload
+# and the reload logged. ExecReload only sends SIGHUP: the log line may
+# come a moment after systemctl returns.
+reload_with() {
+        local n0
+
+        n0=$(reloads)
+        printf '%s\n' "$1" | c tee /etc/memacctd/memacctd.conf >/dev/null
+        check_run "systemctl reload memacctd" 0 c systemctl reload memacctd
+        reloaded() { (($(reloads) > n0)); }
+        if wait_for 10 reloaded; then pass; else fail "SIGHUP reload logged (Configuration reloaded)"; fi
+}
+# A change a reload applies ([access] read), seen by a client: the reload
+# is not only logged.
+check_run "nobody reads the tree" 0 as_nobody memacctctl tree
+reload_with $'[access]\nread = root'
+run as_nobody memacctctl tree
+if [[ $RC != 0 ]]; then pass; else fail "after the reload to read = root, nobody reads nothing"; fi
+reload_with $'[access]\nread = all'
+check_run "after the reload to read = all, nobody reads the tree" 0 as_nobody memacctctl tree
 check_eq "a reload keeps the process" "$(c systemctl show -P MainPID memacctd.service)" "$pid0"
 
 # ---- SIGKILL: Restart= brings it back ----
