@@ -1,0 +1,351 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# memacctd as deployed: the project built with --prefix=/usr and installed
+# into a staging directory (meson install --destdir), then booted under a
+# real systemd in systemd-nspawn and driven only through systemctl, busctl
+# and memacctctl inside it, as root and as nobody.
+#
+# The container is the host's own OS on a tmpfs root (--volatile=yes: /usr
+# is the host's, read-only; /etc and /var start empty, as on a first boot)
+# with the staged /usr laid over the host's (--overlay-ro): meson install
+# with --prefix=/usr puts everything under usr/ (units, bus policy and
+# activation file included), so nothing else needs binding. It boots
+# basic.target only, so that none of the host's own enabled services (nor
+# memacctd.service, which the first boot's presets enable) are started;
+# sockets.target is part of it, so the system bus and memacctd.socket are
+# there. --private-network: no host port is taken, and the hardened unit
+# can set up its own loopback. --register=no --keep-unit: no machined or
+# host systemd is needed; the test talks to the container through nsenter
+# on its PID 1.
+#
+# Usage: test-system.sh SOURCE_ROOT. Needs root and systemd-nspawn
+# (systemd-container); prints SKIP and exits 77 when the container cannot
+# boot here. About a minute on 2 cores, most of it the build.
+
+SRC=${1:?usage: test-system.sh SOURCE_ROOT}
+# The binaries under test are the installed ones, inside the container;
+# lib.sh insists on names.
+export MEMACCTD=/usr/sbin/memacctd MEMACCTCTL=/usr/bin/memacctctl
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+BUILD=$TMP/build
+STAGE=$TMP/stage
+NSPAWN_LOG=$TMP/nspawn.log
+MACHINE=memacct-system-$$
+NSPAWN_PID=
+LEADER=
+
+((EUID == 0)) || skip_test "needs root (systemd-nspawn boots a container)"
+for tool in systemd-nspawn nsenter meson ninja; do
+        command -v "$tool" >/dev/null ||
+                skip_test "$tool not installed (systemd-nspawn: apt-get install systemd-container)"
+done
+[[ -x /lib/systemd/systemd || -x /usr/lib/systemd/systemd ]] ||
+        skip_test "the host has no systemd to boot in the container (apt-get install systemd)"
+
+# ---- the container ----
+
+# c CMD...: CMD inside the container, in all its namespaces, with a clean
+# environment: nothing of ours (MEMACCT_SOCKET, DBUS_*, TMPDIR) may point
+# the clients elsewhere than their defaults.
+c() {
+        nsenter -t "$LEADER" -a -- /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+                LANG=C.UTF-8 SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
+}
+
+# as_nobody CMD...: CMD inside, as uid and gid 65534 with no groups.
+as_nobody() {
+        c setpriv --reuid 65534 --regid 65534 --clear-groups -- "$@"
+}
+
+# boot: start nspawn in the background; LEADER is the container's PID 1 once
+# it is there. Return: 1 (the reason in BOOT_WHY) when nspawn exits first
+# or no systemd shows up within 30 s.
+BOOT_WHY=
+boot() {
+        local deadline=$((SECONDS + 30)) child extra=()
+
+        # systemd-analyze verify runs man for each Documentation= page, and
+        # man-db cannot run without its configuration, which the empty /etc
+        # lacks.
+        if [[ -e /etc/manpath.config ]]; then
+                extra+=(--bind-ro=/etc/manpath.config)
+        fi
+        # systemd-firstboot masked: the tmpfs /etc has no locale, and the
+        # firstboot wizard would fail for want of a console to ask on.
+        systemd-nspawn --quiet --directory=/ --volatile=yes --machine="$MACHINE" \
+                --register=no --keep-unit --private-network --console=pipe \
+                --overlay-ro="/usr:$STAGE/usr:/usr" \
+                "${extra[@]}" \
+                --boot systemd.unit=basic.target systemd.mask=systemd-firstboot.service \
+                </dev/null >"$NSPAWN_LOG" 2>&1 &
+        NSPAWN_PID=$!
+        while :; do
+                if ! kill -0 "$NSPAWN_PID" 2>/dev/null; then
+                        local rc=0
+
+                        wait "$NSPAWN_PID" || rc=$?
+                        NSPAWN_PID=
+                        BOOT_WHY="systemd-nspawn exited with status $rc before booting: $(tail -n 3 "$NSPAWN_LOG" | tr '\n' ' ')"
+                        return 1
+                fi
+                child=$(pgrep -P "$NSPAWN_PID" | head -n 1) || true
+                if [[ -n $child && $(cat "/proc/$child/comm" 2>/dev/null) == systemd ]] &&
+                        nsenter -t "$child" -a -- /usr/bin/true 2>/dev/null; then
+                        LEADER=$child
+                        return 0
+                fi
+                if ((SECONDS >= deadline)); then
+                        BOOT_WHY="no systemd answering in the container within 30 s: $(tail -n 3 "$NSPAWN_LOG" | tr '\n' ' ')"
+                        return 1
+                fi
+                sleep 0.1
+        done
+}
+
+# shutdown_container: systemctl poweroff inside, and nspawn's exit status
+# in NSPAWN_RC (124 when it had to be killed).
+NSPAWN_RC=
+shutdown_container() {
+        local deadline=$((SECONDS + 30))
+
+        [[ -n $NSPAWN_PID ]] || return 0
+        # SIGRTMIN+4 is systemd's own poweroff request, for when systemctl
+        # cannot reach it (not booted far enough).
+        if [[ -n $LEADER ]] && ! c systemctl --no-block poweroff >/dev/null 2>&1; then
+                kill -RTMIN+4 "$LEADER" 2>/dev/null || true
+        elif [[ -z $LEADER ]]; then
+                kill -TERM "$NSPAWN_PID" 2>/dev/null || true
+        fi
+        while kill -0 "$NSPAWN_PID" 2>/dev/null && ((SECONDS < deadline)); do
+                sleep 0.1
+        done
+        if kill -0 "$NSPAWN_PID" 2>/dev/null; then
+                # nspawn takes a second SIGTERM as "terminate now".
+                kill -TERM "$NSPAWN_PID" 2>/dev/null || true
+                sleep 1
+                kill -KILL "$NSPAWN_PID" 2>/dev/null || true
+                wait "$NSPAWN_PID" 2>/dev/null || true
+                NSPAWN_RC=124
+        else
+                NSPAWN_RC=0
+                wait "$NSPAWN_PID" || NSPAWN_RC=$?
+        fi
+        NSPAWN_PID=
+        LEADER=
+}
+
+# On any way out: the container's journal into the log finish shows on a
+# failure, the container shut down, then lib.sh's report.
+cleanup() {
+        local rc=$?
+
+        if [[ -n $LEADER ]]; then
+                c journalctl -b --no-pager -o short-monotonic -u memacctd.service \
+                        -u memacctd.socket -u dbus.service >>"$DAEMON_LOG" 2>&1 || true
+        fi
+        shutdown_container
+        [[ -z $NSPAWN_RC || $NSPAWN_RC == 0 ]] ||
+                fail "the container shuts down cleanly (systemd-nspawn status $NSPAWN_RC)"
+        if ((FAILED > 0)) && [[ -s $NSPAWN_LOG ]]; then
+                echo "--- systemd-nspawn ---" >>"$DAEMON_LOG"
+                cat "$NSPAWN_LOG" >>"$DAEMON_LOG"
+        fi
+        # finish reads how the script ended from $?; a bare (exit 1) would
+        # trip set -e here.
+        if ((rc != 0)); then
+                (exit "$rc") || finish
+        fi
+        finish
+}
+trap cleanup EXIT
+
+# ---- 1. build and stage ----
+
+t0=$SECONDS
+if ! { meson setup "$BUILD" "$SRC" --prefix=/usr -Dtests=false -Dbench=false &&
+        ninja -C "$BUILD" -j2 &&
+        meson install -C "$BUILD" --no-rebuild --destdir "$STAGE"; } >"$TMP/build.log" 2>&1; then
+        tail -n 30 "$TMP/build.log" >&2
+        fail "meson setup --prefix=/usr, ninja and meson install --destdir"
+        exit 1
+fi
+echo "built and staged in $((SECONDS - t0)) s"
+# Only usr/ is laid over the container: a file installed elsewhere would
+# silently be missing from the deployment under test.
+check_eq "meson install with --prefix=/usr writes only under usr/" "$(ls -A "$STAGE")" usr
+for f in sbin/memacctd bin/memacctctl lib/systemd/system/memacctd.service \
+        lib/systemd/system/memacctd.socket share/dbus-1/system.d/org.memacct1.conf \
+        share/dbus-1/system-services/org.memacct1.service; do
+        if [[ -e $STAGE/usr/$f ]]; then pass; else fail "/usr/$f installed"; fi
+done
+
+# ---- 2. boot ----
+
+t0=$SECONDS
+if ! boot; then
+        shutdown_container
+        skip_test "systemd-nspawn cannot boot the host's OS here: $BOOT_WHY"
+fi
+# Until systemd listens on its private bus, systemctl cannot even ask; then
+# --wait waits for the boot to finish.
+booted() {
+        run c systemctl is-system-running
+        [[ $OUT =~ ^(running|degraded|maintenance|stopping)$ ]]
+}
+wait_for 60 booted || true
+check_match "the container boots (is-system-running)" "$OUT" '^(running|degraded)$'
+if [[ $OUT == degraded ]]; then
+        echo "degraded; failed units: $(c systemctl --failed --plain --no-legend | tr '\n' ' ')"
+fi
+echo "booted in $((SECONDS - t0)) s"
+check_eq "the container's memacctd is the staged one" \
+        "$(c sha256sum /usr/sbin/memacctd | cut -d' ' -f1)" \
+        "$(sha256sum "$STAGE/usr/sbin/memacctd" | cut -d' ' -f1)"
+
+# ---- 3. socket activation ----
+
+# Whatever the presets did at boot: start from both stopped.
+c systemctl stop memacctd.service memacctd.socket
+check_eq "memacctd.service stopped" "$(c systemctl is-active memacctd.service || true)" inactive
+check_run "systemctl start memacctd.socket" 0 c systemctl start memacctd.socket
+check_eq "memacctd.socket active" "$(c systemctl is-active memacctd.socket || true)" active
+check_eq "the service waits for a connection" \
+        "$(c systemctl is-active memacctd.service || true)" inactive
+check_run "memacctctl tree (the first connection)" 0 c memacctctl tree
+check_match "tree shows the root" "$OUT" '^/ '
+check_eq "the connection started memacctd.service" \
+        "$(c systemctl is-active memacctd.service || true)" active
+check_match "memacctd took the socket from systemd" \
+        "$(c journalctl -b -u memacctd.service -o cat --no-pager)" \
+        'Listening on /run/memacctd/memacctd\.sock \(socket activation\)'
+
+# ---- status ----
+
+run c systemctl status --no-pager --lines=0 memacctd.service
+check_match "systemctl status shows the STATUS= text" "$OUT" \
+        'Status: "Listening on /run/memacctd/memacctd\.sock and org\.memacct1 on the system bus: [0-9]+ groups'
+
+# ---- kept charges survive a crash ----
+
+check_run "memacctctl create /x" 0 c memacctctl create /x
+check_run "memacctctl charge /x 1M" 0 c memacctctl charge /x 1M
+kept() {
+        c memacctctl --json show /x | jget 'd["kept"]'
+}
+check_eq "the kept charge" "$(kept)" 1048576
+
+# ---- reload ----
+
+pid0=$(c systemctl show -P MainPID memacctd.service)
+reloads() {
+        c journalctl -b -u memacctd.service -o cat --no-pager | grep -c 'Configuration reloaded' || true
+}
+# reload CONF: CONF as /etc/memacctd/memacctd.conf, then systemctl reload
+# and the reload logged. ExecReload only sends SIGHUP: the log line may
+# come a moment after systemctl returns.
+reload_with() {
+        local n0
+
+        n0=$(reloads)
+        printf '%s\n' "$1" | c tee /etc/memacctd/memacctd.conf >/dev/null
+        check_run "systemctl reload memacctd" 0 c systemctl reload memacctd
+        reloaded() { (($(reloads) > n0)); }
+        if wait_for 10 reloaded; then pass; else fail "SIGHUP reload logged (Configuration reloaded)"; fi
+}
+# A change a reload applies ([access] read), seen by a client: the reload
+# is not only logged.
+check_run "nobody reads the tree" 0 as_nobody memacctctl tree
+reload_with $'[access]\nread = root'
+run as_nobody memacctctl tree
+if [[ $RC != 0 ]]; then pass; else fail "after the reload to read = root, nobody reads nothing"; fi
+reload_with $'[access]\nread = all'
+check_run "after the reload to read = all, nobody reads the tree" 0 as_nobody memacctctl tree
+check_eq "a reload keeps the process" "$(c systemctl show -P MainPID memacctd.service)" "$pid0"
+
+# ---- SIGKILL: Restart= brings it back ----
+
+check_run "systemctl kill -s KILL memacctd" 0 c systemctl kill -s KILL memacctd
+restarted() {
+        local state pid
+
+        state=$(c systemctl show -P ActiveState memacctd.service)
+        pid=$(c systemctl show -P MainPID memacctd.service)
+        [[ $state == active && $pid != 0 && $pid != "$pid0" ]]
+}
+if wait_for 20 restarted; then
+        pass
+else
+        fail "memacctd restarted by itself after SIGKILL" \
+                "($(c systemctl show -p ActiveState -p SubState -p Result memacctd.service | tr '\n' ' '))"
+fi
+check_match "NRestarts counts it" "$(c systemctl show -P NRestarts memacctd.service)" '^[1-9]'
+check_eq "the kept charge after the crash" "$(kept)" 1048576
+
+# ---- stop, start, restart ----
+
+check_run "systemctl stop memacctd" 0 c systemctl stop memacctd.service
+check_eq "stopped" "$(c systemctl is-active memacctd.service || true)" inactive
+check_run "systemctl start memacctd" 0 c systemctl start memacctd.service
+check_eq "started" "$(c systemctl is-active memacctd.service || true)" active
+pid1=$(c systemctl show -P MainPID memacctd.service)
+check_run "systemctl restart memacctd" 0 c systemctl restart memacctd.service
+check_eq "restarted" "$(c systemctl is-active memacctd.service || true)" active
+pid2=$(c systemctl show -P MainPID memacctd.service)
+if [[ $pid2 != "$pid1" && $pid2 != 0 ]]; then pass; else fail "restart makes a new process ($pid1, $pid2)"; fi
+check_eq "the kept charge after stop, start and restart" "$(kept)" 1048576
+
+# ---- bus activation ----
+
+# The socket too: only the bus may start the service now.
+c systemctl stop memacctd.service memacctd.socket
+check_eq "stopped for bus activation" "$(c systemctl is-active memacctd.service || true)" inactive
+check_run "busctl call org.memacct1 ... GetInfo with the service stopped" 0 \
+        c busctl call org.memacct1 /org/memacct1 org.memacct1.Manager GetInfo
+check_match "GetInfo answers" "$OUT" '^sttuusstt "memacctd '
+check_eq "the bus started memacctd.service" "$(c systemctl is-active memacctd.service || true)" active
+check_match "bus activation started it" \
+        "$(c journalctl -b -u dbus.service -o cat --no-pager)" \
+        "Activating via systemd: service name='org\\.memacct1'"
+
+# ---- a user without privilege, no options ----
+
+check_run "nobody: memacctctl tree" 0 as_nobody memacctctl tree
+check_match "nobody sees /x charged" "$OUT" '^  x +1048576 '
+check_run "nobody: memacctctl --bus tree" 0 as_nobody memacctctl --bus tree
+check_match "nobody sees /x charged over the bus" "$OUT" '^  x +1048576 '
+run as_nobody memacctctl create /nobody
+if [[ $RC != 0 ]]; then pass; else fail "nobody may not create a group under /"; fi
+
+# ---- the units as systemd sees them ----
+
+check_run "systemd-analyze verify memacctd.service memacctd.socket" 0 \
+        c systemd-analyze verify memacctd.service memacctd.socket
+check_eq "systemd-analyze verify says nothing" "$OUT$ERR" ""
+run c systemd-analyze security --no-pager memacctd.service
+exposure=$(grep -oE 'Overall exposure level for memacctd\.service: [0-9]+\.[0-9]+' <<<"$OUT" |
+        grep -oE '[0-9]+\.[0-9]+$' || true)
+echo "systemd-analyze security memacctd.service: exposure $exposure"
+check_match "systemd-analyze security prints an exposure" "$exposure" '^[0-9]+\.[0-9]+$'
+if [[ -n $exposure ]]; then
+        # 1.5 for now; the goal is 1.0 (said, not failed, until the unit's
+        # hardening reaches it).
+        if awk -v e="$exposure" 'BEGIN { exit !(e <= 1.5) }'; then
+                pass
+        else
+                fail "exposure $exposure above 1.5"
+        fi
+        if ! awk -v e="$exposure" 'BEGIN { exit !(e <= 1.0) }'; then
+                echo "note: exposure $exposure is above the goal of 1.0"
+        fi
+fi
+
+# ---- 4. shut down ----
+
+c journalctl -b --no-pager -o short-monotonic -u memacctd.service -u memacctd.socket \
+        -u dbus.service >>"$DAEMON_LOG" 2>&1 || true
+shutdown_container
+check_eq "the container powers off cleanly (systemd-nspawn status)" "$NSPAWN_RC" 0
+NSPAWN_RC=
