@@ -17,8 +17,9 @@
  * Threads: main (acceptor, signals; registered with the core because it
  * restores the state), N workers, one housekeeping thread (statistics,
  * saves, STATUS= and WATCHDOG=1), one bus thread when there is a bus, one
- * metrics thread when [metrics] listen or --metrics names an address (it
- * starts once the socket listens, and stops first at shutdown).
+ * metrics thread when systemd passed a "metrics" listener or [metrics]
+ * listen or --metrics names an address (it starts once the socket
+ * listens, and stops first at shutdown).
  *
  * Which bus: --bus system|user|ADDRESS, or none. Without --bus, the
  * system bus when memacctd runs as root under systemd ($INVOCATION_ID is
@@ -559,10 +560,9 @@ static int manager_start_socket(Manager *m) {
 static int manager_start_metrics(Manager *m) {
         int r;
 
-        if (!m->config.metrics_listen)
-                return 0;
+        /* A listener systemd passed (memacctd-metrics.socket), or [metrics] listen, or none. */
         r = metrics_new(m->service, &m->config, &m->metrics);
-        if (r < 0)
+        if (r < 0 || !m->metrics)
                 return r;
         r = metrics_start(m->metrics);
         if (r < 0)

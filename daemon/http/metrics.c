@@ -36,7 +36,10 @@
  *
  * There is no authentication: whoever can connect reads every group,
  * whatever [access] read says. main.c (and config.c) refuse an address
- * that is not loopback or a Unix socket unless [metrics] allow-remote.
+ * that is not loopback or a Unix socket unless [metrics] allow-remote. A
+ * listener systemd passed (METRICS_FDNAME) is taken as it is: its unit
+ * chose the address, and it wins over [metrics] listen, as the passed
+ * client socket wins over --socket.
  */
 
 #include <arpa/inet.h>
@@ -46,6 +49,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +59,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -414,17 +419,100 @@ static char *bound_name(int fd, const ConfigListen *l) {
         return s;
 }
 
+/*
+ * The listener systemd passed named METRICS_FDNAME, made non-blocking
+ * (evconnlistener needs it) and close-on-exec (systemd passes it without).
+ * Return: its fd; -ENOENT when none was passed; -EINVAL when it is not a
+ * listening stream socket.
+ */
+static int passed_listener(void) {
+        char **names = NULL;
+        int n, fd = -ENOENT, r;
 
-int metrics_new(Service *svc, const Config *c, Metrics **ret) {
-        _cleanup_free_ Metrics *m = NULL;
-        const char *address = c->metrics_listen;
-        MetricsResponse busy;
+        n = sd_listen_fds_with_names(0, &names);
+        if (n < 0)
+                return log_error_errno(n, "Cannot read the sockets passed by systemd: %m");
+        for (int i = 0; names && i < n; i++) {
+                if (fd == -ENOENT && names[i] && strcmp(names[i], METRICS_FDNAME) == 0)
+                        fd = SD_LISTEN_FDS_START + i;
+                free(names[i]);
+        }
+        free(names);
+        if (fd < 0)
+                return fd;
+        r = sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1);
+        if (r < 0)
+                return log_error_errno(r, "[metrics] cannot check the socket passed by systemd: %m");
+        if (r == 0)
+                return log_error_errno(EINVAL, "[metrics] the socket systemd passed as \"%s\" is not a "
+                                       "listening stream socket", METRICS_FDNAME);
+        r = fcntl(fd, F_GETFL);
+        if (r < 0 || fcntl(fd, F_SETFL, r | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+                return log_error_errno(errno, "[metrics] cannot set up the socket passed by systemd: %m");
+        return fd;
+}
+
+/* The passed listener's address, as bound_name() says it. */
+static char *passed_name(int fd) {
+        ConfigListen l = {};
+        socklen_t len = sizeof(l.addr);
+        char *s;
+
+        if (getsockname(fd, (struct sockaddr *) &l.addr, &len) < 0)
+                return strdup("(passed socket)");
+        l.addr_len = len;
+        if (l.addr.ss_family != AF_UNIX)
+                return bound_name(fd, &l);
+        if (asprintf(&s, "unix:%.*s", (int) (len - offsetof(struct sockaddr_un, sun_path)),
+                     ((const struct sockaddr_un *) &l.addr)->sun_path) < 0)
+                return NULL;
+        return s;
+}
+
+/* A listening socket: the one systemd passed, or @address bound. Return: the fd, -ENOENT for none. */
+static int metrics_listen(Metrics *m, const char *address) {
         ConfigListen l;
         int fd;
 
-        if (!address || config_listen_parse(address, &l) < 0)
+        fd = passed_listener();
+        if (fd >= 0) {
+                m->name = passed_name(fd);
+                if (!m->name) {
+                        close(fd);
+                        return log_error_errno(ENOMEM, "Out of memory");
+                }
+                if (address)
+                        log_notice("[metrics] using the socket passed by systemd (%s), not %s", m->name,
+                                   address);
+                return fd;
+        }
+        if (fd != -ENOENT)
+                return fd;
+        if (!address)
+                return -ENOENT;
+        if (config_listen_parse(address, &l) < 0)
                 return log_error_errno(EINVAL, "[metrics] listen = %s: expected ADDRESS:PORT or unix:/PATH",
-                                       address ? address : "(none)");
+                                       address);
+        fd = listen_on(m, address, &l);
+        if (fd < 0) {
+                free(m->unix_path);
+                m->unix_path = NULL;
+                return fd;
+        }
+        m->name = bound_name(fd, &l);
+        if (!m->name) {
+                close(fd);
+                return log_error_errno(ENOMEM, "Out of memory");
+        }
+        return fd;
+}
+
+int metrics_new(Service *svc, const Config *c, Metrics **ret) {
+        _cleanup_free_ Metrics *m = NULL;
+        MetricsResponse busy;
+        int fd;
+
+        *ret = NULL;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return log_error_errno(ENOMEM, "Out of memory");
@@ -447,15 +535,13 @@ int metrics_new(Service *svc, const Config *c, Metrics **ret) {
         }
         metrics_response_done(&busy);
 
-        fd = listen_on(m, address, &l);
-        if (fd < 0) {
-                free(m->unix_path);
-                m->unix_path = NULL;
+        fd = metrics_listen(m, c->metrics_listen);
+        if (fd == -ENOENT)
+                return 0; /* nothing to serve */
+        if (fd < 0)
                 return fd;
-        }
-        m->name = bound_name(fd, &l);
         m->base = event_base_new();
-        if (!m->name || !m->base) {
+        if (!m->base) {
                 close(fd);
                 goto oom;
         }

@@ -17,14 +17,24 @@ typedef struct Metrics Metrics;
 /* The exposition format's media type. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
+/*
+ * The name of the listener systemd may pass (FileDescriptorName= of
+ * memacctd-metrics.socket): systemd opens it in the host's network
+ * namespace, which a service with PrivateNetwork=yes cannot reach itself.
+ */
+#define METRICS_FDNAME "metrics"
+
 /**
- * metrics_new() - bind and listen on @c's metrics_listen
- * (config_listen_parse() syntax) in the calling thread, so that a bad or
+ * metrics_new() - take the listening socket systemd passed named
+ * METRICS_FDNAME, or else bind and listen on @c's metrics_listen
+ * (config_listen_parse() syntax), in the calling thread, so that a bad or
  * busy address fails the start, with the bounds of @c's [metrics] (read
  * once: @c may go after the call). A Unix socket file left by a dead
  * daemon is replaced.
  *
- * Return: 0; -EINVAL for an address that does not parse; -errno of
+ * Return: 0, with *@ret NULL when there is nothing to serve (no socket
+ * passed, no address); -EINVAL for an address that does not parse or a
+ * passed socket that is not a listening stream socket; -errno of
  * socket(), bind() or listen(); -ENOMEM. Logged.
  */
 int metrics_new(Service *svc, const Config *c, Metrics **ret);

@@ -159,22 +159,49 @@ static char *socket_name(int fd) {
         return p;
 }
 
-int sock_listen_open(const char *path, const char *asked, SockListen *ret) {
-        SockListen l = SOCK_LISTEN_INIT;
-        int n, r;
+/*
+ * The passed socket that is ours among those systemd passed: every one but
+ * the metrics listener (memacctd-metrics.socket's FileDescriptorName=,
+ * METRICS_FDNAME in http/metrics.h, which the metrics thread takes).
+ * Return: its fd, -ENOENT when none was passed, -EINVAL for more than one.
+ */
+static int passed_socket(void) {
+        char **names = NULL;
+        int n, fd = -ENOENT;
 
-        n = sd_listen_fds(0);
+        n = sd_listen_fds_with_names(0, &names);
         if (n < 0)
                 return log_error_errno(n, "Cannot read the sockets passed by systemd: %m");
-        if (n > 1)
-                return log_error_errno(EINVAL, "systemd passed %d sockets, expected one", n);
-        if (n == 1) {
-                r = sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0);
+        for (int i = 0; i < n; i++) {
+                /* Without LISTEN_FDNAMES every name is "unknown": all are ours. */
+                if (names && names[i] && strcmp(names[i], "metrics") == 0)
+                        continue;
+                if (fd >= 0) {
+                        fd = log_error_errno(EINVAL, "systemd passed more than one socket for clients");
+                        break;
+                }
+                fd = SD_LISTEN_FDS_START + i;
+        }
+        for (int i = 0; names && i < n; i++)
+                free(names[i]);
+        free(names);
+        return fd;
+}
+
+int sock_listen_open(const char *path, const char *asked, SockListen *ret) {
+        SockListen l = SOCK_LISTEN_INIT;
+        int fd, r;
+
+        fd = passed_socket();
+        if (fd < 0 && fd != -ENOENT)
+                return fd;
+        if (fd >= 0) {
+                r = sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0);
                 if (r < 0)
                         return log_error_errno(r, "Cannot check the socket passed by systemd: %m");
                 if (r == 0)
                         return log_error_errno(EINVAL, "The socket passed by systemd is not a listening Unix stream socket");
-                l.fd = SD_LISTEN_FDS_START;
+                l.fd = fd;
                 l.activated = true;
                 l.name = socket_name(l.fd);
                 if (!l.name)

@@ -6,6 +6,11 @@
 # socket as fd 3 (LISTEN_FDS=1). memacctctl works through it; the daemon
 # says it was activated, ignores --socket, and leaves the socket file
 # alone at exit (it belongs to whoever passed it).
+#
+# Then as memacctd-metrics.socket adds to it: a TCP listener passed too,
+# named "metrics" (--fdname), and passed first, so that the daemon must go
+# by the names, not the order. It serves the scrape on it with no
+# [metrics] listen, and the client socket still works.
 
 # shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 source "$(dirname "$0")/../integration/lib.sh"
@@ -60,3 +65,30 @@ check_eq "the kept charge survived the restart" "$(actl --json show /act | jget 
 rc=0
 stop_bg "$activator" TERM 30 || rc=$?
 check_eq "memacctd exits 0 on SIGTERM again" "$rc" 0
+
+# ---- a metrics listener passed as memacctd-metrics.socket passes it ----
+
+# A free loopback port: bound, read and released (the activator binds it next).
+PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+rm -f "$ACT"
+bg "$DAEMON_LOG" systemd-socket-activate -l "127.0.0.1:$PORT" -l "$ACT" --fdname=metrics:memacctd.socket \
+        "$MEMACCTD" --state-dir "$STATE" --workers 2
+activator=$BG_PID
+if wait_for 10 test -S "$ACT"; then
+        pass
+else
+        fail "systemd-socket-activate listens on $ACT and 127.0.0.1:$PORT"
+fi
+check_eq "the client socket is taken by name, not as fd 3" "$(actl --json show /act | jget 'd["current"]')" $M
+check_match "memacctd serves metrics on the passed listener" "$(<"$DAEMON_LOG")" \
+        "Serving metrics on http://127.0.0.1:$PORT/metrics"
+scrape=$("$PY" -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "http://127.0.0.1:$PORT/metrics" 2>&1) ||
+        scrape="the scrape failed: $scrape"
+check_match "the scrape has the charged group's usage" "$scrape" \
+        "memacct_group_usage_bytes\{group=\"/act\"\} $M"
+check_match "and the daemon's own series" "$scrape" 'memacctd_requests_total\{'
+rc=0
+stop_bg "$activator" TERM 30 || rc=$?
+check_eq "memacctd exits 0 on SIGTERM with a passed metrics listener" "$rc" 0
+

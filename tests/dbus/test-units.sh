@@ -27,7 +27,7 @@ DAEMON=$DEST$MEMACCT_SBINDIR/memacctd
 
 run "$MEMACCT_MESON" install -C "$MEMACCT_BUILD_ROOT" --destdir "$DEST" --no-rebuild --quiet
 check_eq "meson install --destdir succeeds (stderr: $ERR)" "$RC" 0
-for f in "$UNITS/memacctd.service" "$UNITS/memacctd.socket" \
+for f in "$UNITS/memacctd.service" "$UNITS/memacctd.socket" "$UNITS/memacctd-metrics.socket" \
         "$DEST$MEMACCT_DBUS_POLICY_DIR/org.memacct1.conf" \
         "$DEST$MEMACCT_DBUS_SERVICES_DIR/org.memacct1.service" "$DAEMON"; do
         check_eq "installed: ${f#"$DEST"}" "$(test -f "$f" && echo yes || echo no)" yes
@@ -52,6 +52,10 @@ check_match "the service is Type=notify with the bus name" "$(<"$UNITS/memacctd.
         $'Type=notify\nBusName=org.memacct1'
 check_match "the socket is /run/memacctd/memacctd.sock" "$(<"$UNITS/memacctd.socket")" \
         '^ListenStream=/run/memacctd/memacctd\.sock$'
+metrics_socket=$(<"$UNITS/memacctd-metrics.socket")
+check_match "the metrics socket listens on loopback" "$metrics_socket" '^ListenStream=127\.0\.0\.1:[0-9]+$'
+check_match "it names its descriptor metrics" "$metrics_socket" '^FileDescriptorName=metrics$'
+check_match "and passes it to the service" "$metrics_socket" '^Service=memacctd\.service$'
 
 # verify_units DIR: systemd-analyze verify of DIR's units; its output in OUT.
 # Return: 0 when it exits 0 and says nothing.
@@ -64,7 +68,7 @@ verify_units() {
         fi
         RC=0
         OUT=$(cd "$1" && MANPATH=$DEST$MEMACCT_MANDIR systemd-analyze verify "$man" \
-                ./memacctd.service ./memacctd.socket 2>&1) || RC=$?
+                ./memacctd.service ./memacctd.socket ./memacctd-metrics.socket 2>&1) || RC=$?
         [[ $RC == 0 && -z $OUT ]]
 }
 
@@ -73,7 +77,7 @@ copy_units() {
         mkdir -p "$1"
         sed "s|^ExecStart=$MEMACCT_SBINDIR/|ExecStart=$DEST$MEMACCT_SBINDIR/|" "$UNITS/memacctd.service" \
                 >"$1/memacctd.service"
-        cp "$UNITS/memacctd.socket" "$1/"
+        cp "$UNITS/memacctd.socket" "$UNITS/memacctd-metrics.socket" "$1/"
 }
 
 copy_units "$TMP/verify"
