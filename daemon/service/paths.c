@@ -69,10 +69,15 @@ int paths_default_state_dir(char **ret) {
 }
 
 int paths_default_config(char **ret) {
-        const char *e;
+        const char *e = getenv("CONFIGURATION_DIRECTORY");
+        _cleanup_free_ char *dir = NULL;
         int r;
 
-        if (geteuid() == 0)
+        /* Started by systemd with ConfigurationDirectory=: its directory,
+         * whatever the uid (the unit runs as its own user, not root). */
+        if (e && (dir = first_dir(e)))
+                r = asprintf(ret, "%s/memacctd.conf", dir);
+        else if (geteuid() == 0)
                 r = asprintf(ret, "/etc/memacctd/memacctd.conf");
         else if ((e = getenv("XDG_CONFIG_HOME")) && *e == '/')
                 r = asprintf(ret, "%s/memacctd/memacctd.conf", e);

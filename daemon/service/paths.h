@@ -13,6 +13,7 @@ int paths_default_socket(char **ret);
  * there is no home directory. */
 int paths_default_state_dir(char **ret);
 
-/** paths_default_config() - /etc/memacctd/memacctd.conf as root, else
- * under $XDG_CONFIG_HOME or ~/.config; *ret NULL when there is no home. */
+/** paths_default_config() - memacctd.conf in $CONFIGURATION_DIRECTORY
+ * (a service's), else /etc/memacctd/memacctd.conf as root, else under
+ * $XDG_CONFIG_HOME or ~/.config; *ret NULL when there is no home. */
 int paths_default_config(char **ret);
