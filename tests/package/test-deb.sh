@@ -78,6 +78,7 @@ done
 ma='/usr/lib/[a-z0-9_]+-linux-gnu[a-z0-9_]*'
 has "$(deb memacctd)" /usr/sbin/memacctd \
         /lib/systemd/system/memacctd.service /lib/systemd/system/memacctd.socket \
+        /lib/systemd/system/memacctd-metrics.socket /usr/lib/sysusers.d/memacctd.conf \
         /usr/share/dbus-1/system.d/org.memacct1.conf \
         /usr/share/dbus-1/system-services/org.memacct1.service \
         /usr/share/dbus-1/interfaces/org.memacct1.xml \
