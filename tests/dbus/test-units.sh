@@ -120,6 +120,13 @@ fi
 if [[ -n $BUS_ADDR ]]; then
         run bctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ListActivatableNames
         check_match "the bus daemon reads the activation file" "$OUT" '"org\.memacct1"'
-        check_nomatch "and says nothing about our files" "$(<"$TMP/bus.log")" 'memacct'
+        # The policy names the service's user; on a host where sysusers.d
+        # never made it (this one: nothing is installed) the bus daemon
+        # says so, once, and goes on. Anything else about our files counts.
+        buslog=$(<"$TMP/bus.log")
+        if ! getent passwd memacct >/dev/null; then
+                buslog=$(grep -v 'Unknown username "memacct" in message bus configuration file' <<<"$buslog" || true)
+        fi
+        check_nomatch "and says nothing about our files" "$buslog" 'memacct'
 fi
 stop_bus
