@@ -75,7 +75,8 @@ int metrics_mirrors_load(Service *svc, MetricsMirrors *ret) {
                 metrics_mirrors_done(ret);
                 return -ENOMEM;
         }
-        qsort(g.v, g.n, sizeof(*g.v), cmp_mirror);
+        if (g.n > 1) /* g.v is NULL when there is none: qsort() must not see it */
+                qsort(g.v, g.n, sizeof(*g.v), cmp_mirror);
         *ret = (MetricsMirrors) { .v = g.v, .n = g.n, .cgroup_max = g.cgroup_max };
         return 0;
 }

@@ -621,7 +621,8 @@ int cgroup_sync_prune(CgroupSync *cs, CgroupPruneFn fn, void *userdata) {
         int removed = 0;
 
         pthread_mutex_lock(&cs->lock);
-        qsort(cs->mirrors, cs->nmirrors, sizeof(*cs->mirrors), cmp_mirror_deepest);
+        if (cs->nmirrors > 1) /* no table yet before the first mirror */
+                qsort(cs->mirrors, cs->nmirrors, sizeof(*cs->mirrors), cmp_mirror_deepest);
         for (size_t i = 0; i < cs->nmirrors; i++) {
                 _cleanup_(group_unrefp) MemGroup *g = NULL;
                 Mirror *mi = &cs->mirrors[i];

@@ -154,7 +154,7 @@ int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn f
                 b.mirror = true;
                 r = cgroup_sync_list_mirrors(svc->cgroup, gather, &b);
         }
-        if (r >= 0)
+        if (r >= 0 && b.n > 1) /* b.v is NULL when there is none: qsort() must not see it */
                 qsort(b.v, b.n, sizeof(*b.v), cmp_listed);
         for (size_t i = 0; i < b.n; i++) {
                 if (r >= 0 && may_see(svc, p, b.v[i].group))
