@@ -19,6 +19,11 @@
 # host systemd is needed; the test talks to the container through nsenter
 # on its PID 1.
 #
+# Beyond systemctl's verbs: the daemon runs as the memacct user with an
+# exposure of at most 1.0, and with memacctd-metrics.socket started a
+# scrape from outside the service answers, and a real Prometheus in the
+# container (the host's /usr/bin/prometheus, when installed) scrapes it.
+#
 # Usage: test-system.sh SOURCE_ROOT. Needs root and systemd-nspawn
 # (systemd-container); prints SKIP and exits 77 when the container cannot
 # boot here. About a minute on 2 cores, most of it the build.
@@ -327,10 +332,63 @@ check_match "nobody sees /x charged over the bus" "$OUT" '^  x +1048576 '
 run as_nobody memacctctl create /nobody
 if [[ $RC != 0 ]]; then pass; else fail "nobody may not create a group under /"; fi
 
+# ---- metrics from outside the service, and a real Prometheus ----
+
+# memacctd-metrics.socket is opt-in: started, the service gets its TCP
+# listener at its next start, and keeps PrivateNetwork=yes.
+check_run "systemctl start memacctd-metrics.socket" 0 c systemctl start memacctd-metrics.socket
+# The checks above started it more often than StartLimitBurst= allows in
+# its interval: the count starts afresh.
+c systemctl reset-failed memacctd.service >/dev/null 2>&1 || true
+check_run "systemctl restart memacctd.service (it takes the listener)" 0 c systemctl restart memacctd.service
+check_eq "the service keeps its private network" "$(c systemctl show -P PrivateNetwork memacctd.service)" yes
+# scrape URL: the answer, fetched inside the container but outside the
+# service (the container's loopback, where the socket unit listens).
+scrape() {
+        c python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"
+}
+c memacctctl tree >/dev/null 2>&1 || true # a request to count
+run scrape http://127.0.0.1:9464/metrics
+check_eq "a scrape of 127.0.0.1:9464 from outside the service answers" "$RC" 0
+check_match "with /x's usage" "$OUT" '^memacct_group_usage_bytes\{group="/x"[^}]*\} 1048576$'
+check_match "and the daemon's own request counter" "$OUT" '^memacctd_requests_total\{'
+
+if c test -x /usr/bin/prometheus; then
+        c sh -c 'mkdir -p /run/prom && cat >/run/prom/prometheus.yml' <<'CONF'
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: memacctd
+    static_configs:
+      - targets: ['127.0.0.1:9464']
+CONF
+        c sh -c '/usr/bin/prometheus --config.file=/run/prom/prometheus.yml --storage.tsdb.path=/run/prom/tsdb \
+                --web.listen-address=127.0.0.1:9099 >/run/prom/log 2>&1 &'
+        # promql EXPR: the first sample's value of EXPR, or nothing.
+        promql() {
+                c python3 -c 'import json, sys, urllib.parse, urllib.request
+u = "http://127.0.0.1:9099/api/v1/query?query=" + urllib.parse.quote(sys.argv[1])
+r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
+print(r[0]["value"][1] if r else "")' "$1" 2>/dev/null
+        }
+        x_usage() {
+                [[ $(promql 'memacct_group_usage_bytes{group="/x"}') == 1048576 ]]
+        }
+        if wait_for 60 x_usage; then
+                pass
+        else
+                fail "Prometheus in the container scraped /x's 1M within 60 s (log: $(c tail -n 5 /run/prom/log))"
+        fi
+        check_eq "the scrape target is up" "$(promql 'up{job="memacctd"}')" 1
+        c sh -c 'kill $(pidof prometheus)' || true
+else
+        echo "SKIP: Prometheus under the shipped units: /usr/bin/prometheus missing (Debian package prometheus)"
+fi
+
 # ---- the units as systemd sees them ----
 
-check_run "systemd-analyze verify memacctd.service memacctd.socket" 0 \
-        c systemd-analyze verify memacctd.service memacctd.socket
+check_run "systemd-analyze verify memacctd.service memacctd.socket memacctd-metrics.socket" 0 \
+        c systemd-analyze verify memacctd.service memacctd.socket memacctd-metrics.socket
 check_eq "systemd-analyze verify says nothing" "$OUT$ERR" ""
 run c systemd-analyze security --no-pager memacctd.service
 exposure=$(grep -oE 'Overall exposure level for memacctd\.service: [0-9]+\.[0-9]+' <<<"$OUT" |
