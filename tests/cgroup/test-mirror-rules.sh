@@ -14,82 +14,18 @@
 
 set -u
 
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: the mirror rules test needs root (it makes kernel cgroups)"
-        exit 77
-fi
-
-V1=/sys/fs/cgroup/memory
-V2=
-while read -r _ mnt type _; do
-        if [[ $type == cgroup2 ]]; then
-                V2=$mnt
-                break
-        fi
-done </proc/self/mounts
-if [[ -e $V1/memory.limit_in_bytes ]]; then
-        HIER=$V1
-elif [[ -n $V2 ]] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
-        HIER=$V2
-else
-        echo "SKIP: no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
-        exit 77
-fi
-NAME=memacct-mrules-$$
-if ! mkdir "$HIER/$NAME" 2>/dev/null; then
-        echo "SKIP: the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
-        exit 77
-fi
-MADE=("$HIER/$NAME") # parents first
-
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-SOCK=$TMP/memacctd.sock
-
-# Every process of our cgroups back to the root, then the cgroups, leaves first.
-cleanup_cgroups() {
-        local i d tries
-
-        for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do
-                d=${MADE[i]}
-                [[ -d $d ]] || continue
-                for tries in 1 2 3 4 5 6 7 8 9 10; do
-                        while read -r pid; do
-                                [[ -n $pid ]] && echo "$pid" >"$HIER/cgroup.procs" 2>/dev/null
-                        done <"$d/cgroup.procs"
-                        rmdir "$d" 2>/dev/null && break
-                        sleep 0.2
-                done
-                [[ -d $d ]] && echo "WARNING: cannot remove cgroup $d" >&2
-        done
-        return 0
-}
-trap 'rc=$?; cleanup_cgroups; (exit $rc); finish' EXIT
-
-ctl() {
-        "$MEMACCTCTL" --socket "$SOCK" "$@"
-}
-
-make_cgroup() {
-        mkdir "$HIER/$NAME$1" && MADE+=("$HIER/$NAME$1")
-}
+# shellcheck source-path=SCRIPTDIR source=cgroup-lib.sh
+source "$(dirname "$0")/cgroup-lib.sh" memacct-mrules "the mirror rules test"
 
 TAB=$'\t'
-MIRROR=/k/$NAME
 
 rc=0
 make_cgroup /a || rc=$?
 check_eq "the test cgroups are made" "$rc" 0
 
-cat >"$TMP/memacctd.conf" <<EOF
-[cgroup]
-prefix = /k
-auto-create = no
-EOF
-"$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-        --bus none >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-if await_daemon "$SOCK" ctl show /; then pass; else fail "the daemon starts"; exit 1; fi
+write_config "auto-create = no"
+BUS_ARGS=(--bus none)
+if start_memacctd; then pass; else fail "the daemon starts"; exit 1; fi
 
 check_run "import-cgroups" 0 ctl import-cgroups --from "/$NAME"
 check_run "an explicit rule" 0 ctl rule add "/$NAME/elsewhere" /k
