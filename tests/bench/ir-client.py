@@ -4,7 +4,7 @@
 4 KiB, DEPTH per write, on one connection attached to /b/a/c (/b/a has a
 max, so each is a checked charge of four levels). Exactly N, so that an
 instruction count divides by a known number. protoc-generated classes
-from proto/memacct.proto are imported from the directory in $IR_PB."""
+from proto/memacct/v1/memacct.proto are imported from the directory in $IR_PB."""
 
 import os
 import socket

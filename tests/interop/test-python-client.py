@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """An independent client: Python, Debian's python3-protobuf, classes made by
-protoc from proto/memacct.proto, and a hand-written varint framing (ten lines,
+protoc from proto/memacct/v1/memacct.proto, and a hand-written varint framing (ten lines,
 no private protobuf API). It starts the real daemon on a private socket and
 speaks the wire protocol directly: hello, create with a limit, charge up to
 the limit, get refused with the refusing group named, pipeline 1,000
