@@ -25,8 +25,9 @@ As with buf, a `// buf:lint:ignore RULE` comment on the lines just above an
 element exempts it from RULE when ROOT/buf.yaml says
 `allow_comment_ignores: true`.
 
-Usage: check-proto-lint.py ROOT FILE...   (FILE relative to ROOT or not)
-Exit 0 when clean, 1 with one line per finding on stdout."""
+Usage: check-proto-lint.py [--expect=RULE,...] ROOT FILE...
+Exit 0 when clean, 1 with one line per finding on stdout. With --expect
+(the checker's own test), exit 0 when each RULE was found, 1 otherwise."""
 
 import os
 import re
@@ -176,6 +177,10 @@ def lint(root, path, comment_ignores):
 
 
 def main(argv):
+    expect = None
+    if len(argv) > 1 and argv[1].startswith("--expect="):
+        expect = set(argv[1][len("--expect="):].split(","))
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3:
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
@@ -193,6 +198,11 @@ def main(argv):
         findings += lint(root, p, comment_ignores)
     for f in findings:
         print(f)
+    if expect is not None:
+        missed = expect - {f.split(": ")[1] for f in findings}
+        for rule in sorted(missed):
+            print(f"not found: {rule}")
+        return 1 if missed else 0
     return 1 if findings else 0
 
 

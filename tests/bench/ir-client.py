@@ -47,7 +47,7 @@ class Conn:
                         r = pb.Response()
                         r.ParseFromString(self.buf[i:i + n])
                         self.buf = self.buf[i + n:]
-                        if r.status != pb.OK:
+                        if r.status != pb.STATUS_OK:
                             sys.exit(f"ir-client: request failed: {r.message}")
                         return r
                     break
