@@ -51,7 +51,7 @@ static bool sync_done(void *userdata) {
 static int reply_error(const memacct *m, const Response *resp) {
         int r;
 
-        if (!resp->has_status || resp->status == MEMACCT__V1__STATUS__OK)
+        if (!resp->has_status || resp->status == MEMACCT__V1__STATUS__STATUS_OK)
                 return 0;
         r = status_to_errno((MemStatus) resp->status);
         return client_error(m, r, resp->message, resp->refused_path);

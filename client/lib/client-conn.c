@@ -140,7 +140,7 @@ static int dispatch_frame(Conn *c, const uint8_t *body, size_t len) {
                         return 0;
                 }
                 /* An unprompted error: the session ends after it. */
-                if (resp->status != MEMACCT__V1__STATUS__OK) {
+                if (resp->status != MEMACCT__V1__STATUS__STATUS_OK) {
                         free(c->proto_error);
                         c->proto_error = strdup(resp->message ? resp->message : "protocol error");
                         c->proto_error_r = status_to_errno((MemStatus) resp->status);

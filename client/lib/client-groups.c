@@ -321,7 +321,7 @@ _public_ int memacct_import_cgroups(memacct *m, const char *from, const char *un
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return m->bus->import_cgroups(m, from, under, ret);
-        imp.from = (char *) (from ? from : "");
+        imp.from_cgroup = (char *) (from ? from : "");
         imp.under = (char *) (under ? under : "");
         req.op_case = MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS;
         req.import_cgroups = &imp;
@@ -330,7 +330,9 @@ _public_ int memacct_import_cgroups(memacct *m, const char *from, const char *un
                 return r;
         if (ret) {
                 const Memacct__V1__ImportReply *ir =
-                        resp->result_case == MEMACCT__V1__RESPONSE__RESULT_IMPORT ? resp->import : NULL;
+                        resp->result_case == MEMACCT__V1__RESPONSE__RESULT_IMPORT_REPLY
+                                ? resp->import_reply
+                                : NULL;
 
                 *ret = (memacct_import_result) {
                         .created = ir ? ir->created : 0,
@@ -359,16 +361,16 @@ _public_ int memacct_move(memacct *m, pid_t pid, const char *path, unsigned *ret
         move.has_pid = true;
         move.pid = (uint32_t) pid;
         move.path = (char *) path;
-        req.op_case = MEMACCT__V1__REQUEST__OP_MOVE;
-        req.move = &move;
+        req.op_case = MEMACCT__V1__REQUEST__OP_MOVE_SESSION;
+        req.move_session = &move;
         r = client_call(m, &req, true, &resp);
         if (r < 0) {
                 free(copy);
                 return r;
         }
         if (ret_sessions)
-                *ret_sessions = resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVE
-                                        ? resp->move->sessions
+                *ret_sessions = resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVE_REPLY
+                                        ? resp->move_reply->sessions
                                         : 0;
         memacct__v1__response__free_unpacked(resp, NULL);
 

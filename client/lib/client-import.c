@@ -171,7 +171,7 @@ _public_ int memacct_import_cgroups_report(memacct *m, const char *from, const c
                 *ret = r;
                 return 0;
         }
-        imp.from = (char *) (from ? from : "");
+        imp.from_cgroup = (char *) (from ? from : "");
         imp.under = (char *) (under ? under : "");
         imp.has_reset_limits = true;
         imp.reset_limits = !!(flags & MEMACCT_IMPORT_RESET_LIMITS);
@@ -183,7 +183,8 @@ _public_ int memacct_import_cgroups_report(memacct *m, const char *from, const c
                 free(r);
                 return k;
         }
-        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_IMPORT && report_from_wire(resp->import, r) < 0) {
+        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_IMPORT_REPLY &&
+            report_from_wire(resp->import_reply, r) < 0) {
                 memacct__v1__response__free_unpacked(resp, NULL);
                 memacct_import_report_free(r);
                 return client_error(m, -ENOMEM, "out of memory", NULL);

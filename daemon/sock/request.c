@@ -258,8 +258,8 @@ static int on_move(Request *x, const Memacct__V1__Move *m) {
         *mr = (Memacct__V1__MoveReply) MEMACCT__V1__MOVE_REPLY__INIT;
         mr->has_sessions = true;
         mr->sessions = (uint32_t) r;
-        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVE;
-        x->resp.move = mr;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVE_REPLY;
+        x->resp.move_reply = mr;
         return 0;
 }
 
@@ -346,7 +346,7 @@ static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
 
         *ir = (Memacct__V1__ImportReply) MEMACCT__V1__IMPORT_REPLY__INIT;
         x->has_kept = true;
-        r = service_import_cgroups_with(x->svc, x->peer, m->from, m->under,
+        r = service_import_cgroups_with(x->svc, x->peer, m->from_cgroup, m->under,
                                         m->reset_limits ? SERVICE_IMPORT_RESET_LIMITS : 0, kept_limits, ir,
                                         &n, &x->rf);
         if (r < 0)
@@ -358,8 +358,8 @@ static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
         ir->unchanged = n.unchanged;
         ir->kept = n.kept;
         ir->kernel_owned = n.kernel_owned;
-        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_IMPORT;
-        x->resp.import = ir;
+        x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_IMPORT_REPLY;
+        x->resp.import_reply = ir;
         return 0;
 }
 
@@ -524,8 +524,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return on_uncharge(x, req->uncharge);
         case MEMACCT__V1__REQUEST__OP_ATTACH:
                 return on_attach(x, req->attach);
-        case MEMACCT__V1__REQUEST__OP_MOVE:
-                return on_move(x, req->move);
+        case MEMACCT__V1__REQUEST__OP_MOVE_SESSION:
+                return on_move(x, req->move_session);
         case MEMACCT__V1__REQUEST__OP_GET_CLIENT:
                 return on_get_client(x, req->get_client);
         case MEMACCT__V1__REQUEST__OP_RESET_PEAK:
@@ -567,7 +567,7 @@ static ServiceOp request_op(Memacct__V1__Request__OpCase c) {
         case MEMACCT__V1__REQUEST__OP_CHARGE: return SERVICE_OP_CHARGE;
         case MEMACCT__V1__REQUEST__OP_UNCHARGE: return SERVICE_OP_UNCHARGE;
         case MEMACCT__V1__REQUEST__OP_ATTACH: return SERVICE_OP_ATTACH;
-        case MEMACCT__V1__REQUEST__OP_MOVE: return SERVICE_OP_MOVE;
+        case MEMACCT__V1__REQUEST__OP_MOVE_SESSION: return SERVICE_OP_MOVE;
         case MEMACCT__V1__REQUEST__OP_GET_CLIENT: return SERVICE_OP_GET_CLIENT;
         case MEMACCT__V1__REQUEST__OP_RESET_PEAK: return SERVICE_OP_RESET_PEAK;
         case MEMACCT__V1__REQUEST__OP_SUBSCRIBE: return SERVICE_OP_SUBSCRIBE;
@@ -696,7 +696,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         x.resp.id = req->id;
         if (ret_id)
                 *ret_id = req->id;
-        x.resp.status = MEMACCT__V1__STATUS__OK;
+        x.resp.status = MEMACCT__V1__STATUS__STATUS_OK;
         x.has_group = x.has_list = x.has_rules = x.has_sessions = x.has_pruned = x.pruned_oom = false;
         x.has_kept = false;
         x.list_bytes = 0;

@@ -208,7 +208,7 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
 
         resp.has_id = resp.has_status = true;
         resp.id = 0;
-        resp.status = MEMACCT__V1__STATUS__OK;
+        resp.status = MEMACCT__V1__STATUS__STATUS_OK;
         switch (ev->kind) {
         case EVENT_MEMORY:
                 e.path = (char *) ev->path;

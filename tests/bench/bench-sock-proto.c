@@ -199,7 +199,7 @@ static int memacct_call(int fd, Memacct__V1__Request *req, Memacct__V1__Response
         /* One request at a time during setup: nothing else is pending. */
         len = 0;
         status = resp->has_status ? (int) resp->status : 0;
-        if (status != 0 && status != MEMACCT__V1__STATUS__EXISTS)
+        if (status != 0 && status != MEMACCT__V1__STATUS__STATUS_EXISTS)
                 fprintf(stderr, "bench-sock: request failed: status %d: %s\n", status,
                         resp->message ? resp->message : "");
         if (ret)
@@ -237,7 +237,7 @@ void memacct_create(int fd, const char *path, uint64_t max) {
         req.op_case = MEMACCT__V1__REQUEST__OP_CREATE_GROUP;
         req.create_group = &cg;
         status = memacct_call(fd, &req, NULL);
-        if (status != 0 && status != MEMACCT__V1__STATUS__EXISTS)
+        if (status != 0 && status != MEMACCT__V1__STATUS__STATUS_EXISTS)
                 die("CreateGroup %s: status %d", path, status);
 }
 

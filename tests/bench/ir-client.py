@@ -4,7 +4,7 @@
 4 KiB, DEPTH per write, on one connection attached to /b/a/c (/b/a has a
 max, so each is a checked charge of four levels). Exactly N, so that an
 instruction count divides by a known number. protoc-generated classes
-from proto/memacct.proto are imported from the directory in $IR_PB."""
+from proto/memacct/v1/memacct.proto are imported from the directory in $IR_PB."""
 
 import os
 import socket
@@ -47,7 +47,7 @@ class Conn:
                         r = pb.Response()
                         r.ParseFromString(self.buf[i:i + n])
                         self.buf = self.buf[i + n:]
-                        if r.status != pb.OK:
+                        if r.status != pb.STATUS_OK:
                             sys.exit(f"ir-client: request failed: {r.message}")
                         return r
                     break

@@ -35,7 +35,7 @@ for prog in valgrind protoc /usr/bin/python3; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/memacct.proto"
+protoc --proto_path="$src/proto/memacct/v1" --python_out="$tmp" "$src/proto/memacct/v1/memacct.proto"
 
 # total DAEMON REQUESTS DEPTH: the instructions of one run.
 total() {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Writes tests/fuzz/corpus/request/: frame streams (first byte: uid switch)
 covering every operation, made with Debian's python3-protobuf from
-proto/memacct.proto. Run from the source root; the output is committed."""
+proto/memacct/v1/memacct.proto. Run from the source root; the output is committed."""
 
 import os
 import subprocess
@@ -11,8 +11,8 @@ import tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 tmp = tempfile.mkdtemp()
-subprocess.run(["protoc", f"--proto_path={root}/proto", f"--python_out={tmp}",
-                f"{root}/proto/memacct.proto"], check=True)
+subprocess.run(["protoc", f"--proto_path={root}/proto/memacct/v1", f"--python_out={tmp}",
+                f"{root}/proto/memacct/v1/memacct.proto"], check=True)
 sys.path.insert(0, tmp)
 import memacct_pb2 as pb  # noqa: E402
 
@@ -62,8 +62,8 @@ cases = {
                     R(create_group=pb.CreateGroup(path="/n", limits=pb.Limits(max=10))),
                     R(attach=pb.Attach(path="/m")),
                     R(charge=pb.Charge(bytes=100, stat="shmem")),
-                    R(move=pb.Move(path="/n")),
-                    R(move=pb.Move(pid=4242, path="/")),
+                    R(move_session=pb.Move(path="/n")),
+                    R(move_session=pb.Move(pid=4242, path="/")),
                     R(subscribe=pb.Subscribe(path="/"))),
     "unprivileged": stream(1,
                            R(create_group=pb.CreateGroup(path="/u")),

@@ -22,7 +22,7 @@ PROTOCOL_ERROR = 9
 FRAME_MAX = 64 * 1024
 K, M = 1024, 1024 * 1024
 
-# Request fields (proto/memacct.proto)
+# Request fields (proto/memacct/v1/memacct.proto)
 REQ_ID = 1
 REQ_HELLO = 10
 REQ_CREATE = 11

@@ -122,7 +122,7 @@ def kept(group):
 
 def get(c, path):
     r = c.call(get_group=c.pb.GetGroup(path=path, exact=True))
-    return r.group if r and r.status == c.pb.OK else None
+    return r.group if r and r.status == c.pb.STATUS_OK else None
 
 
 # ---- kill -9 in a loop ---------------------------------------------------
@@ -161,7 +161,7 @@ class Writer(threading.Thread):
                     r = c.call(charge=pb.Charge(path=base, bytes=4096, keep=True))
                 if r is None:
                     return
-                if r.status != pb.OK:
+                if r.status != pb.STATUS_OK:
                     print(f"unexpected refusal: {r.message}", file=sys.stderr)
                     return
                 self.acked.append(self.inflight)
@@ -282,7 +282,7 @@ def read_only(pb, memacctd, tmp, log):
         sock = os.path.join(tmp, "ro.sock")
         d = Daemon(memacctd, sock, mnt, log)
         c = Conn(sock, pb)
-        check(c.call(create_group=pb.CreateGroup(path="/before")).status == pb.OK, "create before read-only")
+        check(c.call(create_group=pb.CreateGroup(path="/before")).status == pb.STATUS_OK, "create before read-only")
         c.close()
         check(d.stop() == 0, "the daemon stops cleanly")
         remount(mnt, "ro")
@@ -292,20 +292,20 @@ def read_only(pb, memacctd, tmp, log):
         c = Conn(sock, pb)
         check(get(c, "/before") is not None, "the saved state was restored")
         r = c.call(create_group=pb.CreateGroup(path="/after"))
-        check(r.status == pb.RESOURCE_EXHAUSTED, f"a durable change is refused: {r.status}")
+        check(r.status == pb.STATUS_RESOURCE_EXHAUSTED, f"a durable change is refused: {r.status}")
         check("Read-only" in r.message, f"the refusal names the cause: {r.message!r}")
         r = c.call(charge=pb.Charge(path="/before", bytes=4096, keep=True))
-        check(r.status == pb.RESOURCE_EXHAUSTED, "a kept charge is refused")
+        check(r.status == pb.STATUS_RESOURCE_EXHAUSTED, "a kept charge is refused")
         check(get(c, "/after") is None, "the refused group does not exist")
         r = c.call(attach=pb.Attach(path="/before"))
-        check(r.status == pb.OK, f"attach goes on: {r.message}")
+        check(r.status == pb.STATUS_OK, f"attach goes on: {r.message}")
         r = c.call(charge=pb.Charge(bytes=8192))
-        check(r.status == pb.OK, f"a session charge goes on: {r.message}")
+        check(r.status == pb.STATUS_OK, f"a session charge goes on: {r.message}")
         g = get(c, "/before")
         check(g is not None and g.current == 8192, "reads go on and see the session charge")
 
         remount(mnt, "rw")
-        r = eventually(lambda: c.call(create_group=pb.CreateGroup(path="/after")).status == pb.OK)
+        r = eventually(lambda: c.call(create_group=pb.CreateGroup(path="/after")).status == pb.STATUS_OK)
         check(r, "durable changes are accepted again once the directory is writable")
         check(saved(mnt, "/after"), "the acknowledged create is saved")
         c.close()
@@ -324,7 +324,7 @@ def full_disk(pb, memacctd, tmp, log):
         sock = os.path.join(tmp, "full.sock")
         d = Daemon(memacctd, sock, mnt, log)
         c = Conn(sock, pb)
-        check(c.call(create_group=pb.CreateGroup(path="/f")).status == pb.OK, "create on a roomy disk")
+        check(c.call(create_group=pb.CreateGroup(path="/f")).status == pb.STATUS_OK, "create on a roomy disk")
         c.call(attach=pb.Attach(path="/f"))
         # Fill what is left.
         subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/fill", "bs=64k"], capture_output=True)
@@ -334,12 +334,12 @@ def full_disk(pb, memacctd, tmp, log):
         last_ok = None
         for i in range(5000):
             r = c.call(create_group=pb.CreateGroup(path=f"/f/n{i}"))
-            if r.status == pb.OK:
+            if r.status == pb.STATUS_OK:
                 oks += 1
                 last_ok = f"/f/n{i}"
                 if i % 100 == 0 and not saved(mnt, last_ok):
                     wrong += 1
-            elif r.status == pb.RESOURCE_EXHAUSTED and "No space" in r.message:
+            elif r.status == pb.STATUS_RESOURCE_EXHAUSTED and "No space" in r.message:
                 refused += 1
                 # The last OK before the refusals is on disk too.
                 if refused == 1 and last_ok and not saved(mnt, last_ok):
@@ -353,9 +353,9 @@ def full_disk(pb, memacctd, tmp, log):
         check(wrong == 0, "every OK on a full disk is saved; every refusal names the cause")
         check(refused > 0, f"durable changes are refused once the disk is full ({oks} OK first)")
         r = c.call(charge=pb.Charge(bytes=4096))
-        check(r.status == pb.OK, "session charges go on on a full disk")
+        check(r.status == pb.STATUS_OK, "session charges go on on a full disk")
         os.unlink(os.path.join(mnt, "fill"))
-        r = eventually(lambda: c.call(create_group=pb.CreateGroup(path="/f/again")).status == pb.OK)
+        r = eventually(lambda: c.call(create_group=pb.CreateGroup(path="/f/again")).status == pb.STATUS_OK)
         check(r, "durable changes are accepted again once there is room")
         c.close()
         check(d.stop() == 0, "the daemon stops cleanly")

@@ -386,10 +386,10 @@ STRING_FIELDS = [
     ("uncharge.path", REQ_UNCHARGE, lambda s: charge_body(s, 4096, keep=True)),
     ("uncharge.stat", REQ_UNCHARGE, lambda s: charge_body("/by/a", 4096, keep=True) + f_bytes(3, s)),
     ("attach.path", REQ_ATTACH, lambda s: f_bytes(1, s)),
-    ("move.path", REQ_MOVE, lambda s: f_varint(1, 0) + f_bytes(2, s)),
+    ("move_session.path", REQ_MOVE, lambda s: f_varint(1, 0) + f_bytes(2, s)),
     ("reset_peak.path", REQ_RESET_PEAK, lambda s: f_bytes(1, s)),
     ("subscribe.path", REQ_SUBSCRIBE, lambda s: f_bytes(1, s)),
-    ("import_cgroups.from", REQ_IMPORT, lambda s: f_bytes(1, s) + f_bytes(2, "/victim/imp")),
+    ("import_cgroups.from_cgroup", REQ_IMPORT, lambda s: f_bytes(1, s) + f_bytes(2, "/victim/imp")),
     ("import_cgroups.under", REQ_IMPORT, lambda s: f_bytes(1, "/") + f_bytes(2, s)),
 ]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """An independent client: Python, Debian's python3-protobuf, classes made by
-protoc from proto/memacct.proto, and a hand-written varint framing (ten lines,
+protoc from proto/memacct/v1/memacct.proto, and a hand-written varint framing (ten lines,
 no private protobuf API). It starts the real daemon on a private socket and
 speaks the wire protocol directly: hello, create with a limit, charge up to
 the limit, get refused with the refusing group named, pipeline 1,000
@@ -112,24 +112,41 @@ def main():
 def run(pb, sock):
     c = Conn(sock, pb)
     r = c.call(hello=pb.Hello(version=1, agent="python interop"))
-    check(r.status == pb.OK and r.hello.version == 1, "hello answers version 1")
+    check(r.status == pb.STATUS_OK and r.hello.version == 1, "hello answers version 1")
     check(r.hello.pid == os.getpid(), "the server sees our pid from SO_PEERCRED")
 
+    # The renamed fields are plain attributes (no getattr for a keyword),
+    # and keep the numbers they had on the wire.
+    imp = pb.ImportCgroups(from_cgroup="/x")
+    check(imp.from_cgroup == "/x" and imp.SerializeToString() == b"\x0a\x02/x",
+          "ImportCgroups.from_cgroup is field 1")
+    check(pb.Response.DESCRIPTOR.fields_by_name["import_reply"].number == 25
+          and pb.Response.DESCRIPTOR.fields_by_name["move_reply"].number == 19
+          and pb.Request.DESCRIPTOR.fields_by_name["move_session"].number == 19
+          and pb.STATUS_OK == 0, "renamed fields and STATUS_OK keep their numbers")
+    # On a connection of its own: the charges below attach this one.
+    c2 = Conn(sock, pb)
+    r = c2.call(attach=pb.Attach(path="/"))
+    check(r.status == pb.STATUS_OK, f"attach to /: {r.message}")
+    r = c2.call(move_session=pb.Move(path="/"))
+    check(r.status == pb.STATUS_OK and r.WhichOneof("result") == "move_reply"
+          and r.move_reply.sessions == 1, f"a move answers move_reply: {r.message}")
+
     r = c.call(create_group=pb.CreateGroup(path="/py", limits=pb.Limits(max=1 << 20)))
-    check(r.status == pb.OK, f"create /py: {r.message}")
+    check(r.status == pb.STATUS_OK, f"create /py: {r.message}")
     r = c.call(create_group=pb.CreateGroup(path="/py/child"))
-    check(r.status == pb.OK, f"create /py/child: {r.message}")
+    check(r.status == pb.STATUS_OK, f"create /py/child: {r.message}")
 
     # Charge to the limit in 256 KiB steps, then one byte more.
     for i in range(4):
         r = c.call(charge=pb.Charge(path="/py/child", bytes=256 << 10, stat="anon"))
-        check(r.status == pb.OK, f"charge {i} within the limit: {r.message}")
+        check(r.status == pb.STATUS_OK, f"charge {i} within the limit: {r.message}")
     r = c.call(charge=pb.Charge(path="/py/child", bytes=1))
-    check(r.status == pb.LIMIT_EXCEEDED, "a byte over max is refused")
+    check(r.status == pb.STATUS_LIMIT_EXCEEDED, "a byte over max is refused")
     check(r.refused_path == "/py", f"the refusing group is named: {r.refused_path!r}")
 
     r = c.call(get_group=pb.GetGroup(path="/py", exact=True))
-    check(r.status == pb.OK and r.group.current == 1 << 20, "usage is exactly max")
+    check(r.status == pb.STATUS_OK and r.group.current == 1 << 20, "usage is exactly max")
     events = {e.name: e.value for e in r.group.events}
     check(events.get("max") == 1, f"one max event: {events}")
     stat = {e.name: e.value for e in r.group.stat}
@@ -146,7 +163,7 @@ def run(pb, sock):
     for _ in range(1000):
         r = c.read_response()
         ids.append(r.id)
-        oks += r.status == pb.OK
+        oks += r.status == pb.STATUS_OK
     check(ids == list(range(first, first + 1000)), "1,000 pipelined responses in order")
     check(oks == 1000, f"all 1,000 pipelined requests succeed ({oks})")
 
@@ -159,7 +176,7 @@ def run(pb, sock):
     e = Conn(sock, pb)
     e.sock.sendall(varint(5) + b"\xff\xff\xff\xff\xff")
     r = e.read_response()
-    check(r is not None and r.status == pb.PROTOCOL_ERROR, "garbage gets PROTOCOL_ERROR")
+    check(r is not None and r.status == pb.STATUS_PROTOCOL_ERROR, "garbage gets PROTOCOL_ERROR")
     check(e.read_response() is None, "then the connection is closed")
     r = d.call(get_group=pb.GetGroup(path="/py/child"))
     check(r.group.current == 1 << 20, "nobody else's accounting changed")
