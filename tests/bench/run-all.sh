@@ -75,7 +75,9 @@ cleanup() {
                 wait "$dpid" 2>/dev/null || true
         fi
         if [ -n "${BENCH_KEEP:-}" ]; then
-                mkdir -p "$BENCH_KEEP" && cp "$tmp/raw" "$BENCH_KEEP/raw" 2>/dev/null || true
+                if mkdir -p "$BENCH_KEEP"; then
+                        cp "$tmp/raw" "$BENCH_KEEP/raw" || true
+                fi
         fi
         rm -rf "$tmp"
 }
