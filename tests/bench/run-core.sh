@@ -10,7 +10,9 @@
 # Usage: run-core.sh [BUILDDIR [bench-core options...]]
 #        BENCH_ROUNDS=5 run-core.sh build --quick
 #        run-core.sh build --fifo    (as root, on a machine others share)
-#        BENCH_RAW=FILE keeps every "<variant> <name> <threads> <value>" line.
+#        BENCH_RAW=FILE keeps every "<variant> <name> <threads> <value> [wall=..
+#        cpu=..]" line.
+#        BENCH_ONLY="siblings flush_sparse" runs only those (names of --list).
 set -eu
 
 build=${1:-build}
@@ -34,7 +36,7 @@ trap 'exit 130' INT TERM
 # measurement of one variant runs right next to the same measurement of
 # the other, the order swapped every time so that neither always runs
 # second.
-names=$("$dir/bench-core" --list)
+names=${BENCH_ONLY:-$("$dir/bench-core" --list)}
 flip=0
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -105,7 +107,7 @@ $1 == "warn" {
                 print substr($0, 6) > "/dev/stderr"
         next
 }
-NF == 4 {
+NF >= 4 {
         k = $2 SUBSEP $3
         if (!(k in seen)) {
                 seen[k] = 1
@@ -113,10 +115,16 @@ NF == 4 {
         }
         key = $1 SUBSEP k
         val[key, ++cnt[key]] = $4
+        # wall=NS: the elapsed time beside the CPU time the value is.
+        for (i = 5; i <= NF; i++)
+                if ($i ~ /^wall=/) {
+                        wk = $1 "_wall" SUBSEP k
+                        val[wk, ++cnt[wk]] = substr($i, 6)
+                }
 }
 END {
-        printf "%-18s %7s %14s %14s %13s %8s %8s\n", "name", "threads", "after", "before",
-               "before/after", "paired", "spread%"
+        printf "%-24s %7s %14s %14s %13s %8s %8s %12s %12s\n", "name", "threads", "after",
+               "before", "before/after", "paired", "spread%", "after wall", "before wall"
         for (i = 1; i <= nk; i++) {
                 split(order[i], p, SUBSEP)
                 a = ("after" SUBSEP order[i]) in cnt ? median("after" SUBSEP order[i]) : -1
@@ -126,15 +134,23 @@ END {
                 if (b > 0 && spread("before" SUBSEP order[i], b) > s)
                         s = spread("before" SUBSEP order[i], b)
                 ratio = (a > 0 && b >= 0) ? sprintf("%.3f", b / a) : "-"
-                printf "%-18s %7s %14.2f %14.2f %13s %8s %8.1f\n", p[1], p[2], a, b, ratio,
-                       paired(order[i]), s
+                aw = ("after_wall" SUBSEP order[i]) in cnt ? \
+                        sprintf("%.2f", median("after_wall" SUBSEP order[i])) : "-"
+                bw = ("before_wall" SUBSEP order[i]) in cnt ? \
+                        sprintf("%.2f", median("before_wall" SUBSEP order[i])) : "-"
+                printf "%-24s %7s %14.2f %14.2f %13s %8s %8.1f %12s %12s\n", p[1], p[2], a, b,
+                       ratio, paired(order[i]), s, aw, bw
         }
         print ""
-        print "Values: ns per charge+uncharge pair and thread, medians of " rounds " rounds;"
-        print "paired: the median of the rounds'"'"' ratios (each pair ran back to back);"
-        print "spread%: (max - min) / median, the worse variant. Measured in the first"
-        print "round only: mem_per_group (heap bytes per group), create_per_group (ns per"
-        print "group_create) and flush_100k (ns per forced flush of 100k groups)."
+        print "Values: ns per charge+uncharge pair and thread by the threads'"'"' CPU time,"
+        print "medians of " rounds " rounds; wall: the same by elapsed time. *_ratio: the"
+        print "2-thread cost per thread over the 1-thread cost, measured back to back;"
+        print "flush_sparse, flush_full: ns per forced flush of 100k groups with 100 or"
+        print "all of them updated. paired: the median of the rounds'"'"' ratios (each pair"
+        print "ran back to back); spread%: (max - min) / median, the worse variant."
+        print "Measured in the first round only: mem_per_group (heap bytes per group),"
+        print "create_per_group (ns per group_create) and flush_100k (ns per forced flush"
+        print "of 100k groups, one updated)."
         if (nwarn > 0) {
                 print ""
                 print "shared their CPUs with other load (best of the attempts kept; try --fifo):"

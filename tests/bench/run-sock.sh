@@ -31,6 +31,10 @@
 #   BENCH_ROUNDS=3 BENCH_DURATION=2000 (ms per point) BENCH_WARMUP=300
 #   BENCH_STOCK_DURATION=1000 BENCH_IDLE=10000 BENCH_UNPINNED=1
 #   MEMACCTD=/path/to/memacctd (e.g. an optimised build's)
+#   BENCH_RAW=FILE keeps every run's line, in the order they ran:
+#     "sock <pin> <system> <conns> <depth> <ops/s> errors=.. verify=..
+#      server_ns_op=.. ..." and "stock stock_<mode> <threads> <ns/op>
+#      cpu_ns_op=.. mops=.. ..."
 set -eu
 
 build=${1:-build}
@@ -218,6 +222,9 @@ sleep 0.5
 rss2=$(rss "$dpid")
 
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "${BENCH_RAW:-}" ]; then
+        { sed 's/^/sock /' "$tmp/results"; sed 's/^/stock /' "$tmp/stock"; } >"$BENCH_RAW"
+fi
 
 awk -v rounds="$rounds" -v duration="$duration" -v load0="$load0" -v load1="$load1" \
     -v rss0="$rss0" -v rss1="$rss1" -v rss2="$rss2" -v idle="$idle" -v open_ms="$open_ms" \
