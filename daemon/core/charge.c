@@ -110,16 +110,12 @@ static void charge_account(MemCore *core, MemGroup *g, uint64_t bytes, MemStatIt
         }
 }
 
-static bool item_ok(MemStatItem item) {
-        return item >= 0 && item < _MEM_STAT_MAX;
-}
-
 int group_charge(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
                  MemChargeResult *ret) {
         MemChargeResult res = {};
         int r = 0;
 
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 r = -EINVAL;
         else if (bytes > 0) {
                 r = charge_counters(g, bytes, flags, &res);
@@ -161,7 +157,7 @@ int group_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem it
         int r = 0;
 
         core_read_lock();
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 r = -EINVAL;
         else if (atomic_load(&g->dead))
                 r = -ENOENT;
@@ -210,7 +206,7 @@ static void kept_delegator_take(MemGroup *g, MemStatItem item, int64_t bytes) {
 int group_uncharge_kept_as(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, bool delegate) {
         int64_t cur, theirs;
 
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 return -EINVAL;
         if (bytes > MEM_CHARGE_MAX)
                 return -EOVERFLOW;
@@ -240,7 +236,7 @@ int group_uncharge_kept_as(MemCore *core, MemGroup *g, uint64_t bytes, MemStatIt
 uint64_t group_kept_delegator(MemGroup *g, MemStatItem item) {
         int64_t d, k;
 
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 return 0;
         /* The part first: a charge in between only makes the total larger. */
         d = atomic_load_explicit(&g->kept_delegator[item], memory_order_relaxed);

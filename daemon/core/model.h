@@ -53,6 +53,10 @@ typedef enum MemStatItem {
         _MEM_STAT_INVALID = -EINVAL,
 } MemStatItem;
 
+static inline bool mem_stat_item_ok(MemStatItem item) {
+        return item >= 0 && item < _MEM_STAT_MAX;
+}
+
 /* A client's RSS counters, the kernel's MM_* counters */
 typedef enum MemRss {
         MEM_RSS_FILE,  /* MM_FILEPAGES */

@@ -156,10 +156,6 @@ static void session_end_update(MemGroup *g, bool locked) {
                 pthread_mutex_unlock(&g->move_lock);
 }
 
-static bool item_ok(MemStatItem item) {
-        return item >= 0 && item < _MEM_STAT_MAX;
-}
-
 static unsigned long pid_hash(pid_t pid) {
         return (unsigned long) pid * 0x9E3779B97F4A7C15ULL;
 }
@@ -407,7 +403,7 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
 
         if (ret)
                 *ret = res;
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 return -EINVAL;
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
@@ -474,7 +470,7 @@ int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
         bool locked;
         int r = 0;
 
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 return -EINVAL;
         if (bytes > MEM_CHARGE_MAX)
                 return -EOVERFLOW;
@@ -567,7 +563,7 @@ uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
 }
 
 uint64_t session_held(MemSession *s, MemStatItem item) {
-        if (!item_ok(item))
+        if (!mem_stat_item_ok(item))
                 return 0;
         return (uint64_t) load64(&s->held[item]);
 }
