@@ -31,6 +31,7 @@ targets=(
         path
         request
         state
+        wire-hot
 )
 
 # A target not listed would silently go unfuzzed: refuse.

@@ -68,6 +68,7 @@
 #include "service/log.h"
 #include "service/selfstats.h"
 #include "sock/conn-internal.h"
+#include "sock/request-hot.h"
 #include "sock/request.h"
 #include "sock/wire.h"
 
@@ -129,14 +130,29 @@ void conn_release(SockConn *c) {
 }
 
 /*
- * The response in host->reply goes out now, or is held: behind its own
- * change (@seq, from service_peer_take_wait()) until it is saved, or
- * behind replies held before it.
+ * The response goes out now, or is held: behind its own change (@seq,
+ * from service_peer_take_wait()) until it is saved, or behind replies
+ * held before it. It is the @n bytes at @bytes (request_hot_serve()'s),
+ * or with @bytes NULL the one in host->reply.
  */
-static int conn_emit(SockConn *c, uint64_t seq, uint64_t id) {
+static int conn_emit(SockConn *c, uint64_t seq, uint64_t id, const uint8_t *bytes, size_t n) {
         struct evbuffer *reply = c->host->reply;
-        size_t n = evbuffer_get_length(reply);
         int r;
+
+        if (bytes) {
+                if (seq == 0 && held_empty(&c->held)) {
+                        /* Copied to the output's tail: the replies of one
+                         * read share a buffer (no chain per reply) and
+                         * leave with one write of few iovecs. */
+                        if (evbuffer_add(c->out, bytes, n) < 0)
+                                return -ENOMEM;
+                        conn_output_add(c, n);
+                        return 0;
+                }
+                if (evbuffer_add(reply, bytes, n) < 0)
+                        return -ENOMEM;
+        } else
+                n = evbuffer_get_length(reply);
 
         if (seq == 0 && held_empty(&c->held)) {
                 if (evbuffer_add_buffer(c->out, reply) < 0)
@@ -232,7 +248,7 @@ static void conn_set_closing(SockConn *c) {
 static void conn_protocol_error(SockConn *c, const char *message) {
         log_info("Connection of pid %d uid %u: %s; closing", (int) c->pid, (unsigned) c->uid, message);
         if (request_status_append(-EPROTO, message, c->host->reply) >= 0)
-                (void) conn_emit(c, 0, 0);
+                (void) conn_emit(c, 0, 0, NULL, 0);
         c->queued++;
         conn_set_closing(c);
 }
@@ -263,7 +279,8 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
 
         c->partial = false;
         while (off < len && !c->closing && !conn_paused(c)) {
-                size_t body, prefix;
+                uint8_t hot[REQUEST_HOT_REPLY_MAX];
+                size_t body, prefix, hot_len;
                 uint64_t id;
                 int fd = -1, r;
 
@@ -287,8 +304,16 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                         fd = c->pending_fd;
                         c->pending_fd = -1;
                 }
-                r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd, c->host->reply, &id);
-                if (conn_emit(c, service_peer_take_wait(c->peer), id) < 0 && r >= 0) {
+                /* Charge and Uncharge through the hand codec, the rest through protobuf-c. */
+                r = request_hot_serve(c->host->service, c->peer, buf + off + prefix, body, fd, hot, &hot_len,
+                                      &id);
+                if (r == 0) {
+                        r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd,
+                                          c->host->reply, &id);
+                        hot_len = 0;
+                }
+                if (conn_emit(c, service_peer_take_wait(c->peer), id, hot_len > 0 ? hot : NULL, hot_len) < 0 &&
+                    r >= 0) {
                         /* The reply is lost: the client must not wait for it. */
                         off += prefix + body;
                         conn_protocol_error(c, "out of memory");

@@ -5,7 +5,11 @@
  * connection layer would (the first byte picks root or an unprivileged
  * uid). Whatever the bytes: no crash, no leak, every frame gets exactly
  * one framed response, and once the session ends the tree holds exactly
- * the kept charges: a bad client leaves no trace in the accounting.
+ * the kept charges: a bad client leaves no trace in the accounting. The
+ * input is served twice, through request_serve() alone and with the hand
+ * codec first (request_hot_serve(), as conn.c does), and every frame the
+ * hand codec served must have been answered byte for byte as
+ * request_serve() answered it.
  *
  * Persistent: the core and service are made once (LLVMFuzzerInitialize)
  * and reset after each input (fuzz-service.h: every group removed, the
@@ -21,6 +25,7 @@
 #include "frame.h"
 #include "fuzz-service.h"
 #include "service/service.h"
+#include "sock/request-hot.h"
 #include "sock/request.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -69,35 +74,52 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+/*
+ * Serve the frames of @data (after its first byte) for a peer of the uid
+ * it picks, into @out, as conn.c would: through the hand codec first when
+ * @hot, else through request_serve() alone. @ends[i]: where frame i's
+ * response ends in @out; @hot_served[i]: the hand codec served it. Then
+ * the session ends and the tree must hold exactly the kept charges.
+ * Return: the frames.
+ */
+static size_t serve_all(const uint8_t *data, size_t size, bool hot, struct evbuffer *out, size_t *ends,
+                        bool *hot_served) {
         PeerCreds creds;
-        struct evbuffer *out;
         Peer *peer;
         Refusal rf;
         MemGroupInfo root;
         uint64_t kept = 0;
         size_t frames = 0;
 
-        if (size < 1 || size > 256 * 1024)
-                return 0;
         creds = (PeerCreds) { .pid = 4242, .uid = data[0] & 1 ? 1000 : 0, .gid = 1000 };
         if (service_peer_new(svc, &creds, NULL, NULL, true, &peer, &rf) < 0)
                 abort();
-        out = evbuffer_new();
 
         for (size_t off = 1; off < size;) {
-                size_t body, prefix;
+                uint8_t reply[REQUEST_HOT_REPLY_MAX];
+                size_t body, prefix, n;
+                uint64_t id;
                 int r = frame_prefix_decode(data + off, size - off, settings.max_frame, &body,
                                             &prefix);
 
                 if (r == -EAGAIN || (r == 0 && body > size - off - prefix))
                         break; /* a half frame: the connection would wait */
+                hot_served[frames] = false;
                 frames++;
                 if (r < 0) {
                         (void) request_status_append(-EPROTO, "bad frame", out);
+                        ends[frames - 1] = evbuffer_get_length(out);
                         break;
                 }
-                if (request_serve(svc, peer, data + off + prefix, body, -1, out, NULL) < 0)
+                r = hot ? request_hot_serve(svc, peer, data + off + prefix, body, -1, reply, &n, &id) : 0;
+                if (r != 0) {
+                        hot_served[frames - 1] = true;
+                        if (evbuffer_add(out, reply, n) < 0)
+                                abort();
+                } else
+                        r = request_serve(svc, peer, data + off + prefix, body, -1, out, NULL);
+                ends[frames - 1] = evbuffer_get_length(out);
+                if (r < 0)
                         break;
                 off += prefix + body;
         }
@@ -111,8 +133,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         group_read(core, core->root, NULL, true, &root);
         if (root.current != kept)
                 abort();
-
-        evbuffer_free(out);
         fuzz_service_reset(svc, &root_limits);
+        return frames;
+}
+
+/*
+ * The input twice: through protobuf-c alone, then as the daemon serves
+ * it. Each frame the hand codec served must have been answered with the
+ * bytes protobuf-c's way answered it (the state before it is the same:
+ * the frames before it were the same requests).
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct evbuffer *plain, *hot;
+        size_t *plain_ends, *hot_ends, n, m;
+        bool *served, *unused;
+        const uint8_t *p, *q;
+
+        if (size < 1 || size > 256 * 1024)
+                return 0;
+        plain = evbuffer_new();
+        hot = evbuffer_new();
+        plain_ends = calloc(size, sizeof(size_t));
+        hot_ends = calloc(size, sizeof(size_t));
+        served = calloc(size, sizeof(bool));
+        unused = calloc(size, sizeof(bool));
+        if (!plain || !hot || !plain_ends || !hot_ends || !served || !unused)
+                abort();
+
+        n = serve_all(data, size, false, plain, plain_ends, unused);
+        m = serve_all(data, size, true, hot, hot_ends, served);
+        if (n != m)
+                abort();
+        p = evbuffer_pullup(plain, -1);
+        q = evbuffer_pullup(hot, -1);
+        for (size_t i = 0; i < n; i++) {
+                size_t a = i ? plain_ends[i - 1] : 0, b = i ? hot_ends[i - 1] : 0;
+
+                if (served[i] && (plain_ends[i] - a != hot_ends[i] - b || memcmp(p + a, q + b, plain_ends[i] - a)))
+                        abort();
+        }
+
+        evbuffer_free(plain);
+        evbuffer_free(hot);
+        free(plain_ends);
+        free(hot_ends);
+        free(served);
+        free(unused);
         return 0;
 }
