@@ -127,15 +127,20 @@ void selfstats_observe(SelfHistogram h, uint64_t nsec) {
         atomic_fetch_add_explicit(&self.hist[h].sum_nsec, nsec, memory_order_relaxed);
 }
 
-void selfstats_request(ServiceTransport t, ServiceOp op, unsigned status, uint64_t start_nsec) {
+uint64_t selfstats_request(ServiceTransport t, ServiceOp op, unsigned status, uint64_t start_nsec) {
+        uint64_t end_nsec;
+
         if (t < 0 || t >= _SERVICE_TRANSPORT_MAX)
-                return;
+                return 0;
         if (op < 0 || op >= _SERVICE_OP_MAX)
                 op = SERVICE_OP_OTHER;
         add(&self.requests[t][op][MIN(status, SELF_STATUS_MAX - 1u)]);
-        if (start_nsec != 0)
-                selfstats_observe(t == SERVICE_TRANSPORT_SOCKET ? SELF_HIST_REQUEST_SOCKET : SELF_HIST_REQUEST_BUS,
-                                  selfstats_clock_nsec() - start_nsec);
+        if (start_nsec == 0)
+                return 0;
+        end_nsec = selfstats_clock_nsec();
+        selfstats_observe(t == SERVICE_TRANSPORT_SOCKET ? SELF_HIST_REQUEST_SOCKET : SELF_HIST_REQUEST_BUS,
+                          end_nsec - start_nsec);
+        return end_nsec;
 }
 
 void selfstats_count(SelfCounter c) {

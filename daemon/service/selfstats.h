@@ -96,8 +96,12 @@ uint64_t selfstats_clock_nsec(void);
  * stays in one place, proto/status.c); @start_nsec of
  * selfstats_clock_nsec() at its start adds its duration, 0 adds none.
  * Any thread; relaxed adds only.
+ *
+ * Return: the clock at its end when it was timed, else 0: a transport
+ * serving a burst of requests starts the next one's clock there and
+ * reads the clock once per request, not twice.
  */
-void selfstats_request(ServiceTransport t, ServiceOp op, unsigned status, uint64_t start_nsec);
+uint64_t selfstats_request(ServiceTransport t, ServiceOp op, unsigned status, uint64_t start_nsec);
 
 /** selfstats_observe() - add @nsec to histogram @h. Any thread. */
 void selfstats_observe(SelfHistogram h, uint64_t nsec);

@@ -275,6 +275,7 @@ static bool conn_paused(SockConn *c) {
 static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
         uint32_t max_frame = c->host->limits.max_frame;
         bool was_partial = c->partial;
+        uint64_t clock_nsec = 0; /* the end of the last hot request served (request_hot_serve()) */
         size_t off = 0;
 
         c->partial = false;
@@ -306,11 +307,12 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                 }
                 /* Charge and Uncharge through the hand codec, the rest through protobuf-c. */
                 r = request_hot_serve(c->host->service, c->peer, buf + off + prefix, body, fd, hot, &hot_len,
-                                      &id);
+                                      &id, &clock_nsec);
                 if (r == 0) {
                         r = request_serve(c->host->service, c->peer, buf + off + prefix, body, fd,
                                           c->host->reply, &id);
                         hot_len = 0;
+                        clock_nsec = 0; /* its own clock; the next one starts afresh */
                 }
                 if (conn_emit(c, service_peer_take_wait(c->peer), id, hot_len > 0 ? hot : NULL, hot_len) < 0 &&
                     r >= 0) {

@@ -21,7 +21,8 @@
 #include "status.h"
 
 int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd,
-                      uint8_t buf[static REQUEST_HOT_REPLY_MAX], size_t *ret_len, uint64_t *ret_id) {
+                      uint8_t buf[static REQUEST_HOT_REPLY_MAX], size_t *ret_len, uint64_t *ret_id,
+                      uint64_t *clock_nsec) {
         WireHotRequest req;
         WireHotReply reply = {};
         ServiceChargeResult res;
@@ -44,12 +45,12 @@ int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, in
         };
         refusal_init(&rf);
         service_request_served(svc);
-        start_nsec = selfstats_clock_nsec();
+        start_nsec = *clock_nsec != 0 ? *clock_nsec : selfstats_clock_nsec();
         if (req.op == WIRE_HOT_CHARGE)
                 r = service_charge(svc, p, &c, &res, &rf);
         else
                 r = service_uncharge(svc, p, &c, &rf);
-        selfstats_request(SERVICE_TRANSPORT_SOCKET, req.op == WIRE_HOT_CHARGE ? SERVICE_OP_CHARGE : SERVICE_OP_UNCHARGE,
+        *clock_nsec = selfstats_request(SERVICE_TRANSPORT_SOCKET, req.op == WIRE_HOT_CHARGE ? SERVICE_OP_CHARGE : SERVICE_OP_UNCHARGE,
                           status_from_errno(r < 0 ? r : 0), start_nsec);
 
         reply.id = req.id;

@@ -32,9 +32,16 @@
  * (REQUEST_HOT_REPLY_MAX bytes), its length to @ret_len, the request's id
  * to @ret_id. On the peer's thread.
  *
+ * @clock_nsec: in, the clock at the end of the request served just before
+ * this one from the same read (0: none, the clock is read); out, the
+ * clock at this one's end. A request's duration then runs from its
+ * predecessor's end, its own decoding included, and a burst reads the
+ * clock once per request.
+ *
  * Return: 1 (served); 0 (not a request it serves: nothing was done, serve
  * it with request_serve()); -EPROTO (served, and as with request_serve()
  * the connection must end once the reply is written).
  */
 int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd,
-                      uint8_t buf[static REQUEST_HOT_REPLY_MAX], size_t *ret_len, uint64_t *ret_id);
+                      uint8_t buf[static REQUEST_HOT_REPLY_MAX], size_t *ret_len, uint64_t *ret_id,
+                      uint64_t *clock_nsec);

@@ -90,6 +90,7 @@ static size_t serve_all(const uint8_t *data, size_t size, bool hot, struct evbuf
         MemGroupInfo root;
         uint64_t kept = 0;
         size_t frames = 0;
+        uint64_t clock_nsec = 0; /* chained from frame to frame, as conn.c does */
 
         creds = (PeerCreds) { .pid = 4242, .uid = data[0] & 1 ? 1000 : 0, .gid = 1000 };
         if (service_peer_new(svc, &creds, NULL, NULL, true, &peer, &rf) < 0)
@@ -111,7 +112,7 @@ static size_t serve_all(const uint8_t *data, size_t size, bool hot, struct evbuf
                         ends[frames - 1] = evbuffer_get_length(out);
                         break;
                 }
-                r = hot ? request_hot_serve(svc, peer, data + off + prefix, body, -1, reply, &n, &id) : 0;
+                r = hot ? request_hot_serve(svc, peer, data + off + prefix, body, -1, reply, &n, &id, &clock_nsec) : 0;
                 if (r != 0) {
                         hot_served[frames - 1] = true;
                         if (evbuffer_add(out, reply, n) < 0)
