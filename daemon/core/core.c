@@ -121,7 +121,8 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         core->clients = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
                                             &urcu_memb_flavor, NULL);
         core->free_ids = calloc(config->max_groups, sizeof(*core->free_ids));
-        if (!core->groups || !core->clients || !core->free_ids)
+        core->by_id = calloc(config->max_groups, sizeof(*core->by_id));
+        if (!core->groups || !core->clients || !core->free_ids || !core->by_id)
                 goto fail;
         r = stats_init(&core->stats, config->max_groups, config->max_threads);
         if (r < 0)
@@ -156,6 +157,8 @@ MemCore *core_free(MemCore *core) {
                 cds_lfht_destroy(core->clients, NULL);
         stats_done(&core->stats);
         free(core->free_ids);
+        free(core->by_id);
+        free(core->flush_set);
         pthread_mutex_destroy(&core->tree_lock);
         pthread_mutex_destroy(&core->limits_lock);
         pthread_mutex_destroy(&core->move_mutex);
@@ -176,11 +179,71 @@ static void flush_subtree(MemStats *s, MemGroup *g) {
         stats_fold_group(s, g->id, &g->stats, g->parent ? &g->parent->stats : NULL);
 }
 
+static bool flush_set_add(MemCore *core, size_t *n, MemGroup *g) {
+        if (*n == core->flush_set_cap) {
+                size_t cap = MAX(core->flush_set_cap * 2, (size_t) 256);
+                MemGroup **p = realloc(core->flush_set, cap * sizeof(*p));
+
+                if (!p)
+                        return false;
+                core->flush_set = p;
+                core->flush_set_cap = cap;
+        }
+        core->flush_set[(*n)++] = g;
+        g->flush_queued = true;
+        return true;
+}
+
+/* Deepest first: a group's descendants are folded before it. */
+static int depth_descending(const void *a, const void *b) {
+        const MemGroup *x = *(MemGroup *const *) a, *y = *(MemGroup *const *) b;
+
+        return (x->depth < y->depth) - (x->depth > y->depth);
+}
+
+/*
+ * Fold the groups updated since the last flush and their ancestors, each
+ * once, children before parents: the kernel's css_rstat_flush() over the
+ * updated tree instead of every group. Return: false when the set could
+ * not be built; nothing was folded then and the caller walks the tree.
+ */
+static bool flush_updated(MemCore *core, const unsigned *ids, size_t nids) {
+        size_t n = 0;
+        bool ok = true;
+
+        for (size_t i = 0; i < nids && ok; i++) {
+                MemGroup *g = atomic_load_explicit(&core->by_id[ids[i]], memory_order_acquire);
+
+                /* NULL: removed since it was noted; removal folded it. */
+                for (; g && !g->flush_queued; g = g->parent)
+                        if (!flush_set_add(core, &n, g)) {
+                                ok = false;
+                                break;
+                        }
+        }
+        if (ok) {
+                qsort(core->flush_set, n, sizeof(*core->flush_set), depth_descending);
+                for (size_t i = 0; i < n; i++) {
+                        MemGroup *g = core->flush_set[i];
+
+                        stats_fold_group(&core->stats, g->id, &g->stats, g->parent ? &g->parent->stats : NULL);
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                core->flush_set[i]->flush_queued = false;
+        return ok;
+}
+
 void core_stats_flush(MemCore *core, bool force) {
+        const unsigned *ids;
+        ssize_t n;
+
         if (!stats_flush_begin(&core->stats, force))
                 return;
         core_read_lock();
-        flush_subtree(&core->stats, core->root);
+        n = stats_collect(&core->stats, &ids);
+        if (n < 0 || !flush_updated(core, ids, (size_t) n))
+                flush_subtree(&core->stats, core->root);
         core_read_unlock();
         stats_flush_end(&core->stats);
 }

@@ -67,6 +67,13 @@ struct MemCore {
         unsigned next_id;
         unsigned *free_ids;
         unsigned nfree_ids;
+        /* Group of each id, for the flusher (stats_collect() gives ids);
+         * set once a group is linked, cleared under the flush lock when
+         * it is removed. */
+        _Atomic(MemGroup *) *by_id;
+        /* The flusher's: the groups a sparse flush folds. */
+        MemGroup **flush_set;
+        size_t flush_set_cap;
 
         MemStats stats;
 

@@ -275,6 +275,9 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
                 r = -EEXIST;
                 goto fail_id;
         }
+        /* Before it is linked, so before anything charges it: a flush that
+         * finds its id in a ring finds the group too. */
+        atomic_store_explicit(&core->by_id[id], g, memory_order_release);
         if (parent)
                 rcu_list_add_tail(&g->siblings, &parent->children);
         else
@@ -390,6 +393,11 @@ int group_remove(MemCore *core, const char *path) {
          * the parent now, or the parent's totals would keep it forever. */
         pthread_mutex_lock(&core->stats.flush_lock);
         stats_fold_group(&core->stats, g->id, &g->stats, &g->parent->stats);
+        /* The parent's pending holds the residue now: the next flush folds
+         * it even if nothing updates it; and no flush looks this id up as
+         * this group any more. */
+        stats_defer_id(&core->stats, g->parent->id);
+        atomic_store_explicit(&core->by_id[g->id], NULL, memory_order_relaxed);
         pthread_mutex_unlock(&core->stats.flush_lock);
         /* The id can serve a new group at once, though references may keep
          * this one's memory for long: no charge or session remains to write

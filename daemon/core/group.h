@@ -40,6 +40,7 @@ struct MemGroup {
          * cgroup importer), with the usage that hierarchy reports for it.
          * The core only stores and reports them. */
         _Atomic bool mirror;
+        bool flush_queued; /* in the flush in progress (core.c); flusher only */
         _Atomic uint64_t kernel_current; /* bytes, the last sample */
         /* The limits (MemLimitMask) a user set on this group while it was
          * a mirror: the importer keeps them instead of the outside

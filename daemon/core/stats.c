@@ -13,11 +13,26 @@
  * How stale a total may be is bounded twice, as in the kernel: by
  * MEM_STAT_BATCH units per thread (a reader flushes when more is waiting,
  * see fast path 2 in stats_mod()) and by the daemon's periodic flush.
+ *
+ * A flush touches only what changed (the kernel's cgroup_rstat_updated()
+ * and its per-cpu updated lists): a thread notes a group's id in its own
+ * ring the first time it updates the group after a flush, and the flusher
+ * folds the noted groups and their ancestors (core.c), not the whole tree.
+ * docs/kernel.md, "Flushes proportional to work", has the argument; in
+ * short, the thread writes the slot, then reads its "queued" flag and
+ * notes the id only when the flag is clear; the flusher clears the flags
+ * of the ids it takes, then runs membarrier(), then reads the slots. The
+ * barrier that membarrier() forces on every running thread falls either
+ * after a thread's read of the flag, which then sees it clear and notes
+ * the id again for the next flush, or before it, and then the slot write
+ * before that read is visible to the flusher: an update is never left
+ * unnoted and unfolded. Without membarrier() every flush walks the tree.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "membarrier.h"
 #include "stats.h"
 
 static const char *const mem_stat_item_table[_MEM_STAT_MAX] = {
@@ -35,6 +50,8 @@ int stats_init(MemStats *s, unsigned max_groups, unsigned max_threads) {
         };
         pthread_mutex_init(&s->flush_lock, NULL);
         s->threads = calloc(max_threads, sizeof(*s->threads));
+        /* A kernel or sandbox without it only costs the sparse flushes. */
+        s->membarrier = membarrier_register();
         return s->threads ? 0 : -ENOMEM;
 }
 
@@ -43,10 +60,11 @@ static void thread_free(MemStatsThread *t, unsigned nchunks) {
                 return;
         for (unsigned c = 0; c < nchunks; c++) {
                 free(t->slots[c]);
-                free(t->prev[c]);
+                free(t->queued[c]);
         }
         free(t->slots);
-        free(t->prev);
+        free(t->queued);
+        free(t->ring);
         free(t);
 }
 
@@ -56,6 +74,8 @@ void stats_done(MemStats *s) {
         for (unsigned i = 0; i < n; i++)
                 thread_free(s->threads[i], s->nchunks);
         free(s->threads);
+        free(s->collected);
+        free(s->deferred);
         pthread_mutex_destroy(&s->flush_lock);
 }
 
@@ -63,8 +83,8 @@ static int thread_alloc_chunk(MemStatsThread *t, unsigned chunk) {
         if (t->slots[chunk])
                 return 0;
         t->slots[chunk] = cacheline_alloc(MEM_STAT_CHUNK * sizeof(MemStatSlot));
-        t->prev[chunk] = calloc(MEM_STAT_CHUNK, sizeof(MemStatPrev));
-        if (!t->slots[chunk] || !t->prev[chunk])
+        t->queued[chunk] = calloc(MEM_STAT_CHUNK, sizeof(**t->queued));
+        if (!t->slots[chunk] || !t->queued[chunk])
                 return -ENOMEM;
         memset(t->slots[chunk], 0, MEM_STAT_CHUNK * sizeof(MemStatSlot));
         return 0;
@@ -81,9 +101,10 @@ int stats_thread_add(MemStats *s) {
                 return -ENOMEM;
         *t = (MemStatsThread) {
                 .slots = calloc(s->nchunks, sizeof(*t->slots)),
-                .prev = calloc(s->nchunks, sizeof(*t->prev)),
+                .queued = calloc(s->nchunks, sizeof(*t->queued)),
+                .ring = calloc(MEM_STAT_RING, sizeof(*t->ring)),
         };
-        if (!t->slots || !t->prev)
+        if (!t->slots || !t->queued || !t->ring)
                 goto fail;
         for (unsigned c = 0; c < s->chunks_ready; c++)
                 if (thread_alloc_chunk(t, c) < 0)
@@ -110,11 +131,12 @@ int stats_prepare_id(MemStats *s, unsigned id) {
                         return r;
                 /* The id may be a removed group's: nobody writes its slots
                  * any more (removal needs a group with no charges), and the
-                 * flusher only visits published groups. */
+                 * flusher only visits published groups. Its queued flag
+                 * may stay set: the ring still holds the id, and the flush
+                 * that takes it folds the new group, which is harmless. */
                 for (int k = 0; k < _MEM_STAT_MAX; k++)
                         atomic_store_explicit(&t->slots[chunk][id % MEM_STAT_CHUNK].state[k], 0,
                                               memory_order_relaxed);
-                t->prev[chunk][id % MEM_STAT_CHUNK] = (MemStatPrev) {};
         }
         if (chunk >= s->chunks_ready)
                 s->chunks_ready = chunk + 1;
@@ -158,9 +180,32 @@ static void stats_updated(MemStats *s, MemStatsThread *t, int64_t bytes) {
         t->updates = x;
 }
 
+/*
+ * The first update of group @id by this thread since a flush took it:
+ * note the id for the next flush. The ring is single-producer (this
+ * thread) single-consumer (the flusher): the entry is written before
+ * head is released, and a slot of the ring is reused only once tail,
+ * acquired here, says the flusher has read it.
+ */
+static void stats_note_updated(MemStatsThread *t, _Atomic uint8_t *queued, unsigned id) {
+        unsigned head = atomic_load_explicit(&t->head, memory_order_relaxed);
+
+        if (head - atomic_load_explicit(&t->tail, memory_order_acquire) >= MEM_STAT_RING) {
+                /* Full: the next flush walks every group. The flag stays
+                 * clear, so the id is noted again once there is room. */
+                atomic_store_explicit(&t->overflow, true, memory_order_relaxed);
+                return;
+        }
+        t->ring[head % MEM_STAT_RING] = id;
+        atomic_store_explicit(queued, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->head, head + 1, memory_order_release);
+}
+
 void stats_mod(MemStats *s, unsigned thread, unsigned id, MemStatItem item, int64_t bytes) {
         MemStatsThread *t = s->threads[thread];
-        _Atomic int64_t *v = &t->slots[id / MEM_STAT_CHUNK][id % MEM_STAT_CHUNK].state[item];
+        unsigned chunk = id / MEM_STAT_CHUNK, i = id % MEM_STAT_CHUNK;
+        _Atomic int64_t *v = &t->slots[chunk][i].state[item];
+        _Atomic uint8_t *queued = &t->queued[chunk][i];
 
         if (bytes == 0)
                 return;
@@ -168,6 +213,10 @@ void stats_mod(MemStats *s, unsigned thread, unsigned id, MemStatItem item, int6
          * the atomics only make the flusher's concurrent read well-defined. */
         atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + bytes,
                               memory_order_relaxed);
+        /* After the slot write, with no fence: the flusher's membarrier()
+         * orders the two (see the top of the file). */
+        if (_unlikely_(!atomic_load_explicit(queued, memory_order_relaxed)))
+                stats_note_updated(t, queued, id);
         stats_updated(s, t, bytes);
 }
 
@@ -192,31 +241,96 @@ void stats_flush_end(MemStats *s) {
         pthread_mutex_unlock(&s->flush_lock);
 }
 
+/* Add @id to a flusher-owned array. Return: false when out of memory. */
+static bool ids_push(unsigned **ids, size_t *n, size_t *cap, unsigned id) {
+        if (*n == *cap) {
+                size_t c = MAX(*cap * 2, (size_t) 256);
+                unsigned *p = realloc(*ids, c * sizeof(*p));
+
+                if (!p)
+                        return false;
+                *ids = p;
+                *cap = c;
+        }
+        (*ids)[(*n)++] = id;
+        return true;
+}
+
+void stats_defer_id(MemStats *s, unsigned id) {
+        if (!ids_push(&s->deferred, &s->ndeferred, &s->deferred_cap, id))
+                s->full_next = true;
+}
+
+ssize_t stats_collect(MemStats *s, const unsigned **ret_ids) {
+        unsigned n = atomic_load_explicit(&s->nthreads, memory_order_acquire);
+        bool full = s->full_next || !s->membarrier, cleared = false;
+
+        s->full_next = false;
+        s->ncollected = 0;
+        for (size_t i = 0; i < s->ndeferred; i++)
+                full |= !ids_push(&s->collected, &s->ncollected, &s->collected_cap, s->deferred[i]);
+        s->ndeferred = 0;
+        for (unsigned i = 0; i < n; i++) {
+                MemStatsThread *t = s->threads[i];
+                unsigned head = atomic_load_explicit(&t->head, memory_order_acquire);
+                unsigned tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+
+                /* Before the ids are taken: an update that overflows from
+                 * now on makes the next flush a whole one. */
+                full |= atomic_exchange_explicit(&t->overflow, false, memory_order_relaxed);
+                for (; tail != head; tail++) {
+                        unsigned id = t->ring[tail % MEM_STAT_RING];
+
+                        atomic_store_explicit(&t->queued[id / MEM_STAT_CHUNK][id % MEM_STAT_CHUNK], 0,
+                                              memory_order_relaxed);
+                        full |= !ids_push(&s->collected, &s->ncollected, &s->collected_cap, id);
+                        cleared = true;
+                }
+                atomic_store_explicit(&t->tail, tail, memory_order_release);
+        }
+        /* The flags cleared, now the slots may be read (see the top). */
+        if (cleared && membarrier_all() < 0)
+                full = true;
+        if (full)
+                return -ENOBUFS;
+        *ret_ids = s->collected;
+        return (ssize_t) s->ncollected;
+}
+
 void stats_fold_group(MemStats *s, unsigned id, MemGroupStats *gs, MemGroupStats *parent) {
         unsigned n = atomic_load_explicit(&s->nthreads, memory_order_acquire);
         int64_t delta[_MEM_STAT_MAX] = {};
 
+        /* A walk of every group misses on these three lines of each: ask
+         * for them now, so that the misses overlap with the slots' reads
+         * (the full flush ran at half speed without). */
+        __builtin_prefetch(&gs->local[0], 1);
+        __builtin_prefetch(&gs->total[0], 1);
+        __builtin_prefetch(&gs->pending[0], 1);
         for (unsigned i = 0; i < n; i++) {
-                MemStatsThread *t = s->threads[i];
-                MemStatSlot *slot = &t->slots[id / MEM_STAT_CHUNK][id % MEM_STAT_CHUNK];
-                MemStatPrev *prev = &t->prev[id / MEM_STAT_CHUNK][id % MEM_STAT_CHUNK];
+                MemStatSlot *slot = &s->threads[i]->slots[id / MEM_STAT_CHUNK][id % MEM_STAT_CHUNK];
 
-                for (int k = 0; k < _MEM_STAT_MAX; k++) {
-                        int64_t cur = atomic_load_explicit(&slot->state[k], memory_order_relaxed);
-
-                        delta[k] += cur - prev->state[k];
-                        prev->state[k] = cur;
-                }
+                for (int k = 0; k < _MEM_STAT_MAX; k++)
+                        delta[k] += atomic_load_explicit(&slot->state[k], memory_order_relaxed);
         }
+        atomic_store_explicit(&s->folded, atomic_load_explicit(&s->folded, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        /* The flusher is the only writer of local and total (flush lock):
+         * a relaxed load and store, no locked add, as in stats_mod(). */
         for (int k = 0; k < _MEM_STAT_MAX; k++) {
-                int64_t d = delta[k] + gs->pending[k];
+                int64_t local = atomic_load_explicit(&gs->local[k], memory_order_relaxed), d;
 
+                /* The slots' sum less what the last fold saw of it. */
+                delta[k] -= local;
+                d = delta[k] + gs->pending[k];
                 if (delta[k])
-                        atomic_fetch_add_explicit(&gs->local[k], delta[k], memory_order_relaxed);
+                        atomic_store_explicit(&gs->local[k], local + delta[k], memory_order_relaxed);
                 gs->pending[k] = 0;
                 if (d == 0)
                         continue;
-                atomic_fetch_add_explicit(&gs->total[k], d, memory_order_relaxed);
+                atomic_store_explicit(&gs->total[k],
+                                      atomic_load_explicit(&gs->total[k], memory_order_relaxed) + d,
+                                      memory_order_relaxed);
                 if (parent)
                         parent->pending[k] += d;
         }

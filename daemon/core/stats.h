@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "macro.h"
 #include "model.h"
@@ -31,22 +32,31 @@ typedef struct MemStatSlot {
         _Atomic int64_t state[_MEM_STAT_MAX];
 } MemStatSlot;
 
-/* What the flusher last folded from a slot: touched only by the flusher. */
-typedef struct MemStatPrev {
-        int64_t state[_MEM_STAT_MAX];
-} MemStatPrev;
+/* Group ids a thread can note as updated between two flushes; past that,
+ * the next flush walks every group (stats_collect()). */
+#define MEM_STAT_RING 4096
 
 typedef struct MemStatsThread {
-        /* Written on every update by its thread only; alone in its line. */
+        /* Written by its thread only: on every update (updates), on the
+         * first update of a group since the last flush (head, overflow). */
         unsigned updates _cacheline_aligned_;
+        _Atomic unsigned head;  /* ring entries written, free-running */
+        _Atomic bool overflow;  /* an update found the ring full */
+        /* Read-only once allocated (registry lock). */
         MemStatSlot **slots _cacheline_aligned_; /* [chunk][id % MEM_STAT_CHUNK] */
-        MemStatPrev **prev;
+        _Atomic uint8_t **queued;                /* same shape: the id is in the ring */
+        unsigned *ring;                          /* [MEM_STAT_RING] group ids */
+        /* Written by the flusher only. */
+        _Atomic unsigned tail _cacheline_aligned_; /* ring entries consumed */
 } MemStatsThread;
 
 /* The statistics of one group, embedded in it. */
 typedef struct MemGroupStats {
         _Atomic int64_t total[_MEM_STAT_MAX]; /* subtree, as of the last flush */
-        _Atomic int64_t local[_MEM_STAT_MAX]; /* this group only */
+        /* This group only: the sum of its threads' slots as of the last
+         * flush, which is also what the next flush subtracts to find the
+         * delta (the kernel's state_prev, once per group, not per thread). */
+        _Atomic int64_t local[_MEM_STAT_MAX];
         int64_t pending[_MEM_STAT_MAX];       /* children's deltas not yet folded; flusher only */
 } MemGroupStats;
 
@@ -57,11 +67,21 @@ typedef struct MemStats {
 
         pthread_mutex_t flush_lock _cacheline_aligned_;
         _Atomic uint64_t flushes;
+        _Atomic uint64_t folded; /* groups folded, over all flushes */
         unsigned max_threads;
         unsigned nchunks;      /* chunk table size: ceil(max_groups / MEM_STAT_CHUNK) */
         unsigned chunks_ready; /* chunks allocated for every thread so far */
         _Atomic unsigned nthreads;
         MemStatsThread **threads;
+        bool membarrier;       /* sparse flushes possible (stats_collect()) */
+
+        /* Flusher only: the ids a flush collected, and ids to fold at the
+         * next flush though no thread updated them (stats_defer_id()). */
+        unsigned *collected;
+        size_t ncollected, collected_cap;
+        unsigned *deferred;
+        size_t ndeferred, deferred_cap;
+        bool full_next; /* a deferred id could not be noted: walk all next time */
 } MemStats;
 
 int stats_init(MemStats *s, unsigned max_groups, unsigned max_threads);
@@ -101,6 +121,26 @@ bool stats_flush_due(MemStats *s);
  */
 bool stats_flush_begin(MemStats *s, bool force);
 void stats_flush_end(MemStats *s);
+
+/**
+ * stats_collect() - the ids of the groups updated since the last flush,
+ * from every thread's ring, and the deferred ones; possibly with
+ * duplicates and ids of groups removed since (the caller skips those).
+ * After it returns, every update that the threads' rings no longer hold
+ * is visible to the caller's loads of the slots (see stats.c). Flush lock
+ * held.
+ *
+ * Return: the number of ids at *@ret_ids (valid until the next call), or
+ * -ENOBUFS when the caller must fold every group instead: a ring
+ * overflowed, memory ran out, or sparse flushes are not possible here.
+ */
+ssize_t stats_collect(MemStats *s, const unsigned **ret_ids);
+
+/**
+ * stats_defer_id() - have the next flush fold @id although no thread
+ * updated it (its pending changed outside a flush). Flush lock held.
+ */
+void stats_defer_id(MemStats *s, unsigned id);
 
 /**
  * stats_fold_group() - fold group @id's per-thread deltas and its pending
