@@ -222,7 +222,8 @@ static bool flush_updated(MemCore *core, const unsigned *ids, size_t nids) {
                         }
         }
         if (ok) {
-                qsort(core->flush_set, n, sizeof(*core->flush_set), depth_descending);
+                if (n > 1)
+                        qsort(core->flush_set, n, sizeof(*core->flush_set), depth_descending);
                 for (size_t i = 0; i < n; i++) {
                         MemGroup *g = core->flush_set[i];
 
