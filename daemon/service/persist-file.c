@@ -9,6 +9,7 @@
  * is renamed aside, never overwritten, so no good state is lost silently.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -114,54 +115,154 @@ static int restored_group(MemCore *core, const StateGroup *sg, MemGroup **ret) {
         return 0;
 }
 
-/*
- * Build the tree: groups top-down, then kept charges (forced, before any
- * limit exists, so they raise no events), then the limits. The core is
- * private to the caller, so only resource errors can occur.
- */
-static int state_apply(MemCore *core, const State *st, const char *file) {
-        int r;
+/* The depth of a checked path: its slashes, "/" being 0. */
+static unsigned path_depth(const char *path) {
+        unsigned n = 0;
 
-        for (size_t i = 1; i < st->n; i++) {
-                r = group_create(core, st->groups[i].path, st->groups[i].owner);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot restore group %s from %s: %m", st->groups[i].path, file);
+        if (path[1] == 0)
+                return 0;
+        for (; *path; path++)
+                n += *path == '/';
+        return n;
+}
+
+/*
+ * Which groups of @st hold kept charges in their subtree (their own or a
+ * descendant's): only those can have usage when the limits are set. The
+ * groups are in pre-order (state_parse() checked it), so a group's parent
+ * is the last group seen one level up. Return: the flags (free()), NULL
+ * on OOM.
+ */
+static bool *state_subtree_held(const State *st) {
+        _cleanup_free_ size_t *parent = malloc(st->n * sizeof(size_t));
+        bool *held = calloc(st->n, sizeof(bool));
+        size_t stack[256];
+
+        if (!parent || !held) {
+                free(held);
+                return NULL;
         }
         for (size_t i = 0; i < st->n; i++) {
-                const StateGroup *sg = &st->groups[i];
-                _cleanup_(group_unrefp) MemGroup *g = NULL;
+                unsigned depth = path_depth(st->groups[i].path);
 
-                r = restored_group(core, sg, &g);
-                if (r < 0)
-                        return r;
-                /* The service makes it an orphan (service_new()). */
-                atomic_store(&g->transient, sg->transient);
+                assert(depth < ELEMENTSOF(stack));
+                stack[depth] = i;
+                parent[i] = depth > 0 ? stack[depth - 1] : 0;
+                for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++)
+                        if (st->groups[i].kept[item] > 0)
+                                held[i] = true;
+        }
+        /* Children come after their parent: backwards, each passes its flag up. */
+        for (size_t i = st->n; i-- > 1;)
+                if (held[i])
+                        held[parent[i]] = true;
+        return held;
+}
+
+/* Does state_apply() need @st's group @i again after its create? In the order it looks them up. */
+static bool needs_group(const State *st, const bool *held, size_t i) {
+        return i == 0 || held[i] || st->groups[i].transient || st->groups[i].user_limits;
+}
+
+/* The kept charges, forced, before any limit is set: @groups are needs_group()'s, in order. */
+static int state_apply_kept(MemCore *core, const State *st, const bool *held, MemGroup *const *groups) {
+        size_t k = 0;
+        int r;
+
+        for (size_t i = 0; i < st->n; i++) {
+                const StateGroup *sg = &st->groups[i];
+
+                if (!needs_group(st, held, i))
+                        continue;
                 for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
                         /* persist_check() saw kept_delegator <= kept. */
-                        r = charge_kept_forced(core, g, item, sg->kept[item] - sg->kept_delegator[item], 0);
+                        r = charge_kept_forced(core, groups[k], item, sg->kept[item] - sg->kept_delegator[item], 0);
                         if (r >= 0)
-                                r = charge_kept_forced(core, g, item, sg->kept_delegator[item],
+                                r = charge_kept_forced(core, groups[k], item, sg->kept_delegator[item],
                                                        MEM_CHARGE_DELEGATOR);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
                                                        mem_stat_item_to_string(item), sg->path);
                 }
-        }
-        for (size_t i = 0; i < st->n; i++) {
-                const StateGroup *sg = &st->groups[i];
-                _cleanup_(group_unrefp) MemGroup *g = NULL;
-
-                r = restored_group(core, sg, &g);
-                if (r < 0)
-                        return r;
-                r = group_set_limits(g, &sg->limits, true);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot restore the limits of %s: %m", sg->path);
-                group_set_user_limits(g, sg->user_limits);
-                if (r > 0)
-                        log_warning("Restored group %s holds more kept charges than its max", sg->path);
+                k++;
         }
         return 0;
+}
+
+/* The limits of the root and of the groups created without them (those with kept charges below). */
+static int state_apply_limits(const State *st, const bool *held, MemGroup *const *groups) {
+        size_t k = 0;
+        int r;
+
+        for (size_t i = 0; i < st->n; i++) {
+                const StateGroup *sg = &st->groups[i];
+
+                if (!needs_group(st, held, i))
+                        continue;
+                if (i == 0 || held[i]) {
+                        r = group_set_limits(groups[k], &sg->limits, true);
+                        if (r < 0)
+                                return log_error_errno(r, "Cannot restore the limits of %s: %m", sg->path);
+                        if (r > 0)
+                                log_warning("Restored group %s holds more kept charges than its max", sg->path);
+                }
+                k++;
+        }
+        return 0;
+}
+
+/*
+ * Build the tree: groups top-down, then kept charges (forced, before any
+ * limit exists, so they raise no events), then the limits. The core is
+ * private to the caller, so only resource errors can occur.
+ *
+ * A group with no kept charge in its subtree has no usage when the limits
+ * are set, so setting them later or at creation
+ * (group_create_limited(), which applies them before the group is linked)
+ * gives the same counter: those are created with their limits, and only
+ * the groups that need more than the create (kept charges below them, a
+ * transient flag, user limits) are looked up again. At a million groups
+ * the lookups were most of the restore.
+ */
+static int state_apply(MemCore *core, const State *st, const char *file) {
+        _cleanup_free_ bool *held = state_subtree_held(st);
+        _cleanup_free_ MemGroup **groups = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!held)
+                return log_error_errno(ENOMEM, "Out of memory");
+        groups = malloc(st->n * sizeof(MemGroup *));
+        if (!groups)
+                return log_error_errno(ENOMEM, "Out of memory");
+        for (size_t i = 0; i < st->n; i++) {
+                const StateGroup *sg = &st->groups[i];
+
+                /* The root exists already; its limits are set below. */
+                if (i > 0) {
+                        r = group_create_limited(core, sg->path, sg->owner, held[i] ? NULL : &sg->limits);
+                        if (r < 0) {
+                                r = log_error_errno(r, "Cannot restore group %s from %s: %m", sg->path, file);
+                                goto out;
+                        }
+                }
+                if (!needs_group(st, held, i))
+                        continue;
+                r = restored_group(core, sg, &groups[n]);
+                if (r < 0)
+                        goto out;
+                n++;
+                /* The service makes it an orphan (service_new()). */
+                atomic_store(&groups[n - 1]->transient, sg->transient);
+                group_set_user_limits(groups[n - 1], sg->user_limits);
+        }
+        r = state_apply_kept(core, st, held, groups);
+        if (r >= 0)
+                r = state_apply_limits(st, held, groups);
+out:
+        for (size_t i = 0; i < n; i++)
+                group_unref(groups[i]);
+        return r;
 }
 
 /* Set a damaged file aside, so that the next save cannot overwrite it. */
