@@ -235,46 +235,96 @@ _public_ memacct_group_info *memacct_group_info_free(memacct_group_info *info) {
         return NULL;
 }
 
+/* Restarts a list takes (each one a cursor removed under it) before it gives up. */
+#define LIST_RESTARTS_MAX 16
+
+/* Append the groups of @gl to @l (after dropping what @l holds, when the page restarted the list). */
+static int list_append(memacct_group_list *l, const Memacct__V1__GroupList *gl) {
+        memacct_group_info *v;
+
+        if (gl->restarted) {
+                for (size_t i = 0; i < l->n; i++)
+                        client_group_info_done(&l->groups[i]);
+                l->n = 0;
+        }
+        if (gl->n_groups == 0)
+                return 0;
+        v = realloc(l->groups, (l->n + gl->n_groups) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        l->groups = v;
+        for (size_t i = 0; i < gl->n_groups; i++) {
+                int r;
+
+                memset(&l->groups[l->n], 0, sizeof(l->groups[l->n]));
+                r = group_info_fill(&l->groups[l->n], gl->groups[i]);
+                if (r < 0)
+                        return r;
+                l->n++;
+        }
+        return 0;
+}
+
+/*
+ * The daemon answers a list in pages of a frame at most (GroupList.more);
+ * this follows the cursor until the end, so that the caller gets the
+ * whole list: every group that existed throughout exactly once, in the
+ * daemon's order. A page that restarts the list (its cursor's group was
+ * removed) drops what came before.
+ */
 _public_ int memacct_list_groups(memacct *m, const char *path, unsigned flags,
                                  memacct_group_list **ret) {
         Memacct__V1__ListGroups list = MEMACCT__V1__LIST_GROUPS__INIT;
-        Request req = MEMACCT__V1__REQUEST__INIT;
-        Response *resp = NULL;
         memacct_group_list *l;
+        char *cursor = NULL;
+        unsigned restarts = 0;
         int r = 0;
 
         if (!m || !ret || (flags & ~(MEMACCT_EXACT | MEMACCT_RECURSIVE)))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return m->bus->list_groups(m, path ? path : "/", flags, ret);
+        l = calloc(1, sizeof(*l));
+        if (!l)
+                return client_error(m, -ENOMEM, NULL, NULL);
         list.path = (char *) (path ? path : "/");
         list.has_recursive = list.recursive = !!(flags & MEMACCT_RECURSIVE);
         list.has_exact = list.exact = !!(flags & MEMACCT_EXACT);
-        req.op_case = MEMACCT__V1__REQUEST__OP_LIST_GROUPS;
-        req.list_groups = &list;
-        r = client_call(m, &req, true, &resp);
-        if (r < 0)
-                return r;
-        l = calloc(1, sizeof(*l));
-        if (l && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_GROUPS &&
-            resp->groups->n_groups > 0) {
-                l->groups = calloc(resp->groups->n_groups, sizeof(memacct_group_info));
-                if (!l->groups)
+        for (;;) {
+                Request req = MEMACCT__V1__REQUEST__INIT;
+                Response *resp = NULL;
+                const Memacct__V1__GroupList *gl;
+                bool more;
+
+                list.after = cursor;
+                req.op_case = MEMACCT__V1__REQUEST__OP_LIST_GROUPS;
+                req.list_groups = &list;
+                r = client_call(m, &req, true, &resp);
+                if (r < 0)
+                        break; /* client_call() said why */
+                gl = resp->result_case == MEMACCT__V1__RESPONSE__RESULT_GROUPS ? resp->groups : NULL;
+                r = gl ? list_append(l, gl) : 0;
+                if (r >= 0 && gl && gl->restarted && ++restarts > LIST_RESTARTS_MAX)
+                        r = -EAGAIN;
+                more = r >= 0 && gl && gl->more;
+                free(cursor);
+                cursor = more ? strdup(gl->next ? gl->next : "") : NULL;
+                if (more && !cursor)
                         r = -ENOMEM;
-                for (size_t i = 0; r >= 0 && i < resp->groups->n_groups; i++) {
-                        r = group_info_fill(&l->groups[i], resp->groups->groups[i]);
-                        if (r >= 0)
-                                l->n = i + 1;
+                memacct__v1__response__free_unpacked(resp, NULL);
+                if (r < 0) {
+                        r = client_error(m, r, r == -EAGAIN ? "the list kept changing under its cursor" : NULL,
+                                         NULL);
+                        break;
                 }
-        } else if (!l)
-                r = -ENOMEM;
-        memacct__v1__response__free_unpacked(resp, NULL);
-        if (r < 0) {
-                memacct_group_list_free(l);
-                return client_error(m, r, NULL, NULL);
+                if (!more) {
+                        *ret = l;
+                        return 0;
+                }
         }
-        *ret = l;
-        return 0;
+        free(cursor);
+        memacct_group_list_free(l);
+        return r;
 }
 
 _public_ size_t memacct_group_list_size(const memacct_group_list *list) {

@@ -21,16 +21,33 @@
 
 #include <pthread.h>
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/group.h"
+#include "core/rcu-tsan.h"
 #include "service/cgroup-sync.h"
 #include "service/log.h"
 #include "service/service-internal.h"
 
 /* Serialises owner changes with removes: the count follows the owner. */
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static MemGroup *list_entry(struct cds_list_head *it) {
+        MemGroup *g = caa_container_of(it, MemGroup, siblings);
+
+        rcu_tsan_consume(g);
+        return g;
+}
+
+/* @g's first child, NULL if none; in a read-side section. */
+static MemGroup *first_child(MemGroup *g) {
+        struct cds_list_head *it = rcu_list_next(&g->children);
+
+        return it == &g->children ? NULL : list_entry(it);
+}
 
 /* May @p (NULL: a caller that did not identify itself) read @g? */
 static bool may_read(Service *svc, Peer *p, MemGroup *g) {
@@ -292,83 +309,238 @@ int service_get_group(Service *svc, Peer *p, const char *path, const char *recla
         return r < 0 ? read_failed(rf, r, g->path) : 0;
 }
 
-typedef struct Collect {
-        MemGroup **v;
-        size_t n, cap;
-        MemGroup *top;
-        bool recursive;
-        int r;
-} Collect;
+/*
+ * Lists go in pre-order, a group's children in the order of its children
+ * list: the order they were created in (after a restart, the order the
+ * state was restored in). A page resumes after its cursor, the path of
+ * the last group the previous page visited, found by its hash look-up:
+ * no walk of what came before, so each page of a large subtree costs what
+ * it lists. The order of groups that exist never changes (a new child
+ * goes at the end of its parent's list), so a cursor found again marks
+ * the same place: a group that exists from the first page to the last is
+ * listed exactly once. A cursor whose group is gone marks nothing any
+ * more; the list starts again from the beginning and says so. docs/
+ * design.md ("Listing in pages") states what clients may rely on.
+ */
 
-static int collect_cb(MemGroup *g, void *userdata) {
-        Collect *col = userdata;
+/* The next group of a list of @top after @g: pre-order within @top's
+ * subtree, or @top's children only. In the caller's read-side section. */
+static MemGroup *list_next(MemGroup *top, MemGroup *g, bool recursive) {
+        struct cds_list_head *it;
 
-        if (g == col->top && !col->recursive)
-                return 0; /* the children only: visit them, not the top */
-        if (col->n == col->cap) {
-                size_t cap = col->cap ? col->cap * 2 : 16;
-                MemGroup **v = realloc(col->v, cap * sizeof(*v));
-
-                if (!v)
-                        return col->r = -ENOMEM;
-                col->v = v;
-                col->cap = cap;
+        if (recursive) {
+                it = rcu_list_next(&g->children);
+                if (it != &g->children)
+                        return list_entry(it);
+        } else if (g == top)
+                return first_child(top);
+        /*
+         * Up to the first ancestor with a next sibling. A group removed
+         * while this section runs keeps its next pointer (rcu_list_del()
+         * does not poison it) and is freed only after the section, so the
+         * walk may go on from it, as every RCU list reader may from an
+         * element it holds (list_for_each_entry_rcu()).
+         */
+        while (g != top) {
+                it = rcu_list_next(&g->siblings);
+                if (it != &g->parent->children)
+                        return list_entry(it);
+                if (!recursive)
+                        return NULL;
+                g = g->parent;
         }
-        /* Found under RCU: it may be going away; then leave it out. */
-        if (!group_tryget(g))
-                return 1;
-        col->v[col->n++] = g;
-        /* Not recursive: the top's children, but not theirs. */
-        return (!col->recursive && g != col->top) ? 1 : 0;
+        return NULL;
+}
+
+typedef struct Chunk {
+        MemGroup **v;
+        size_t n;
+        bool more; /* the walk did not end with the last of v */
+} Chunk;
+
+static void chunk_done(Chunk *c) {
+        for (size_t i = 0; i < c->n; i++)
+                group_unref(c->v[i]);
+        free(c->v);
+        *c = (Chunk) {};
+}
+
+/* Room for one more in @c. */
+static int chunk_grow(Chunk *c, size_t *cap) {
+        MemGroup **v;
+        size_t n = *cap ? *cap * 2 : 64;
+
+        if (c->n < *cap)
+                return 0;
+        v = realloc(c->v, n * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        *cap = n;
+        return 0;
 }
 
 /*
- * The groups a list of @top covers, each with a reference, parents
- * first. The walk is one read-side section; the groups are read and
- * handed on outside it, so a slow consumer holds up no grace period.
+ * Up to @max groups of a list of @top after the group at @after (NULL:
+ * from the start), each with a reference, in one read-side section; the
+ * groups are read and handed on outside it, so a slow consumer holds up
+ * no grace period. Return: 0; -ESTALE (no group at @after); -ENOMEM.
  */
-static int collect(MemGroup *top, bool recursive, Collect *ret) {
-        *ret = (Collect) { .top = top, .recursive = recursive };
+static int chunk_collect(MemCore *core, MemGroup *top, bool recursive, const char *after, size_t max,
+                         Chunk *ret) {
+        size_t cap = 0;
+        MemGroup *g;
+        int r = 0;
+
+        *ret = (Chunk) {};
         core_read_lock();
-        group_walk(top, collect_cb, ret);
+        if (after) {
+                g = group_lookup(core, after);
+                if (!g)
+                        r = -ESTALE;
+                else
+                        g = list_next(top, g, recursive);
+        } else
+                g = recursive ? top : first_child(top);
+        for (; r == 0 && g; g = list_next(top, g, recursive)) {
+                if (ret->n == max) {
+                        ret->more = true;
+                        break;
+                }
+                r = chunk_grow(ret, &cap);
+                /* Found under RCU: it may be going away; then leave it out. */
+                if (r == 0 && group_tryget(g))
+                        ret->v[ret->n++] = g;
+        }
         core_read_unlock();
-        return ret->r;
+        return r;
 }
 
-int service_list_groups(Service *svc, Peer *p, const char *path, unsigned flags, ServiceGroupFn fn,
-                        void *userdata, Refusal *rf) {
+/* Is the group at @path, if it exists, one a list of @top visits? */
+static bool in_list(MemCore *core, MemGroup *top, bool recursive, const char *path) {
+        MemGroup *g;
+        bool in;
+
+        core_read_lock();
+        g = group_lookup(core, path);
+        in = !g || (recursive ? group_is_descendant(g, top) : g->parent == top);
+        core_read_unlock();
+        return in;
+}
+
+/* The groups a page collects at a time: enough that the look-up per chunk
+ * is noise, few enough that a page that stops early took few references
+ * for nothing. */
+#define LIST_CHUNK 256u
+
+/* One page; @chunk: groups per read-side section (SIZE_MAX: all in one,
+ * and a positive return of @fn means success, as of sd_bus_message_append()). */
+static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, size_t chunk, ServiceListPage *page,
+                     ServiceGroupFn fn, void *userdata, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *top = NULL;
-        bool exact = flags & SERVICE_READ_EXACT;
-        Collect col;
+        bool exact = flags & SERVICE_READ_EXACT, recursive = flags & SERVICE_READ_RECURSIVE;
+        char cursor[MEM_PATH_MAX + 1], last[MEM_PATH_MAX + 1] = "";
+        const char *after = NULL;
+        unsigned listed = 0;
         int r;
 
+        page->more = page->restarted = false;
+        page->next[0] = 0;
         if (!path || !*path)
                 path = "/";
         r = service_lookup(svc, path, &top, rf);
         if (r < 0)
                 return r;
-        r = collect(top, flags & SERVICE_READ_RECURSIVE, &col);
-        if (r < 0)
-                r = refusal_set(rf, r, "out of memory");
-        for (size_t i = 0; i < col.n && r >= 0; i++) {
-                MemGroup *g = col.v[i];
-                MemGroupInfo info;
-
-                if (!may_read(svc, p, g))
-                        continue;
-                if (!(flags & SERVICE_READ_PATHS)) {
-                        /* One flush covers the whole list. */
-                        group_read(svc->core, g, NULL, exact, &info);
-                        exact = false;
-                }
-                r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
-                if (r < 0)
-                        r = read_failed(rf, r, path);
+        if (page->after && *page->after) {
+                if (group_path_check(page->after, UINT_MAX, NULL) < 0 ||
+                    !in_list(svc->core, top, recursive, page->after))
+                        return refusal_set(rf, -EINVAL, "the cursor %.64s is not a group of the list of %s",
+                                           page->after, top->path);
+                snprintf(cursor, sizeof(cursor), "%s", page->after);
+                snprintf(last, sizeof(last), "%s", page->after);
+                after = cursor;
         }
-        for (size_t i = 0; i < col.n; i++)
-                group_unref(col.v[i]);
-        free(col.v);
-        return r;
+        for (;;) {
+                size_t max = page->limit ? MIN(chunk, (size_t) (page->limit - listed)) : chunk, i = 0;
+                bool full = false;
+                Chunk ch;
+
+                r = chunk_collect(svc->core, top, recursive, after, max, &ch);
+                if (r == -ESTALE && listed == 0 && !page->restarted) {
+                        /* The cursor's group is gone: it marks no place. */
+                        chunk_done(&ch);
+                        page->restarted = true;
+                        after = NULL;
+                        last[0] = 0;
+                        continue;
+                }
+                if (r == -ESTALE) {
+                        /* The last group this page visited went away
+                         * between its chunks: the page ends there, and
+                         * the next one starts again. */
+                        chunk_done(&ch);
+                        page->more = true;
+                        break;
+                }
+                if (r < 0) {
+                        chunk_done(&ch);
+                        return refusal_set(rf, r, "out of memory");
+                }
+                for (; i < ch.n && !full; i++) {
+                        MemGroup *g = ch.v[i];
+                        MemGroupInfo info;
+
+                        if (!may_read(svc, p, g)) {
+                                /* Visited: the next chunk starts after it. */
+                                snprintf(cursor, sizeof(cursor), "%s", g->path);
+                                after = cursor;
+                                continue;
+                        }
+                        if (!(flags & SERVICE_READ_PATHS)) {
+                                /* One flush covers the whole page. */
+                                group_read(svc->core, g, NULL, exact, &info);
+                                exact = false;
+                        }
+                        r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
+                        if (r < 0) {
+                                chunk_done(&ch);
+                                return read_failed(rf, r, path);
+                        }
+                        if (r > 0 && chunk != SIZE_MAX) /* full without it: the next page's first */
+                                break;
+                        snprintf(cursor, sizeof(cursor), "%s", g->path);
+                        snprintf(last, sizeof(last), "%s", g->path);
+                        after = cursor;
+                        listed++;
+                        full = page->limit && listed >= page->limit;
+                }
+                full = full || i < ch.n;
+                page->more = i < ch.n || ch.more;
+                chunk_done(&ch);
+                if (!page->more)
+                        return 0;
+                if (full)
+                        break;
+        }
+        /* The last group listed, not the last visited: a group the caller
+         * may not read is never named to it. The next page walks again
+         * over the unreadable ones after it. */
+        snprintf(page->next, sizeof(page->next), "%s", last);
+        return 0;
+}
+
+int service_list_groups_page(Service *svc, Peer *p, const char *path, unsigned flags, ServiceListPage *page,
+                             ServiceGroupFn fn, void *userdata, Refusal *rf) {
+        return list_page(svc, p, path, flags, LIST_CHUNK, page, fn, userdata, rf);
+}
+
+int service_list_groups(Service *svc, Peer *p, const char *path, unsigned flags, ServiceGroupFn fn,
+                        void *userdata, Refusal *rf) {
+        ServiceListPage page = {};
+
+        /* One read-side section over the whole list, as one reply needs:
+         * no chunk boundary where a removal could cut it short. */
+        return list_page(svc, p, path, flags, SIZE_MAX, &page, fn, userdata, rf);
 }
 
 int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf) {

@@ -361,7 +361,8 @@ int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refu
 /*
  * Called for each group a read covers, with the group held: @info is
  * NULL when the caller asked for paths only. Return: 0 to go on, or a
- * negative errno to stop (-ENOSPC: the reply would be too large).
+ * negative errno to stop (-ENOSPC: the reply would be too large); of a
+ * paged list, > 0: the page is full without this group.
  */
 typedef int (*ServiceGroupFn)(void *userdata, const char *path, const MemGroupInfo *info);
 
@@ -390,6 +391,32 @@ int service_get_group(Service *svc, Peer *p, const char *path, const char *recla
  */
 int service_list_groups(Service *svc, Peer *p, const char *path, unsigned flags, ServiceGroupFn fn,
                         void *userdata, Refusal *rf);
+
+/* A page of a list: what the caller asks, and where the list stands after it. */
+typedef struct ServiceListPage {
+        const char *after; /* the cursor: the previous page's next; NULL or "": from the start */
+        unsigned limit;    /* at most this many groups; 0: no count */
+        bool more;         /* groups follow: ask again with next as after */
+        bool restarted;    /* the cursor's group is gone: this page starts the list again */
+        char next[MEM_PATH_MAX + 1]; /* with more: the last group listed ("" if none) */
+} ServiceListPage;
+
+/**
+ * service_list_groups_page() - service_list_groups() from the cursor
+ * @page->after on, until @page->limit groups or until @fn returns > 0
+ * (the reply is full: the group it was given is not taken, and starts
+ * the next page). Each page costs what it lists: the cursor is found by
+ * its path, not by a walk from the start. The order is pre-order,
+ * children in creation order; a group that exists from the first page
+ * to the last is listed exactly once, unless a group named by a cursor
+ * is removed and created again between two pages (then the list goes on
+ * after the new one); see docs/design.md, "Listing in pages".
+ * @p: NULL as for service_get_group()
+ * Return: 0; a path error, -ENOENT, -EINVAL (the cursor names a group
+ * outside the list), -ENOSPC (@fn: not even one group fits), -ENOMEM.
+ */
+int service_list_groups_page(Service *svc, Peer *p, const char *path, unsigned flags, ServiceListPage *page,
+                             ServiceGroupFn fn, void *userdata, Refusal *rf);
 
 /** service_reset_peak() - restart @path's peak from its usage. Return: 0; a lookup error, -EPERM. */
 int service_reset_peak(Service *svc, Peer *p, const char *path, Refusal *rf);

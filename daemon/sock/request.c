@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "macro.h"
 #include "memacct.pb-c.h"
 #include "service/selfstats.h"
 #include "sock/request.h"
@@ -57,6 +58,7 @@ typedef struct Request {
         bool pruned_oom; /* a pruned group could not be listed */
         bool has_kept;     /* res.ir is filled: free its kept_limits */
         size_t list_bytes;
+        size_t list_cap; /* of a ListGroups page: the bytes its groups may take */
         char path[MEM_PATH_MAX + 1]; /* res.gi's or res.ar's path */
 } Request;
 
@@ -176,12 +178,21 @@ static size_t field_size(size_t n) {
         return 1 + k + n;
 }
 
-/* ServiceGroupFn of ListGroups: one more GroupInfo, its path copied. */
+/*
+ * What a page of ListGroups leaves for the rest of its Response beside
+ * its groups and its cursor: the id, the status, GroupList.more and
+ * .restarted, and the prefixes of the result field (64 is over twice that).
+ */
+#define LIST_REPLY_RESERVE 64
+
+/* ServiceGroupFn of ListGroups: one more GroupInfo, its path copied, unless
+ * the frame is full without it (> 0: it starts the next page). */
 static int listed_group(void *userdata, const char *path, const MemGroupInfo *info) {
         Request *x = userdata;
         Memacct__V1__GroupList *gl = &x->res.gl;
         Memacct__V1__GroupInfo *gi, **v;
         char *copy;
+        size_t n;
 
         v = realloc(gl->groups, (gl->n_groups + 1) * sizeof(*v));
         if (!v)
@@ -194,20 +205,41 @@ static int listed_group(void *userdata, const char *path, const MemGroupInfo *in
                 free(copy);
                 return -ENOMEM;
         }
+        n = field_size(memacct__v1__group_info__get_packed_size(gi));
+        /* With room for the cursor, should the page end with this group. */
+        if (x->list_bytes + n + field_size(strlen(path)) > x->list_cap) {
+                free(gi->path);
+                wire_group_info_free(gi);
+                free(gi);
+                /* Not even one: the frame is smaller than a group's info. */
+                return gl->n_groups == 0 ? -ENOSPC : 1;
+        }
         gl->groups[gl->n_groups++] = gi;
-        x->list_bytes += field_size(memacct__v1__group_info__get_packed_size(gi));
-        return x->list_bytes > SERVICE_LIST_REPLY_MAX ? -ENOSPC : 0;
+        x->list_bytes += n;
+        return 0;
 }
 
 static int on_list(Request *x, const Memacct__V1__ListGroups *m) {
         unsigned flags = (m->recursive ? SERVICE_READ_RECURSIVE : 0) | (m->exact ? SERVICE_READ_EXACT : 0);
+        ServiceListPage page = { .after = m->after, .limit = m->has_limit ? m->limit : 0 };
+        uint32_t frame = service_max_frame(x->svc);
         int r;
 
+        /* No reply bigger than a frame, however the client asks. */
+        x->list_cap = MIN((size_t) frame, (size_t) SERVICE_LIST_REPLY_MAX);
+        x->list_cap = x->list_cap > LIST_REPLY_RESERVE ? x->list_cap - LIST_REPLY_RESERVE : 0;
         x->res.gl = (Memacct__V1__GroupList) MEMACCT__V1__GROUP_LIST__INIT;
         x->has_list = true;
-        r = service_list_groups(x->svc, x->peer, m->path, flags, listed_group, x, &x->rf);
+        r = service_list_groups_page(x->svc, x->peer, m->path, flags, &page, listed_group, x, &x->rf);
         if (r < 0)
                 return r;
+        if (page.more) {
+                x->res.gl.has_more = x->res.gl.more = true;
+                snprintf(x->path, sizeof(x->path), "%s", page.next);
+                x->res.gl.next = x->path;
+        }
+        if (page.restarted)
+                x->res.gl.has_restarted = x->res.gl.restarted = true;
         x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_GROUPS;
         x->resp.groups = &x->res.gl;
         return 0;
