@@ -173,8 +173,9 @@ static int on_get_group(Request *x, const Memacct__V1__GetGroup *m) {
 static size_t field_size(size_t n) {
         size_t k = 1;
 
-        while (n >= 0x80 && k < 10)
-                n >>= 7, k++;
+        /* The length's varint bytes, counted on a copy: the body is n. */
+        for (size_t v = n; v >= 0x80 && k < 10; v >>= 7)
+                k++;
         return 1 + k + n;
 }
 
