@@ -5,25 +5,8 @@ covering every operation, made with Debian's python3-protobuf from
 proto/memacct/v1/memacct.proto. Run from the source root; the output is committed."""
 
 import os
-import subprocess
-import sys
-import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-tmp = tempfile.mkdtemp()
-subprocess.run(["protoc", f"--proto_path={root}/proto/memacct/v1", f"--python_out={tmp}",
-                f"{root}/proto/memacct/v1/memacct.proto"], check=True)
-sys.path.insert(0, tmp)
-import memacct_pb2 as pb  # noqa: E402
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+from corpus_proto import pb, root, varint
 
 
 def stream(uid_bit, *reqs):
@@ -70,6 +53,14 @@ cases = {
                            R(charge=pb.Charge(path="/", bytes=1, keep=True)),
                            R(get_group=pb.GetGroup(path="/"))),
     "unknown-op": stream(0, R()),
+    "list-pages": stream(0,
+                         R(create_group=pb.CreateGroup(path="/p")),
+                         R(create_group=pb.CreateGroup(path="/p/q")),
+                         R(list_groups=pb.ListGroups(path="/", recursive=True, limit=1)),
+                         R(list_groups=pb.ListGroups(path="/", recursive=True, after="/p", limit=1)),
+                         R(list_groups=pb.ListGroups(path="/p", after="/p/q")),
+                         R(list_groups=pb.ListGroups(path="/p", after="/elsewhere", limit=2)),
+                         R(list_groups=pb.ListGroups(path="/", recursive=True, after="/gone"))),
     "bad-paths": stream(0,
                         R(create_group=pb.CreateGroup(path="/a//b")),
                         R(create_group=pb.CreateGroup(path="/" + "x" * 300)),

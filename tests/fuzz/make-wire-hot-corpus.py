@@ -9,25 +9,8 @@ NUL in a string. Each body read the other way round is a set of reply
 values too. Run from the source root; the output is committed."""
 
 import os
-import subprocess
-import sys
-import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-tmp = tempfile.mkdtemp()
-subprocess.run(["protoc", f"--proto_path={root}/proto/memacct/v1", f"--python_out={tmp}",
-                f"{root}/proto/memacct/v1/memacct.proto"], check=True)
-sys.path.insert(0, tmp)
-import memacct_pb2 as pb  # noqa: E402
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+from corpus_proto import pb, root, varint
 
 
 def ld(tag, data):
