@@ -31,6 +31,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "membarrier.h"
 #include "stats.h"
@@ -55,11 +56,14 @@ int stats_init(MemStats *s, unsigned max_groups, unsigned max_threads) {
         return s->threads ? 0 : -ENOMEM;
 }
 
+#define CHUNK_BYTES (MEM_STAT_CHUNK * sizeof(MemStatSlot))
+
 static void thread_free(MemStatsThread *t, unsigned nchunks) {
         if (!t)
                 return;
         for (unsigned c = 0; c < nchunks; c++) {
-                free(t->slots[c]);
+                if (t->slots[c])
+                        munmap(t->slots[c], CHUNK_BYTES);
                 free(t->queued[c]);
         }
         free(t->slots);
@@ -79,14 +83,25 @@ void stats_done(MemStats *s) {
         pthread_mutex_destroy(&s->flush_lock);
 }
 
+/*
+ * The slots straight from mmap(), not malloc() and memset(): pages of
+ * zeros that take memory only once this thread writes them. Most threads
+ * (the saver, housekeeping, most workers) never update most groups, and
+ * at a million groups a cleared chunk per thread was 64 MiB each, paged
+ * in at start. A read by the flusher maps the shared zero page.
+ */
 static int thread_alloc_chunk(MemStatsThread *t, unsigned chunk) {
+        void *p;
+
         if (t->slots[chunk])
                 return 0;
-        t->slots[chunk] = cacheline_alloc(MEM_STAT_CHUNK * sizeof(MemStatSlot));
         t->queued[chunk] = calloc(MEM_STAT_CHUNK, sizeof(**t->queued));
-        if (!t->slots[chunk] || !t->queued[chunk])
+        if (!t->queued[chunk])
                 return -ENOMEM;
-        memset(t->slots[chunk], 0, MEM_STAT_CHUNK * sizeof(MemStatSlot));
+        p = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return -ENOMEM;
+        t->slots[chunk] = p;
         return 0;
 }
 
@@ -129,17 +144,23 @@ int stats_prepare_id(MemStats *s, unsigned id) {
 
                 if (r < 0)
                         return r;
-                /* The id may be a removed group's: nobody writes its slots
-                 * any more (removal needs a group with no charges), and the
-                 * flusher only visits published groups. Its queued flag
-                 * may stay set: the ring still holds the id, and the flush
-                 * that takes it folds the new group, which is harmless. */
+                /* A fresh id's slots are untouched zeros: writing zeros
+                 * would only page them in. A reused id may be a removed
+                 * group's: nobody writes its slots any more (removal
+                 * needs a group with no charges), and the flusher only
+                 * visits published groups. Its queued flag may stay set:
+                 * the ring still holds the id, and the flush that takes it
+                 * folds the new group, which is harmless. */
+                if (id >= s->ids_fresh)
+                        continue;
                 for (int k = 0; k < _MEM_STAT_MAX; k++)
                         atomic_store_explicit(&t->slots[chunk][id % MEM_STAT_CHUNK].state[k], 0,
                                               memory_order_relaxed);
         }
         if (chunk >= s->chunks_ready)
                 s->chunks_ready = chunk + 1;
+        if (id >= s->ids_fresh)
+                s->ids_fresh = id + 1;
         return 0;
 }
 

@@ -71,6 +71,9 @@ typedef struct MemStats {
         unsigned max_threads;
         unsigned nchunks;      /* chunk table size: ceil(max_groups / MEM_STAT_CHUNK) */
         unsigned chunks_ready; /* chunks allocated for every thread so far */
+        /* Ids from here up were never given out: their slots in every
+         * thread are still the zeros mmap() made (stats_prepare_id()). */
+        unsigned ids_fresh;
         _Atomic unsigned nthreads;
         MemStatsThread **threads;
         bool membarrier;       /* sparse flushes possible (stats_collect()) */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The daemon's layers include only what they may.
 
-- daemon/core: libc, atomics, pthreads, liburcu, its own headers and of
-  common/ only macro.h and membarrier.h (no I/O, no transport types);
+- daemon/core: libc, atomics, pthreads, liburcu, sys/mman.h (anonymous
+  memory, allocation rather than I/O), its own headers and of common/
+  only macro.h and membarrier.h (no I/O, no transport types);
 - daemon/service: no transport header (event2, sd-bus, protobuf-c, or a
   file of sock/, bus/, http/);
 - the transports (daemon/sock, daemon/bus, daemon/http): no other
@@ -26,7 +27,7 @@ import subprocess
 import sys
 
 CORE_SYSTEM = re.compile(r"<(assert|errno|sched|stdatomic|stdbool|stddef|stdint|stdlib|string|"
-                         r"pthread|sys/types)\.h>|<urcu/")
+                         r"pthread|sys/types|sys/mman)\.h>|<urcu/")
 TRANSPORTS = ("sock", "bus", "http")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"][^>"]+[>"])', re.M)
 
