@@ -248,8 +248,9 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
         unsigned id;
         int r;
 
+        /* A path taken is EEXIST before the tree is full, as mkdir(2). */
         if (core->ngroups >= core->config.max_groups)
-                return -ENOSPC;
+                return group_lookup(core, path) ? -EEXIST : -ENOSPC;
         r = id_alloc(core, &id);
         if (r < 0)
                 return r;
@@ -268,8 +269,8 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
         rcu_tsan_publish(g);
         if (cds_lfht_add_unique(core->groups, path_hash(path), path_match, path, &g->node) !=
             &g->node) {
-                /* Cannot happen under tree_lock after the lookup; kept as
-                 * a check rather than trusted. */
+                /* Taken: nobody saw this group, and its id's slots were
+                 * never written. */
                 pthread_mutex_destroy(&g->move_lock);
                 free(g);
                 r = -EEXIST;
@@ -322,12 +323,8 @@ int group_create_limited(MemCore *core, const char *path, uid_t owner, const Mem
         pthread_mutex_lock(&core->tree_lock);
         core_read_lock();
         parent = group_lookup(core, parent_path);
-        if (!parent)
-                r = -ENOENT;
-        else if (group_lookup(core, path))
-                r = -EEXIST;
-        else
-                r = group_link(core, path, parent, (unsigned) depth, owner, limits);
+        /* No lookup of @path itself: the insert finds it taken. */
+        r = parent ? group_link(core, path, parent, (unsigned) depth, owner, limits) : -ENOENT;
         core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;
