@@ -509,64 +509,112 @@ static void check_text(const char *text, int want) {
         int r = persist_check(text, strlen(text), 32, 65536, &error);
 
         if (r != want)
-                fail_msg("%s\nexpected %d, got %d (%s)", text, want, r, error ? error : "");
+                fail_msg("expected %d, got %d (%s) from:\n%.2000s", want, r, error ? error : "", text);
         free(error);
 }
+
+/* @body framed as a state file (header, trailer with count and checksum), checked against @want. */
+static void check_body(const char *body, int want) {
+        size_t lines = 0, n, size = strlen(body) + 128;
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        char *text = malloc(size);
+
+        assert_non_null(text);
+        for (const char *p = body; *p; p++)
+                lines += *p == '\n';
+        n = (size_t) snprintf(text, size, "memacctd-state 1\n%s", body);
+        for (size_t k = 0; k < n; k++) {
+                h ^= (uint8_t) text[k];
+                h *= UINT64_C(0x100000001b3);
+        }
+        snprintf(text + n, size - n, "end %zu fnv1a64=%016llx\n", lines, (unsigned long long) h);
+        check_text(text, want);
+        free(text);
+}
+
+#define ROOT "group / owner=0 max=max high=max low=0 min=0\n"
 
 /* Hand-made files with a correct checksum but wrong content. */
 static void test_check_refuses_bad_structure(void **state) {
         static const char *const bodies[] = {
                 /* child before parent */
-                "group / owner=0 max=max high=max low=0 min=0\n"
-                "group /a/b owner=0 max=max high=max low=0 min=0\n"
-                "group /a owner=0 max=max high=max low=0 min=0\n",
+                ROOT "group /a/b owner=0 max=max high=max low=0 min=0\n"
+                     "group /a owner=0 max=max high=max low=0 min=0\n",
                 /* duplicate sibling */
-                "group / owner=0 max=max high=max low=0 min=0\n"
-                "group /a owner=0 max=max high=max low=0 min=0\n"
-                "group /b owner=0 max=max high=max low=0 min=0\n"
-                "group /a owner=0 max=max high=max low=0 min=0\n",
+                ROOT "group /a owner=0 max=max high=max low=0 min=0\n"
+                     "group /b owner=0 max=max high=max low=0 min=0\n"
+                     "group /a owner=0 max=max high=max low=0 min=0\n",
+                /* duplicate sibling deeper down, its parent's other child between */
+                ROOT "group /a owner=0 max=max high=max low=0 min=0\n"
+                     "group /a/x owner=0 max=max high=max low=0 min=0\n"
+                     "group /a/y owner=0 max=max high=max low=0 min=0\n"
+                     "group /a/x owner=0 max=max high=max low=0 min=0\n",
                 /* no root first */
                 "group /a owner=0 max=max high=max low=0 min=0\n",
                 /* missing field */
                 "group / owner=0 max=max high=max low=0\n",
                 /* unknown item */
                 "group / owner=0 max=max high=max low=0 min=0 kept.gpu=4\n",
+                /* no item at all, and an empty key */
+                "group / owner=0 max=max high=max low=0 min=0 kept.=4\n",
+                "group / owner=0 max=max high=max low=0 min=0 =4\n",
+                /* a token without '=' */
+                "group / owner=0 max=max high=max low=0 min=0 transient\n",
+                /* a field name's prefix, a longer name, a field given twice */
+                "group / owner=0 ma=max high=max low=0 min=0\n",
+                "group / owner=0 maxx=max max=max high=max low=0 min=0\n",
+                "group / owner=0 max=max high=max low=0 min=0 owner=0\n",
+                /* a limit that is almost "max" */
+                "group / owner=0 max=ma high=max low=0 min=0\n",
+                "group / owner=0 max=maxx high=max low=0 min=0\n",
+                /* kept-delegator above kept, of an unknown item */
+                ROOT "group /a owner=7 max=max high=max low=0 min=0 kept.file=4 kept-delegator.file=8\n",
+                ROOT "group /a owner=7 max=max high=max low=0 min=0 kept-delegator.gpu=8\n",
                 /* bad path (one string of two lines) */
-                ("group / owner=0 max=max high=max low=0 min=0\n"
-                 "group /a/../b owner=0 max=max high=max low=0 min=0\n"),
+                (ROOT "group /a/../b owner=0 max=max high=max low=0 min=0\n"),
                 /* bad number */
                 "group / owner=0 max=12Q high=max low=0 min=0\n",
                 /* transient neither 0 nor 1 */
-                "group / owner=0 max=max high=max low=0 min=0\n"
-                "group /a owner=0 max=max high=max low=0 min=0 transient=2\n",
+                ROOT "group /a owner=0 max=max high=max low=0 min=0 transient=2\n",
                 /* transient given twice */
-                "group / owner=0 max=max high=max low=0 min=0\n"
-                "group /a owner=0 max=max high=max low=0 min=0 transient=1 transient=1\n",
+                ROOT "group /a owner=0 max=max high=max low=0 min=0 transient=1 transient=1\n",
         };
-        /* A file from before the transient mark, and one with it. */
-        const char *ok = "group / owner=0 max=max high=max low=0 min=0\n"
-                         "group /a owner=7 max=4096 high=max low=0 min=0 kept.file=8192\n";
-        const char *ok_transient = "group / owner=0 max=max high=max low=0 min=0\n"
-                                   "group /a owner=7 max=4096 high=max low=0 min=0 transient=1\n";
-        char text[1024];
+        static const char *const good[] = {
+                /* A file from before the transient mark, and one with it. */
+                ROOT "group /a owner=7 max=4096 high=max low=0 min=0 kept.file=8192\n",
+                ROOT "group /a owner=7 max=4096 high=max low=0 min=0 transient=1\n",
+                /* Runs of spaces between fields, fields in any order. */
+                ROOT "group /a   min=0 low=0  high=max max=4096 owner=7   kept.anon=4 kept-delegator.anon=4\n",
+        };
 
         (void) state;
-        for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]) + 2; i++) {
-                size_t nb = sizeof(bodies) / sizeof(bodies[0]);
-                const char *body = i < nb ? bodies[i] : i == nb ? ok : ok_transient;
-                size_t lines = 0, n;
-                uint64_t h = UINT64_C(0xcbf29ce484222325);
+        for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+                check_body(bodies[i], -EBADMSG);
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                check_body(good[i], 2);
+}
 
-                for (const char *p = body; *p; p++)
-                        lines += *p == '\n';
-                n = (size_t) snprintf(text, sizeof(text), "memacctd-state 1\n%s", body);
-                for (size_t k = 0; k < n; k++) {
-                        h ^= (uint8_t) text[k];
-                        h *= UINT64_C(0x100000001b3);
+/* The duplicate check over many siblings: one repeated far from the first, anywhere in the file. */
+static void test_check_finds_a_duplicate_among_many(void **state) {
+        enum { N = 3000 };
+        size_t size = N * 64 + 128;
+        char *body = malloc(size);
+
+        (void) state;
+        assert_non_null(body);
+        for (unsigned dup = 0; dup <= 3; dup++) {
+                size_t n = (size_t) snprintf(body, size, ROOT);
+
+                for (unsigned i = 0; i < N; i++) {
+                        /* dup 0: none; else the last group repeats an early, middle or late one */
+                        unsigned name = i < N - 1 || dup == 0 ? i : dup == 1 ? 2 : dup == 2 ? N / 2 : N - 2;
+
+                        n += (size_t) snprintf(body + n, size - n,
+                                               "group /g%u owner=0 max=max high=max low=0 min=0\n", name);
                 }
-                snprintf(text + n, sizeof(text) - n, "end %zu fnv1a64=%016llx\n", lines, (unsigned long long) h);
-                check_text(text, i >= nb ? 2 : -EBADMSG);
+                check_body(body, dup == 0 ? N + 1 : -EBADMSG);
         }
+        free(body);
 }
 
 int main(void) {
@@ -585,6 +633,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_check_refuses_what_does_not_fit_the_config, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_restore_refuses_a_state_deeper_than_configured, setup, teardown),
                 cmocka_unit_test(test_check_refuses_bad_structure),
+                cmocka_unit_test(test_check_finds_a_duplicate_among_many),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
