@@ -241,9 +241,9 @@ static int limits_apply(MemGroup *g, const MemLimits *l, bool force) {
         return r;
 }
 
-/* Caller holds tree_lock and the RCU read lock. */
+/* Caller holds tree_lock and the RCU read lock. @ret: NULL, or a reference to the group. */
 static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigned depth,
-                      uid_t owner, const MemLimits *limits) {
+                      uid_t owner, const MemLimits *limits, MemGroup **ret) {
         MemGroup *g;
         unsigned id;
         int r;
@@ -284,6 +284,8 @@ static int group_link(MemCore *core, const char *path, MemGroup *parent, unsigne
         else
                 core->root = g;
         core->ngroups++;
+        if (ret)
+                *ret = group_ref(g);
         return 0;
 fail_id:
         core->free_ids[core->nfree_ids++] = id;
@@ -295,7 +297,7 @@ int group_create_root(MemCore *core) {
 
         pthread_mutex_lock(&core->tree_lock);
         core_read_lock();
-        r = group_link(core, "/", NULL, 0, 0, NULL);
+        r = group_link(core, "/", NULL, 0, 0, NULL, NULL);
         core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;
@@ -324,7 +326,32 @@ int group_create_limited(MemCore *core, const char *path, uid_t owner, const Mem
         core_read_lock();
         parent = group_lookup(core, parent_path);
         /* No lookup of @path itself: the insert finds it taken. */
-        r = parent ? group_link(core, path, parent, (unsigned) depth, owner, limits) : -ENOENT;
+        r = parent ? group_link(core, path, parent, (unsigned) depth, owner, limits, NULL) : -ENOENT;
+        core_read_unlock();
+        pthread_mutex_unlock(&core->tree_lock);
+        return r;
+}
+
+int group_create_child(MemCore *core, MemGroup *parent, const char *path, uid_t owner,
+                       const MemLimits *limits, MemGroup **ret) {
+        size_t n = strlen(parent->path);
+        int depth, r;
+
+        depth = group_path_check(path, core->config.max_depth, NULL);
+        if (depth < 0)
+                return depth;
+        /* A child of the root is any path of depth 1; below, the parent's
+         * path and a slash come first. */
+        if ((unsigned) depth != parent->depth + 1 ||
+            (parent->parent && (strncmp(path, parent->path, n) != 0 || path[n] != '/')))
+                return -EINVAL;
+
+        pthread_mutex_lock(&core->tree_lock);
+        core_read_lock();
+        /* Removal sets dead and unlinks under tree_lock: a parent not dead
+         * now stays linked until the unlock. */
+        r = atomic_load(&parent->dead) ? -ENOENT :
+                group_link(core, path, parent, (unsigned) depth, owner, limits, ret);
         core_read_unlock();
         pthread_mutex_unlock(&core->tree_lock);
         return r;

@@ -89,6 +89,18 @@ int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_rea
  */
 int group_create_limited(MemCore *core, const char *path, uid_t owner, const MemLimits *limits);
 
+/**
+ * group_create_child() - group_create_limited() of @path below @parent,
+ * which the caller holds a reference to: no lookup of the parent, for a
+ * caller that creates a whole tree top-down (a restore).
+ * @ret: NULL, or where a reference to the new group goes.
+ *
+ * Return: as group_create_limited(); -EINVAL also when @path does not name
+ * a child of @parent; -ENOENT when @parent was removed.
+ */
+int group_create_child(MemCore *core, MemGroup *parent, const char *path, uid_t owner,
+                       const MemLimits *limits, MemGroup **ret);
+
 /** group_create() - group_create_limited() without limits. */
 static inline int group_create(MemCore *core, const char *path, uid_t owner) {
         return group_create_limited(core, path, owner, NULL);

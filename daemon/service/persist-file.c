@@ -218,15 +218,20 @@ static int state_apply_limits(const State *st, const bool *held, MemGroup *const
  *
  * A group with no kept charge in its subtree has no usage when the limits
  * are set, so setting them later or at creation
- * (group_create_limited(), which applies them before the group is linked)
+ * (group_create_child(), which applies them before the group is linked)
  * gives the same counter: those are created with their limits, and only
  * the groups that need more than the create (kept charges below them, a
- * transient flag, user limits) are looked up again. At a million groups
- * the lookups were most of the restore.
+ * transient flag, user limits) are kept in @groups for the passes after.
+ * No group is looked up by path: each is created below its parent's
+ * reference. At a million groups the lookups were most of the restore.
  */
 static int state_apply(MemCore *core, const State *st, const char *file) {
         _cleanup_free_ bool *held = state_subtree_held(st);
         _cleanup_free_ MemGroup **groups = NULL;
+        /* The last group created at each depth, referenced: in pre-order
+         * the parent of a group is the one a level up, and is created
+         * below it without a lookup. */
+        MemGroup *open[256] = {};
         size_t n = 0;
         int r;
 
@@ -235,23 +240,31 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
         groups = malloc(st->n * sizeof(MemGroup *));
         if (!groups)
                 return log_error_errno(ENOMEM, "Out of memory");
+        r = restored_group(core, &st->groups[0], &open[0]);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < st->n; i++) {
                 const StateGroup *sg = &st->groups[i];
+                unsigned depth = path_depth(sg->path);
 
                 /* The root exists already; its limits are set below. */
                 if (i > 0) {
-                        r = group_create_limited(core, sg->path, sg->owner, held[i] ? NULL : &sg->limits);
+                        MemGroup *g;
+
+                        assert(depth > 0 && depth < ELEMENTSOF(open) && open[depth - 1]);
+                        r = group_create_child(core, open[depth - 1], sg->path, sg->owner,
+                                               held[i] ? NULL : &sg->limits, &g);
                         if (r < 0) {
                                 r = log_error_errno(r, "Cannot restore group %s from %s: %m", sg->path, file);
                                 goto out;
                         }
+                        if (open[depth])
+                                group_unref(open[depth]);
+                        open[depth] = g;
                 }
                 if (!needs_group(st, held, i))
                         continue;
-                r = restored_group(core, sg, &groups[n]);
-                if (r < 0)
-                        goto out;
-                n++;
+                groups[n++] = group_ref(open[depth]);
                 /* The service makes it an orphan (service_new()). */
                 atomic_store(&groups[n - 1]->transient, sg->transient);
                 group_set_user_limits(groups[n - 1], sg->user_limits);
@@ -262,6 +275,9 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
 out:
         for (size_t i = 0; i < n; i++)
                 group_unref(groups[i]);
+        for (size_t d = 0; d < ELEMENTSOF(open); d++)
+                if (open[d])
+                        group_unref(open[d]);
         return r;
 }
 

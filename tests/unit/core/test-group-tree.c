@@ -85,6 +85,8 @@ static void test_create_refuses_past_max_groups(void **state) {
         assert_int_equal(group_create(core, "/b", 0), 0);
         assert_int_equal(group_create(core, "/c", 0), -ENOSPC);
         assert_int_equal(group_create(core, "/a/c", 0), -ENOSPC);
+        /* Full, a taken path is still "exists", as mkdir(2) says. */
+        assert_int_equal(group_create(core, "/a", 0), -EEXIST);
         assert_int_equal(core_group_count(core), 3);
 }
 
@@ -105,6 +107,41 @@ static void test_create_after_remove_counts_only_live_groups(void **state) {
         assert_int_equal(group_create(core, "/c", 0), 0);
         assert_int_equal(core_group_count(core), 3);
         group_unref(b);
+}
+
+/* The restore's create: below a parent it holds, never another's child, never below a removed one. */
+static void test_create_child_below_a_held_parent(void **state) {
+        MemCore *core = *state;
+        MemGroup *root = take_group(core, "/"), *a = NULL, *b = NULL, *x = NULL;
+
+        assert_int_equal(group_create_child(core, root, "/a", 7, NULL, &a), 0);
+        assert_ptr_equal(a->parent, root);
+        assert_int_equal(a->depth, 1);
+        assert_int_equal(a->owner, 7);
+        assert_int_equal(group_create_child(core, a, "/a/b", 7, NULL, &b), 0);
+        assert_ptr_equal(b->parent, a);
+        core_read_lock();
+        assert_ptr_equal(group_lookup(core, "/a/b"), b);
+        core_read_unlock();
+        /* Not a child of /a: another's, a sibling sharing a prefix, /a itself, a grandchild. */
+        assert_int_equal(group_create_child(core, a, "/c/b", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(group_create_child(core, a, "/ab", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(group_create_child(core, a, "/a", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(group_create_child(core, a, "/a/b/c", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(group_create_child(core, root, "/a/b/c", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(group_create_child(core, a, "/a/b", 0, NULL, NULL), -EEXIST);
+        assert_int_equal(group_create_child(core, a, "/a/b c", 0, NULL, NULL), -EINVAL);
+        assert_int_equal(core_group_count(core), 3);
+
+        /* A parent removed while held: nothing is created below it. */
+        assert_int_equal(group_create_child(core, root, "/x", 0, NULL, &x), 0);
+        assert_int_equal(group_remove(core, "/x"), 0);
+        assert_int_equal(group_create_child(core, x, "/x/y", 0, NULL, NULL), -ENOENT);
+        assert_int_equal(core_group_count(core), 3);
+        group_unref(x);
+        group_unref(b);
+        group_unref(a);
+        group_unref(root);
 }
 
 static void test_create_deeper_than_max_depth_is_refused(void **state) {
@@ -315,6 +352,7 @@ int main(void) {
                                                 setup_three_groups, teardown_core),
                 cmocka_unit_test_setup_teardown(test_create_deeper_than_max_depth_is_refused,
                                                 setup_depth_four, teardown_core),
+                CORE_TEST(test_create_child_below_a_held_parent),
                 CORE_TEST(test_lookup_finds_created_groups_with_parent_depth_and_owner),
                 CORE_TEST(test_get_takes_reference_and_unref_drops_it),
                 CORE_TEST(test_remove_refuses_root_missing_and_non_leaf_groups),
