@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Groups over D-Bus: GetGroup and ListGroups, then the properties of each
+ * Groups over D-Bus: GetGroup and ListGroupsPage, then the properties of each
  * group object (Properties.GetAll on org.memacct1.Group) into the public
  * header's memacct_group_info, the socket's GroupInfo as the bus carries
  * it.
  *
- * A list costs one call for the names and one per group; the per-group
- * calls are pipelined, BUS_LIST_INFLIGHT at a time, and a group removed
- * between the two is left out rather than failing the list. Counters are
+ * A list costs a call per page of names (BUS_LIST_PAGE of them) and
+ * one per group; the per-group calls are pipelined, BUS_LIST_INFLIGHT at
+ * a time, and a group removed between the two is left out rather than
+ * failing the list. Counters are
  * sorted into the order the socket reports them, whatever order the
  * dictionaries came in, so a caller cannot tell the transports apart.
  */
@@ -27,6 +28,10 @@
  * call costs about a seventh of a synchronous one), and well below
  * dbus-daemon's max_replies_per_connection. */
 #define BUS_LIST_INFLIGHT 32
+
+/* Names asked per ListGroupsPage: each costs a GetAll anyway, and a page
+ * of this many is a reply of some 100 KiB, not the daemon's 16 MiB. */
+#define BUS_LIST_PAGE 1024u
 
 /* Ranks of counter names, in the order the socket reports them (the core's
  * enums); a name not known here ranks after all known ones. */
@@ -351,47 +356,111 @@ static int list_read_locked(memacct *m, ListCall *calls, const char *const *obje
         return r < 0 ? r : 0;
 }
 
-static int list_groups_locked(memacct *m, const char *path, unsigned flags,
-                              memacct_group_list **ret) {
-        sd_bus_message *reply = NULL;
-        memacct_group_list *l = NULL;
-        ListCall *calls = NULL;
-        const char **objects = NULL, *gpath, *object;
-        size_t n = 0, size = 0;
+/* The names of one reply's a(so) into @names (strings of @reply's). */
+typedef struct ListNames {
+        ListCall *calls;
+        const char **objects;
+        size_t n, size;
+} ListNames;
+
+static int read_names(memacct *m, sd_bus_message *reply, ListNames *ln) {
+        const char *gpath, *object;
         int r;
 
-        r = bus_manager_call_locked(m, "ListGroups", &reply, "sb", path,
-                                (int) !!(flags & MEMACCT_RECURSIVE));
-        if (r < 0)
-                return r;
         r = sd_bus_message_enter_container(reply, 'a', "(so)");
         while (r >= 0 && (r = sd_bus_message_read(reply, "(so)", &gpath, &object)) > 0) {
-                if (n == size) {
+                if (ln->n == ln->size) {
+                        size_t size = ln->size > 0 ? ln->size * 2 : 16;
                         const char **o;
                         ListCall *lc;
 
-                        size = size > 0 ? size * 2 : 16;
-                        o = realloc(objects, size * sizeof(*o));
+                        o = realloc(ln->objects, size * sizeof(*o));
                         if (o)
-                                objects = o;
-                        lc = o ? realloc(calls, size * sizeof(*lc)) : NULL;
+                                ln->objects = o;
+                        lc = o ? realloc(ln->calls, size * sizeof(*lc)) : NULL;
                         if (!lc) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        calls = lc;
+                        ln->calls = lc;
+                        ln->size = size;
                 }
-                objects[n] = object;
-                calls[n] = (ListCall) { .m = m, .path = gpath };
-                n++;
+                ln->objects[ln->n] = object;
+                ln->calls[ln->n] = (ListCall) { .m = m, .path = gpath };
+                ln->n++;
         }
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
-        if (r < 0) {
-                r = client_error(m, r == -ENOMEM ? r : -EBADMSG,
-                                 r == -ENOMEM ? NULL : "malformed ListGroups reply", NULL);
-                goto finish;
+        if (r < 0)
+                return client_error(m, r == -ENOMEM ? r : -EBADMSG,
+                                    r == -ENOMEM ? NULL : "malformed ListGroups reply", NULL);
+        return 0;
+}
+
+/*
+ * Every name, page by page (ListGroupsPage, following its cursor; a
+ * restarted page drops what came before), or in one ListGroups reply from
+ * a daemon that has no pages. The replies stay in @replies: the names
+ * point into them.
+ */
+static int list_names_locked(memacct *m, const char *path, unsigned flags, ListNames *ln,
+                             sd_bus_message ***replies, size_t *nreplies) {
+        const char *after = "";
+        int r;
+
+        for (;;) {
+                sd_bus_message *reply = NULL, **v;
+                const char *next;
+                int more, restarted;
+                size_t start;
+
+                r = bus_manager_call_locked(m, "ListGroupsPage", &reply, "sbsu", path,
+                                            (int) !!(flags & MEMACCT_RECURSIVE), after, BUS_LIST_PAGE);
+                if (r == -EOPNOTSUPP && *nreplies == 0)
+                        r = bus_manager_call_locked(m, "ListGroups", &reply, "sb", path,
+                                                    (int) !!(flags & MEMACCT_RECURSIVE));
+                if (r < 0)
+                        return r;
+                v = realloc(*replies, (*nreplies + 1) * sizeof(*v));
+                if (!v) {
+                        sd_bus_message_unref(reply);
+                        return client_error(m, -ENOMEM, NULL, NULL);
+                }
+                *replies = v;
+                v[(*nreplies)++] = reply;
+                start = ln->n;
+                r = read_names(m, reply, ln);
+                if (r < 0)
+                        return r;
+                if (sd_bus_message_at_end(reply, true) > 0)
+                        return 0; /* ListGroups: the whole list */
+                r = sd_bus_message_read(reply, "sbb", &next, &more, &restarted);
+                if (r < 0)
+                        return client_error(m, -EBADMSG, "malformed ListGroupsPage reply", NULL);
+                if (restarted && start > 0) {
+                        /* This page is the list's first: only it counts. */
+                        memmove(ln->calls, ln->calls + start, (ln->n - start) * sizeof(*ln->calls));
+                        memmove(ln->objects, ln->objects + start, (ln->n - start) * sizeof(*ln->objects));
+                        ln->n -= start;
+                }
+                if (!more)
+                        return 0;
+                after = next;
         }
+}
+
+static int list_groups_locked(memacct *m, const char *path, unsigned flags,
+                              memacct_group_list **ret) {
+        sd_bus_message **replies = NULL;
+        memacct_group_list *l = NULL;
+        ListNames ln = {};
+        size_t nreplies = 0, n;
+        int r;
+
+        r = list_names_locked(m, path, flags, &ln, &replies, &nreplies);
+        if (r < 0)
+                goto finish;
+        n = ln.n;
         l = calloc(1, sizeof(*l));
         if (l && n > 0)
                 l->groups = calloc(n, sizeof(memacct_group_info));
@@ -400,11 +469,11 @@ static int list_groups_locked(memacct *m, const char *path, unsigned flags,
                 goto finish;
         }
         for (size_t i = 0; i < n; i++)
-                calls[i].g = &l->groups[i];
-        r = list_read_locked(m, calls, objects, n);
+                ln.calls[i].g = &l->groups[i];
+        r = list_read_locked(m, ln.calls, ln.objects, n);
         /* Keep what was read, in order; skip the groups removed meanwhile. */
         for (size_t i = 0; i < n; i++) {
-                if (!calls[i].done || calls[i].gone || calls[i].r < 0) {
+                if (!ln.calls[i].done || ln.calls[i].gone || ln.calls[i].r < 0) {
                         client_group_info_done(&l->groups[i]);
                         continue;
                 }
@@ -418,9 +487,12 @@ static int list_groups_locked(memacct *m, const char *path, unsigned flags,
         }
 finish:
         memacct_group_list_free(l);
-        free(calls);
-        free(objects);
-        sd_bus_message_unref(reply); /* after the strings in calls and objects */
+        free(ln.calls);
+        free(ln.objects);
+        /* After the strings in calls and objects. */
+        for (size_t i = 0; i < nreplies; i++)
+                sd_bus_message_unref(replies[i]);
+        free(replies);
         return r;
 }
 

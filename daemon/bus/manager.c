@@ -307,7 +307,8 @@ static int listed_group(void *userdata, const char *path, const MemGroupInfo *in
         l->bytes += strlen(path) + strlen(object) + 16;
         if (l->bytes > SERVICE_LIST_REPLY_MAX)
                 return -ENOSPC;
-        return sd_bus_message_append(l->reply, "(so)", path, object);
+        r = sd_bus_message_append(l->reply, "(so)", path, object);
+        return r < 0 ? r : 0; /* > 0 would end a page */
 }
 
 static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -337,6 +338,58 @@ static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error 
         if (r < 0)
                 return bus_refusal(error, &rf);
         r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* ServiceGroupFn of ListGroupsPage: as listed_group(), but a full reply ends the page (> 0). */
+static int paged_group(void *userdata, const char *path, const MemGroupInfo *info) {
+        ListReply *l = userdata;
+        size_t before = l->bytes;
+        int r = listed_group(userdata, path, info);
+
+        if (r == -ENOSPC && before > 0)
+                return 1;
+        return r;
+}
+
+/*
+ * ListGroups a page at a time, with the socket's cursor: the groups after
+ * @after (the previous page's next; "": from the start), at most @limit
+ * (0: as many as fit a reply), and where the list stands. A page costs
+ * what it lists (service_list_groups_page()).
+ */
+static int method_list_groups_page(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        ServiceListPage page = {};
+        const char *path;
+        int recursive, r;
+        ListReply l = {};
+        BusPeer *p;
+        Refusal rf;
+
+        r = sd_bus_message_read(msg, "sbsu", &path, &recursive, &page.after, &page.limit);
+        if (r < 0)
+                return r;
+        GET_PEER(m, msg, p, error);
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(so)");
+        if (r < 0)
+                return r;
+        l.reply = reply;
+        refusal_init(&rf);
+        r = service_list_groups_page(m->service, p->peer, path,
+                                     SERVICE_READ_PATHS | (recursive ? SERVICE_READ_RECURSIVE : 0), &page,
+                                     paged_group, &l, &rf);
+        if (r < 0)
+                return bus_refusal(error, &rf);
+        r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "sbb", page.more ? page.next : "", page.more, page.restarted);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -501,6 +554,7 @@ COUNTED(method_uncharge, SERVICE_OP_UNCHARGE)
 COUNTED(method_attach, SERVICE_OP_ATTACH)
 COUNTED(method_get_group, SERVICE_OP_GET_GROUP)
 COUNTED(method_list_groups, SERVICE_OP_LIST_GROUPS)
+COUNTED(method_list_groups_page, SERVICE_OP_LIST_GROUPS)
 COUNTED(method_move_process, SERVICE_OP_MOVE)
 COUNTED(method_get_client, SERVICE_OP_GET_CLIENT)
 COUNTED(method_reset_peak, SERVICE_OP_RESET_PEAK)
@@ -560,6 +614,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", path, "b", recursive),
                                 SD_BUS_RESULT("a(so)", groups),
                                 method_list_groups_counted, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListGroupsPage",
+                                SD_BUS_ARGS("s", path, "b", recursive, "s", after, "u", limit),
+                                SD_BUS_RESULT("a(so)", groups, "s", next, "b", more, "b", restarted),
+                                method_list_groups_page_counted, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("MoveProcess",
                                 SD_BUS_ARGS("u", pid, "s", path),
                                 SD_BUS_RESULT("u", sessions),

@@ -159,6 +159,27 @@ void test_same_operations(void **state) {
         l[0] = memacct_group_list_free(l[0]);
         l[1] = memacct_group_list_free(l[1]);
         TWIN(memacct_list_groups(m, T("/nope"), 0, &l[SIDE]), -ENOENT);
+        /* A list of more than a page of names (the bus asks 1024 at a
+         * time): the bus side follows the cursor to the same list. */
+        TWIN(memacct_create_group(m, T("/many"), NULL, MEMACCT_NO_OWNER), 0);
+        for (unsigned i = 0; i < 2100; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "/many/g%u", i);
+                TWIN(memacct_create_group(m, T(name), NULL, MEMACCT_NO_OWNER), 0);
+        }
+        TWIN(memacct_list_groups(m, T("/many"), MEMACCT_RECURSIVE, &l[SIDE]), 0);
+        same_lists("a list of three pages", l, false);
+        CHECK(memacct_group_list_size(l[1]) == 2101);
+        l[0] = memacct_group_list_free(l[0]);
+        l[1] = memacct_group_list_free(l[1]);
+        for (unsigned i = 0; i < 2100; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "/many/g%u", i);
+                TWIN(memacct_remove_group(m, T(name)), 0);
+        }
+        TWIN(memacct_remove_group(m, T("/many")), 0);
 
         /* Attach and session charges: this process has a session on each
          * transport, one client (GetClient and MoveProcess count both). */

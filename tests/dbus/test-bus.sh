@@ -45,7 +45,7 @@ check_start_daemon --bus "$BUS_ADDR" || exit 1
 run bctl status org.memacct1
 check_match "the daemon owns org.memacct1" "$OUT" "^PID=$DAEMON_PID\$"
 run bctl introspect org.memacct1 /org/memacct1
-for m in CreateGroup RemoveGroup SetLimits Charge Uncharge Attach GetGroup ListGroups MoveProcess \
+for m in CreateGroup RemoveGroup SetLimits Charge Uncharge Attach GetGroup ListGroups ListGroupsPage MoveProcess \
         GetClient ResetPeak Event; do
         check_match "the manager has $m" "$OUT" "^\.$m "
 done
@@ -171,6 +171,20 @@ check_run "ListGroups recursive" 0 mcall ListGroups sb "" true
 check_eq "ListGroups '' recursive is the whole tree" "$OUT" \
         "a(so) 3 \"/\" \"$(objpath /)\" \"/a\" \"$(objpath /a)\" \"/a/b\" \"$(objpath /a/b)\""
 check_eq "ListGroups '' is /'s children" "$(mcall ListGroups sb "" false)" "a(so) 1 \"/a\" \"$(objpath /a)\""
+# The same list in pages of two: the cursor is the last group of a page.
+check_run "ListGroupsPage, the first page" 0 mcall ListGroupsPage sbsu "" true "" 2
+check_eq "the first page: two groups, more after /a" "$OUT" \
+        "a(so)sbb 2 \"/\" \"$(objpath /)\" \"/a\" \"$(objpath /a)\" \"/a\" true false"
+check_run "ListGroupsPage, the next page" 0 mcall ListGroupsPage sbsu "" true /a 2
+check_eq "the last page: the rest, no cursor" "$OUT" "a(so)sbb 1 \"/a/b\" \"$(objpath /a/b)\" \"\" false false"
+check_eq "ListGroupsPage without a limit is the whole list" "$(mcall ListGroupsPage sbsu /a true "" 0)" \
+        "a(so)sbb 2 \"/a\" \"$(objpath /a)\" \"/a/b\" \"$(objpath /a/b)\" \"\" false false"
+run mcall ListGroupsPage sbsu /a false / 0
+check_match "a cursor outside the list is refused" "$ERR" "^Call failed: .*"
+check_run "ListGroupsPage of a cursor's group that is gone" 0 mcall CreateGroup 'sa{st}u' /gone 0 $NO_OWNER
+check_run "(removed)" 0 mcall RemoveGroup s /gone
+check_eq "a removed cursor starts the list again, marked" "$(mcall ListGroupsPage sbsu "" false /gone 1)" \
+        "a(so)sbb 1 \"/a\" \"$(objpath /a)\" \"\" false true"
 
 # ---- MoveProcess, GetClient (a socket session of memacctctl hold) ----
 

@@ -102,6 +102,8 @@ static const Op ops[] = {
           "a{oa{sa{sv}}}" },
         { BUS_GROUP_PREFIX, INTROSPECTABLE, "Introspect", "", "s" },
         { BUS_MANAGER_PATH, INTROSPECTABLE, "Introspect", "", "s" },
+        /* Appended: the corpus generator (make-bus-corpus.py) indexes this table. */
+        MANAGER("ListGroupsPage", "sbsu", "a(so)sbb"),
 };
 
 /* The pieces a wrong signature is made of. */

@@ -14,9 +14,11 @@ import struct
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 out = os.path.join(root, "tests", "fuzz", "corpus", "bus")
 
+# In the order of fuzz-bus.c's ops[]: a call's first byte indexes it.
 OPS = ["CreateGroup", "RemoveGroup", "SetLimits", "Charge", "Uncharge", "Attach", "GetGroup",
-       "ListGroups", "MoveProcess", "GetClient", "ResetPeak", "ImportCgroups", "Get", "GetAll",
-       "Set", "IntrospectGroup", "GetManagedObjects", "IntrospectPrefix", "IntrospectManager"]
+       "ListGroups", "MoveProcess", "GetClient", "ResetPeak", "ImportCgroups", "PruneMirrors",
+       "ListPlacementRules", "ListAllPlacementRules", "Get", "GetAll", "Set", "IntrospectGroup",
+       "GetManagedObjects", "IntrospectPrefix", "IntrospectManager", "ListGroupsPage"]
 GROUP_OPS = {"Get", "GetAll", "Set", "IntrospectGroup"}
 SENDERS = {"root": 0, "user": 1, "stranger": 2, "none": 3}
 ACCESS = {"all": 0, "owner": 1, "root": 2}
@@ -84,6 +86,9 @@ write("lifecycle", "all",
       call("GetManagedObjects"),
       call("ListGroups", args=s("/") + b(True)),
       call("ListGroups", "user", s("/a") + b(False)),
+      call("ListGroupsPage", args=s("/") + b(True) + s("") + u64(2)),
+      call("ListGroupsPage", args=s("/") + b(True) + s("/a") + u64(0)),
+      call("ListGroupsPage", "user", s("/a") + b(False) + s("/gone") + u64(1)),
       call("GetGroup", args=s("/a/b")),
       call("GetClient", "user", u64(0) + b(True)),
       call("ResetPeak", args=s("/a")),
