@@ -406,6 +406,7 @@ static int read_names(memacct *m, sd_bus_message *reply, ListNames *ln) {
 static int list_names_locked(memacct *m, const char *path, unsigned flags, ListNames *ln,
                              sd_bus_message ***replies, size_t *nreplies) {
         const char *after = "";
+        unsigned restarts = 0;
         int r;
 
         for (;;) {
@@ -437,6 +438,10 @@ static int list_names_locked(memacct *m, const char *path, unsigned flags, ListN
                 r = sd_bus_message_read(reply, "sbb", &next, &more, &restarted);
                 if (r < 0)
                         return client_error(m, -EBADMSG, "malformed ListGroupsPage reply", NULL);
+                /* As over the socket: a list that keeps changing under
+                 * its cursor is given up, not chased for ever. */
+                if (restarted && ++restarts > LIST_RESTARTS_MAX)
+                        return client_error(m, -EAGAIN, "the list kept changing under its cursor", NULL);
                 if (restarted && start > 0) {
                         /* This page is the list's first: only it counts. */
                         memmove(ln->calls, ln->calls + start, (ln->n - start) * sizeof(*ln->calls));

@@ -235,9 +235,6 @@ _public_ memacct_group_info *memacct_group_info_free(memacct_group_info *info) {
         return NULL;
 }
 
-/* Restarts a list takes (each one a cursor removed under it) before it gives up. */
-#define LIST_RESTARTS_MAX 16
-
 /* Append the groups of @gl to @l (after dropping what @l holds, when the page restarted the list). */
 static int list_append(memacct_group_list *l, const Memacct__V1__GroupList *gl) {
         memacct_group_info *v;

@@ -10,6 +10,10 @@
 
 #include "memacct.h"
 
+/* Restarts a list takes (each one a cursor removed under it) before it
+ * gives up with EAGAIN, on either transport. */
+#define LIST_RESTARTS_MAX 16
+
 struct memacct_group_list {
         memacct_group_info *groups;
         size_t n;
