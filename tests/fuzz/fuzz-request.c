@@ -24,6 +24,7 @@
 #include "core/group.h"
 #include "frame.h"
 #include "fuzz-service.h"
+#include "service/selfstats.h"
 #include "service/service.h"
 #include "sock/request-hot.h"
 #include "sock/request.h"
@@ -138,14 +139,43 @@ static size_t serve_all(const uint8_t *data, size_t size, bool hot, struct evbuf
         return frames;
 }
 
+/* What the daemon has counted: requests of every op and status on the socket, the request histogram's observations. */
+typedef struct Counted {
+        uint64_t requests[_SERVICE_OP_MAX][SELF_STATUS_MAX];
+        uint64_t observed;
+} Counted;
+
+static void counted(Counted *ret) {
+        SelfHistogramRead h;
+
+        for (ServiceOp op = 0; op < _SERVICE_OP_MAX; op++)
+                for (unsigned st = 0; st < SELF_STATUS_MAX; st++)
+                        ret->requests[op][st] = selfstats_requests(SERVICE_TRANSPORT_SOCKET, op, st);
+        selfstats_histogram(SELF_HIST_REQUEST_SOCKET, &h);
+        ret->observed = 0;
+        for (size_t i = 0; i <= SELF_HIST_BOUNDS; i++)
+                ret->observed += h.counts[i];
+}
+
+/* Did the run from @a0 to @a1 count what the run from @b0 to @b1 counted? */
+static bool same_counts(const Counted *a0, const Counted *a1, const Counted *b0, const Counted *b1) {
+        for (ServiceOp op = 0; op < _SERVICE_OP_MAX; op++)
+                for (unsigned st = 0; st < SELF_STATUS_MAX; st++)
+                        if (a1->requests[op][st] - a0->requests[op][st] != b1->requests[op][st] - b0->requests[op][st])
+                                return false;
+        return a1->observed - a0->observed == b1->observed - b0->observed;
+}
+
 /*
  * The input twice: through protobuf-c alone, then as the daemon serves
  * it. Each frame the hand codec served must have been answered with the
  * bytes protobuf-c's way answered it (the state before it is the same:
- * the frames before it were the same requests).
+ * the frames before it were the same requests), and the daemon's
+ * request counters must have moved alike.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct evbuffer *plain, *hot;
+        Counted c0, c1, c2;
         size_t *plain_ends, *hot_ends, n, m;
         bool *served, *unused;
         const uint8_t *p, *q;
@@ -161,9 +191,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!plain || !hot || !plain_ends || !hot_ends || !served || !unused)
                 abort();
 
+        counted(&c0);
         n = serve_all(data, size, false, plain, plain_ends, unused);
+        counted(&c1);
         m = serve_all(data, size, true, hot, hot_ends, served);
+        counted(&c2);
         if (n != m)
+                abort();
+        /* The hand codec's requests are counted as protobuf-c's are, once each. */
+        if (!same_counts(&c0, &c1, &c1, &c2))
                 abort();
         p = evbuffer_pullup(plain, -1);
         q = evbuffer_pullup(hot, -1);
