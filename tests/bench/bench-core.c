@@ -67,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-core-floor.h"
 #include "bench-core-lib.h"
 #include "charge.h"
 
@@ -272,6 +273,7 @@ static const struct {
         { "mem_per_group", bench_mem_all }, /* also create_per_group, flush_100k */
         { "flush_sparse", bench_flush_all }, /* also flush_full */
         { "million", bench_million, true },  /* million_groups, _mem_per_group, ... */
+        { "floor", bench_floor_all },        /* floor_atomic (and _ratio), floor_clock */
 };
 
 static void help(void) {

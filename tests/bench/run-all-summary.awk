@@ -157,6 +157,16 @@ END {
 
         a = "core" SUBSEP "after" SUBSEP
         b = "core" SUBSEP "before" SUBSEP
+        # The machine's floor (bench-core --only floor): the ns figures
+        # around it read against it.
+        target("floor: atomic add, a line of one's own",
+               values(a "floor_atomic" SUBSEP 1, 1), "", 0, "ns")
+        target("floor: atomic add, one line, 2 thr / 1 thr",
+               values(a "floor_atomic_ratio" SUBSEP 2, 1), "", 0, "x")
+        target("floor: a line handed between the 2 CPUs",
+               values(a "floor_transfer" SUBSEP 2, 1), "", 0, "ns")
+        target("floor: clock_gettime(CLOCK_MONOTONIC)",
+               values(a "floor_clock" SUBSEP 1, 1), "", 0, "ns")
         target("core: 3-level charge+uncharge, 1 thread",
                values(a "charge_depth3" SUBSEP 1, 1), "<=", 50, "ns")
         target("core: 3-level siblings, 2 thr per-thread / 1 thr",

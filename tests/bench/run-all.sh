@@ -8,7 +8,7 @@
 # It runs, each for BENCH_ROUNDS interleaved rounds (default 3; 2 with
 # --quick):
 #   1. run-core.sh (bench-core and bench-core-before, alternately, every
-#      measurement of --list);
+#      measurement of --list, the machine's floor among them);
 #   2. bench-core --only million (1M groups, 2 registered threads);
 #   3. with BENCH_PEER=OTHER_BUILDDIR, bench-core --only flush_sparse of
 #      this build and of the peer's, alternately: the "before" of a flush
