@@ -311,38 +311,6 @@ static int listed_group(void *userdata, const char *path, const MemGroupInfo *in
         return r < 0 ? r : 0; /* > 0 would end a page */
 }
 
-static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *path;
-        int recursive, r;
-        ListReply l = {};
-        BusPeer *p;
-        Refusal rf;
-
-        r = sd_bus_message_read(msg, "sb", &path, &recursive);
-        if (r < 0)
-                return r;
-        GET_PEER(m, msg, p, error);
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(so)");
-        if (r < 0)
-                return r;
-        l.reply = reply;
-        refusal_init(&rf);
-        r = service_list_groups(m->service, p->peer, path,
-                                SERVICE_READ_PATHS | (recursive ? SERVICE_READ_RECURSIVE : 0), listed_group, &l,
-                                &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
 /* ServiceGroupFn of ListGroupsPage: as listed_group(), but a full reply ends the page (> 0). */
 static int paged_group(void *userdata, const char *path, const MemGroupInfo *info) {
         ListReply *l = userdata;
@@ -355,22 +323,26 @@ static int paged_group(void *userdata, const char *path, const MemGroupInfo *inf
 }
 
 /*
- * ListGroups a page at a time, with the socket's cursor: the groups after
- * @after (the previous page's next; "": from the start), at most @limit
- * (0: as many as fit a reply), and where the list stands. A page costs
- * what it lists (service_list_groups_page()).
+ * ListGroups, and with @paged ListGroupsPage: ListGroups a page at a
+ * time, with the socket's cursor: the groups after @after (the previous
+ * page's next; "": from the start), at most @limit (0: as many as fit a
+ * reply), and where the list stands. A page costs what it lists
+ * (service_list_groups_page()).
  */
-static int method_list_groups_page(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
+static int list_groups(sd_bus_message *msg, BusManager *m, bool paged, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         ServiceListPage page = {};
         const char *path;
         int recursive, r;
         ListReply l = {};
+        unsigned flags;
         BusPeer *p;
         Refusal rf;
 
-        r = sd_bus_message_read(msg, "sbsu", &path, &recursive, &page.after, &page.limit);
+        if (paged)
+                r = sd_bus_message_read(msg, "sbsu", &path, &recursive, &page.after, &page.limit);
+        else
+                r = sd_bus_message_read(msg, "sb", &path, &recursive);
         if (r < 0)
                 return r;
         GET_PEER(m, msg, p, error);
@@ -382,17 +354,27 @@ static int method_list_groups_page(sd_bus_message *msg, void *userdata, sd_bus_e
                 return r;
         l.reply = reply;
         refusal_init(&rf);
-        r = service_list_groups_page(m->service, p->peer, path,
-                                     SERVICE_READ_PATHS | (recursive ? SERVICE_READ_RECURSIVE : 0), &page,
-                                     paged_group, &l, &rf);
+        flags = SERVICE_READ_PATHS | (recursive ? SERVICE_READ_RECURSIVE : 0);
+        if (paged)
+                r = service_list_groups_page(m->service, p->peer, path, flags, &page, paged_group, &l, &rf);
+        else
+                r = service_list_groups(m->service, p->peer, path, flags, listed_group, &l, &rf);
         if (r < 0)
                 return bus_refusal(error, &rf);
         r = sd_bus_message_close_container(reply);
-        if (r >= 0)
+        if (r >= 0 && paged)
                 r = sd_bus_message_append(reply, "sbb", page.more ? page.next : "", page.more, page.restarted);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return list_groups(msg, userdata, false, error);
+}
+
+static int method_list_groups_page(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return list_groups(msg, userdata, true, error);
 }
 
 static int method_reset_peak(sd_bus_message *msg, void *userdata, sd_bus_error *error) {

@@ -26,6 +26,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "bench-core-floor.h"
@@ -34,11 +35,13 @@
 typedef struct FloorThread {
         _Atomic uint64_t *line;
         unsigned cpu;
+        bool turns;
         uint64_t n;
         pthread_barrier_t *go;
         uint64_t cpu_ns, wall_ns;
 } FloorThread;
 
+/* Add n times to t->line; with t->turns only when its count has the parity of t->cpu. */
 static void *floor_adds(void *userdata) {
         FloorThread *t = userdata;
         uint64_t w0, c0;
@@ -47,34 +50,18 @@ static void *floor_adds(void *userdata) {
         pthread_barrier_wait(t->go);
         w0 = now_ns();
         c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-        for (uint64_t i = 0; i < t->n; i++)
-                atomic_fetch_add_explicit(t->line, 1, memory_order_relaxed);
-        t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-        t->wall_ns = now_ns() - w0;
-        return NULL;
-}
-
-/* Add to t->line when its count has the parity of t->cpu: turns, n of them. */
-static void *floor_turns(void *userdata) {
-        FloorThread *t = userdata;
-        uint64_t w0, c0;
-
-        pin_to(t->cpu);
-        pthread_barrier_wait(t->go);
-        w0 = now_ns();
-        c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         for (uint64_t i = 0; i < t->n; i++) {
-                while ((atomic_load_explicit(t->line, memory_order_acquire) & 1) != t->cpu)
+                while (t->turns && (atomic_load_explicit(t->line, memory_order_acquire) & 1) != t->cpu)
                         ;
-                atomic_fetch_add_explicit(t->line, 1, memory_order_release);
+                atomic_fetch_add_explicit(t->line, 1, memory_order_acq_rel);
         }
         t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         t->wall_ns = now_ns() - w0;
         return NULL;
 }
 
-/* @nthreads threads adding @n times to one line: CPU and wall ns per add and thread, their mean. */
-static RunResult floor_run(unsigned nthreads, uint64_t n, void *(*fn)(void *)) {
+/* @nthreads threads adding @n times to one line (@turns: taking turns): CPU and wall ns per add and thread, their mean. */
+static RunResult floor_run(unsigned nthreads, uint64_t n, bool turns) {
         static _Atomic uint64_t line[8] __attribute__((aligned(64)));
         pthread_t tids[2];
         FloorThread t[2];
@@ -84,8 +71,8 @@ static RunResult floor_run(unsigned nthreads, uint64_t n, void *(*fn)(void *)) {
         atomic_store(&line[0], 0);
         pthread_barrier_init(&go, NULL, nthreads);
         for (unsigned i = 0; i < nthreads; i++) {
-                t[i] = (FloorThread) { .line = &line[0], .cpu = i, .n = n, .go = &go };
-                if (pthread_create(&tids[i], NULL, fn, &t[i]) != 0)
+                t[i] = (FloorThread) { .line = &line[0], .cpu = i, .turns = turns, .n = n, .go = &go };
+                if (pthread_create(&tids[i], NULL, floor_adds, &t[i]) != 0)
                         die("pthread_create", -1);
         }
         for (unsigned i = 0; i < nthreads; i++) {
@@ -104,8 +91,8 @@ static void print_result(const char *name, unsigned nthreads, RunResult r) {
 
 void bench_floor_all(void) {
         uint64_t n = arg_quick ? UINT64_C(2000000) : UINT64_C(20000000);
-        RunResult one = floor_run(1, n, floor_adds), two = floor_run(2, n, floor_adds), clock;
-        RunResult turns = floor_run(2, n / 8, floor_turns);
+        RunResult one = floor_run(1, n, false), two = floor_run(2, n, false), clock;
+        RunResult turns = floor_run(2, n / 8, true);
         uint64_t c0, w0, k = n / 4;
 
         print_result("floor_atomic", 1, one);
