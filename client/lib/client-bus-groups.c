@@ -5,12 +5,12 @@
  * header's memacct_group_info, the socket's GroupInfo as the bus carries
  * it.
  *
- * A list costs a call per page of names (BUS_LIST_PAGE of them) and
- * one per group; the per-group calls are pipelined, BUS_LIST_INFLIGHT at
- * a time, and a group removed between the two is left out rather than
- * failing the list. Counters are
- * sorted into the order the socket reports them, whatever order the
- * dictionaries came in, so a caller cannot tell the transports apart.
+ * A list costs a call per page of names (BUS_LIST_PAGE of them) and one
+ * per group; the per-group calls are pipelined, BUS_LIST_INFLIGHT at a
+ * time, and a group removed between the two is left out rather than
+ * failing the list. Counters are sorted into the order the socket reports
+ * them, whatever order the dictionaries came in, so a caller cannot tell
+ * the transports apart.
  */
 
 #include <errno.h>

@@ -251,9 +251,12 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 if (i > 0) {
                         MemGroup *g;
 
-                        assert(depth > 0 && depth < ELEMENTSOF(open) && open[depth - 1]);
-                        r = group_create_child(core, open[depth - 1], sg->path, sg->owner,
-                                               held[i] ? NULL : &sg->limits, &g);
+                        /* state_parse() checked the order; not trusted blindly. */
+                        if (depth == 0 || depth >= ELEMENTSOF(open) || !open[depth - 1])
+                                r = -EINVAL;
+                        else
+                                r = group_create_child(core, open[depth - 1], sg->path, sg->owner,
+                                                       held[i] ? NULL : &sg->limits, &g);
                         if (r < 0) {
                                 r = log_error_errno(r, "Cannot restore group %s from %s: %m", sg->path, file);
                                 goto out;
