@@ -303,11 +303,31 @@ int group_create_root(MemCore *core) {
         return r;
 }
 
+/*
+ * Link @path (checked, @depth deep) below @parent, or when NULL below the
+ * group at @parent_path, looked up under the lock. Removal sets dead and
+ * unlinks under tree_lock: a parent found, or not dead, now stays linked
+ * until the unlock. No lookup of @path itself: the insert finds it taken.
+ */
+static int create_locked(MemCore *core, MemGroup *parent, const char *parent_path, const char *path,
+                         unsigned depth, uid_t owner, const MemLimits *limits, MemGroup **ret) {
+        int r;
+
+        pthread_mutex_lock(&core->tree_lock);
+        core_read_lock();
+        if (!parent)
+                parent = group_lookup(core, parent_path);
+        r = !parent || atomic_load(&parent->dead) ? -ENOENT :
+                group_link(core, path, parent, depth, owner, limits, ret);
+        core_read_unlock();
+        pthread_mutex_unlock(&core->tree_lock);
+        return r;
+}
+
 int group_create_limited(MemCore *core, const char *path, uid_t owner, const MemLimits *limits) {
         char parent_path[MEM_PATH_MAX + 1];
-        MemGroup *parent;
         const char *slash;
-        int depth, r;
+        int depth;
 
         depth = group_path_check(path, core->config.max_depth, NULL);
         if (depth < 0)
@@ -321,21 +341,13 @@ int group_create_limited(MemCore *core, const char *path, uid_t owner, const Mem
                 memcpy(parent_path, path, (size_t) (slash - path));
                 parent_path[slash - path] = 0;
         }
-
-        pthread_mutex_lock(&core->tree_lock);
-        core_read_lock();
-        parent = group_lookup(core, parent_path);
-        /* No lookup of @path itself: the insert finds it taken. */
-        r = parent ? group_link(core, path, parent, (unsigned) depth, owner, limits, NULL) : -ENOENT;
-        core_read_unlock();
-        pthread_mutex_unlock(&core->tree_lock);
-        return r;
+        return create_locked(core, NULL, parent_path, path, (unsigned) depth, owner, limits, NULL);
 }
 
 int group_create_child(MemCore *core, MemGroup *parent, const char *path, uid_t owner,
                        const MemLimits *limits, MemGroup **ret) {
         size_t n = strlen(parent->path);
-        int depth, r;
+        int depth;
 
         depth = group_path_check(path, core->config.max_depth, NULL);
         if (depth < 0)
@@ -345,16 +357,7 @@ int group_create_child(MemCore *core, MemGroup *parent, const char *path, uid_t 
         if ((unsigned) depth != parent->depth + 1 ||
             (parent->parent && (strncmp(path, parent->path, n) != 0 || path[n] != '/')))
                 return -EINVAL;
-
-        pthread_mutex_lock(&core->tree_lock);
-        core_read_lock();
-        /* Removal sets dead and unlinks under tree_lock: a parent not dead
-         * now stays linked until the unlock. */
-        r = atomic_load(&parent->dead) ? -ENOENT :
-                group_link(core, path, parent, (unsigned) depth, owner, limits, ret);
-        core_read_unlock();
-        pthread_mutex_unlock(&core->tree_lock);
-        return r;
+        return create_locked(core, parent, NULL, path, (unsigned) depth, owner, limits, ret);
 }
 
 int group_remove(MemCore *core, const char *path) {

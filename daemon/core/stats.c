@@ -135,6 +135,9 @@ fail:
 
 int stats_prepare_id(MemStats *s, unsigned id) {
         unsigned chunk = id / MEM_STAT_CHUNK, n = atomic_load(&s->nthreads);
+        /* A fresh id's slots are untouched zeros: writing zeros would only
+         * page them in. */
+        bool fresh = id >= s->ids_fresh;
 
         if (chunk >= s->nchunks)
                 return -ENOSPC;
@@ -144,14 +147,13 @@ int stats_prepare_id(MemStats *s, unsigned id) {
 
                 if (r < 0)
                         return r;
-                /* A fresh id's slots are untouched zeros: writing zeros
-                 * would only page them in. A reused id may be a removed
-                 * group's: nobody writes its slots any more (removal
-                 * needs a group with no charges), and the flusher only
-                 * visits published groups. Its queued flag may stay set:
-                 * the ring still holds the id, and the flush that takes it
-                 * folds the new group, which is harmless. */
-                if (id >= s->ids_fresh)
+                /* A reused id may be a removed group's: nobody writes its
+                 * slots any more (removal needs a group with no charges),
+                 * and the flusher only visits published groups. Its queued
+                 * flag may stay set: the ring still holds the id, and the
+                 * flush that takes it folds the new group, which is
+                 * harmless. */
+                if (fresh)
                         continue;
                 for (int k = 0; k < _MEM_STAT_MAX; k++)
                         atomic_store_explicit(&t->slots[chunk][id % MEM_STAT_CHUNK].state[k], 0,
@@ -159,7 +161,7 @@ int stats_prepare_id(MemStats *s, unsigned id) {
         }
         if (chunk >= s->chunks_ready)
                 s->chunks_ready = chunk + 1;
-        if (id >= s->ids_fresh)
+        if (fresh)
                 s->ids_fresh = id + 1;
         return 0;
 }
