@@ -49,13 +49,13 @@
 #include "http/metrics.h"
 #include "macro.h"
 #include "options.h"
-#include "service/cgroup-sync.h"
-#include "service/config.h"
-#include "service/durable.h"
-#include "service/housekeeping.h"
-#include "service/log.h"
-#include "service/paths.h"
-#include "service/persist.h"
+#include "cgroup/mirror.h"
+#include "base/config.h"
+#include "state/saver.h"
+#include "housekeeping.h"
+#include "base/log.h"
+#include "base/paths.h"
+#include "state/persist.h"
 #include "service/service.h"
 #include "sock/listen.h"
 #include "sock/server.h"
@@ -76,8 +76,8 @@ typedef struct Manager {
         MemCore *core;
         Service *service;
         Housekeeping *housekeeping;
-        Durable *durable;
-        CgroupSync *cgroup;
+        Saver *saver;
+        CgroupMirror *cgroup;
         SockServer *server;
         BusThread *bus;
         Metrics *metrics;
@@ -354,11 +354,11 @@ static int manager_start_cgroup(Manager *m) {
         Refusal rf;
         int r;
 
-        r = cgroup_sync_new(m->core, service_events(m->service), NULL, config_cgroup_prefix(c),
+        r = cgroup_mirror_new(m->core, events_notify, service_events(m->service), NULL, config_cgroup_prefix(c),
                             c->cgroup_auto_create, &m->cgroup);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the kernel cgroup mirror: %m");
-        log_info("Kernel cgroups: %s", cgroup_sync_describe(m->cgroup));
+        log_info("Kernel cgroups: %s", cgroup_mirror_describe(m->cgroup));
         service_set_cgroup(m->service, m->cgroup);
         service_set_prune_on_sample(m->service, c->cgroup_prune);
         housekeeping_set_sampler(m->housekeeping, service_sample_mirrors, m->service,
@@ -458,8 +458,8 @@ static void manager_apply(Manager *m, Config *new) {
         sock_server_set_limits(m->server, &sl);
         housekeeping_set_flush_interval(m->housekeeping, c->flush_interval_msec);
         c->sync = new->sync;
-        durable_set_sync(m->durable, c->sync);
-        if (cgroup_sync_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
+        saver_set_sync(m->saver, c->sync);
+        if (cgroup_mirror_set_config(m->cgroup, config_cgroup_prefix(c), c->cgroup_auto_create) < 0)
                 log_warning("Out of memory: [cgroup] prefix not changed");
         housekeeping_set_sample_interval(m->housekeeping, c->cgroup_sample_interval_sec * 1000);
         core_set_rss_threshold(m->core, c->rss_threshold);
@@ -534,7 +534,7 @@ static int manager_start_service(Manager *m) {
         r = housekeeping_new(m->core, c->flush_interval_msec, &m->housekeeping);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up housekeeping: %m");
-        r = durable_new(m->core, c->state_dir, c->sync, &m->durable);
+        r = saver_new(m->core, c->state_dir, c->sync, &m->saver);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the saver: %m");
         /* The service installs the core's hooks, and the bus its sink:
@@ -542,7 +542,7 @@ static int manager_start_service(Manager *m) {
         r = service_new(m->core, &ss, &m->service);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the service: %m");
-        service_set_durable(m->service, m->durable);
+        service_set_saver(m->service, m->saver);
         return 0;
 }
 
@@ -606,7 +606,7 @@ static int manager_start(Manager *m) {
         if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
         housekeeping_set_notify(m->housekeeping, manager_status, m, watchdog_usec);
-        housekeeping_set_alive(m->housekeeping, durable_alive, m->durable);
+        housekeeping_set_alive(m->housekeeping, saver_alive, m->saver);
         /* Transient orphans go once empty even when no client goes. */
         housekeeping_set_chore(m->housekeeping, transient_tick, m->service, 1000);
         r = housekeeping_start(m->housekeeping);
@@ -617,7 +617,7 @@ static int manager_start(Manager *m) {
                 return r;
         /* After every transport added its waker, before the socket is
          * served (the bus may already wait: its OKs go out from here). */
-        r = durable_start(m->durable);
+        r = saver_start(m->saver);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the saver thread: %m");
         r = sock_server_listen(m->server, m->base, m->listen.fd);
@@ -658,7 +658,7 @@ static int manager_stop(Manager *m) {
         bus_thread_stop(m->bus);
         housekeeping_stop(m->housekeeping);
         /* Every session is gone: save what persists. */
-        return durable_stop(m->durable);
+        return saver_stop(m->saver);
 }
 
 static void manager_free(Manager *m) {
@@ -668,11 +668,11 @@ static void manager_free(Manager *m) {
         m->metrics = metrics_free(m->metrics);
         m->server = sock_server_free(m->server);
         m->housekeeping = housekeeping_free(m->housekeeping);
-        m->durable = durable_free(m->durable);
+        m->saver = saver_free(m->saver);
         /* Before the service: it stops being the event sink. */
         m->bus = bus_thread_free(m->bus);
         m->service = service_free(m->service);
-        m->cgroup = cgroup_sync_free(m->cgroup);
+        m->cgroup = cgroup_mirror_free(m->cgroup);
         /* The main thread may stay registered: core_free() allows the caller. */
         m->core = core_free(m->core);
         if (m->base)

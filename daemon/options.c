@@ -13,8 +13,8 @@
 #include <sys/un.h>
 
 #include "options.h"
-#include "service/config.h"
-#include "service/log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 static void help(void) {
         printf("Usage: memacctd [OPTIONS]\n\n"

@@ -66,7 +66,7 @@ static int errf(char *err, size_t errlen, const char *fmt, ...) {
         return -EINVAL;
 }
 
-/* The daemon's rule for a group name (group_path_check() in
+/* The daemon's rule for a group name (mem_path_check() in
  * daemon/core/group.c), checked here so a bad id is refused before any
  * daemon call. */
 static bool name_char_ok(char c) {

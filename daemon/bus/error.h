@@ -9,7 +9,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "service/refusal.h"
+#include "base/refusal.h"
 
 /**
  * bus_fail() - set @error to the D-Bus error of errno @r with a formatted

@@ -24,7 +24,7 @@
 #include "bus/manager.h"
 #include "bus/names.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 
 #define INTROSPECT_TIMEOUT_MSEC 10000
 

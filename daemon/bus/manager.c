@@ -34,8 +34,8 @@
 #include "bus/peer.h"
 #include "bus/who.h"
 #include "macro.h"
-#include "service/log.h"
-#include "service/selfstats.h"
+#include "base/log.h"
+#include "base/selfstats.h"
 #include "status.h"
 
 struct BusHeldReply {

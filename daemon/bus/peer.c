@@ -29,9 +29,9 @@
 #include "bus/manager.h"
 #include "bus/peer.h"
 #include "macro.h"
-#include "service/log.h"
-#include "service/procid.h"
-#include "service/selfstats.h"
+#include "base/log.h"
+#include "base/procid.h"
+#include "base/selfstats.h"
 
 static int peer_compare(const void *a, const void *b) {
         return strcmp(((const BusPeer *) a)->name, ((const BusPeer *) b)->name);

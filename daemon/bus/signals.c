@@ -26,7 +26,7 @@
 #include "bus/names.h"
 #include "bus/signals.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 
 typedef struct Queued {
         struct Queued *next;

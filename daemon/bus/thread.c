@@ -34,7 +34,7 @@
 #include "bus/signals.h"
 #include "bus/thread.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 #include "thread-start.h"
 
 struct BusThread {
@@ -53,7 +53,7 @@ struct BusThread {
         _Atomic bool stopping;
 };
 
-/* A DurableWakeFn: a save ended (on the saver thread). */
+/* A SaverWakeFn: a save ended (on the saver thread). */
 static void bus_thread_saved(void *userdata) {
         BusThread *t = userdata;
 

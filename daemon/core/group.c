@@ -68,7 +68,7 @@ static int path_fail(MemPathError e, MemPathError *ret_reason) {
         }
 }
 
-int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason) {
+int mem_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason) {
         unsigned depth = 0;
         size_t len;
 
@@ -329,7 +329,7 @@ int group_create_limited(MemCore *core, const char *path, uid_t owner, const Mem
         const char *slash;
         int depth;
 
-        depth = group_path_check(path, core->config.max_depth, NULL);
+        depth = mem_path_check(path, core->config.max_depth, NULL);
         if (depth < 0)
                 return depth;
         if (depth == 0)
@@ -349,7 +349,7 @@ int group_create_child(MemCore *core, MemGroup *parent, const char *path, uid_t 
         size_t n = strlen(parent->path);
         int depth;
 
-        depth = group_path_check(path, core->config.max_depth, NULL);
+        depth = mem_path_check(path, core->config.max_depth, NULL);
         if (depth < 0)
                 return depth;
         /* A child of the root is any path of depth 1; below, the parent's

@@ -70,21 +70,12 @@ struct MemGroup {
 };
 
 /**
- * group_path_check() - validate an absolute group path.
- * @ret_reason: optional, the precise violation
- *
- * Return: the depth (0 for "/"), or -EINVAL, -ENAMETOOLONG or -EMLINK as
- * listed in MemPathError.
- */
-int group_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason);
-
-/**
  * group_create_limited() - create @path with the limits @limits names
  * (NULL: none) and owner @owner; its parent must exist. The limits are
  * set before the group is linked: nobody sees it without them, and
  * nothing is created when the create is refused.
  *
- * Return: 0; a group_path_check() error; -ENOENT (no parent); -EEXIST;
+ * Return: 0; a mem_path_check() error; -ENOENT (no parent); -EEXIST;
  * -ENOSPC (the configured group count is reached); -ENOMEM.
  */
 int group_create_limited(MemCore *core, const char *path, uid_t owner, const MemLimits *limits);

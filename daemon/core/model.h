@@ -75,6 +75,24 @@ const char *mem_stat_item_to_string(MemStatItem item);
 MemStatItem mem_stat_item_from_string(const char *s);
 const char *mem_rss_to_string(MemRss m);
 
+/**
+ * mem_path_check() - validate an absolute group path.
+ * @ret_reason: optional, the precise violation
+ *
+ * Return: the depth (0 for "/"), or -EINVAL, -ENAMETOOLONG or -EMLINK as
+ * listed in MemPathError.
+ */
+int mem_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason);
+
+/* What a notice says happened: the service fans these out (service/events.h). */
+typedef enum EventKind {
+        EVENT_MEMORY,         /* @event of @path went up; its local count is now @count */
+        EVENT_MOVED,          /* the receiving session is attached to @path now */
+        EVENT_GROUP_ADDED,    /* @path was created */
+        EVENT_GROUP_REMOVED,  /* @path was removed */
+        EVENT_LIMITS_CHANGED, /* the limits @limits names (MemLimitMask) of @path were set */
+} EventKind;
+
 /* Which limits a MemLimits sets; also what a change notification names. */
 typedef enum MemLimitMask {
         MEM_LIMIT_MAX = 1 << 0,

@@ -9,7 +9,7 @@
  *
  * A client is every session of one process instance: a pid and the stamp
  * the caller gave for which process had it (the service layer's
- * service/procid.h), so that the sessions of a process that has exited
+ * base/procid.h), so that the sessions of a process that has exited
  * are never taken for those of the next process given its pid. The table
  * is hashed by pid alone, so all the instances of one pid sit in one
  * bucket chain and a look-up compares both. Its RSS counters (file, anon,

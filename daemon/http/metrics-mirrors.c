@@ -2,14 +2,14 @@
 /*
  * The cgroup label of a scrape: group -> kernel cgroup, one copy per scrape
  *
- * The mirror table belongs to cgroup-sync.c, behind its mutex. A scrape
+ * The mirror table belongs to mirror.c, behind its mutex. A scrape
  * takes one copy of it before the walk of the tree (service_list_rules()
  * with mirrors: the placement rules' lock, then the cgroup object's lock,
  * each released before the next, and both before service_list_groups()
  * starts), sorts it by group and searches it once per group. So the
  * scrape never holds the cgroup lock while it reads groups, and never
  * calls into the cgroup code from the walk's callback: the only order is
- * cgroup lock -> core (as cgroup-place.c has it), never the reverse. A
+ * cgroup lock -> core (as mirror-place.c has it), never the reverse. A
  * mirror made or removed during the walk shows in the next scrape.
  */
 

@@ -43,7 +43,7 @@
 #include "http/metrics-internal.h"
 #include "http/metrics.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 
 /* ---- text in pages of its own ---- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The daemon's own series in the exposition: its requests, sessions,
- * connections, events, saves and flushes (service/selfstats.h, relaxed
+ * connections, events, saves and flushes (base/selfstats.h, relaxed
  * counters summed here), and the process_* series as the Prometheus
  * client libraries write them, from /proc/self and getrlimit().
  *
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "http/metrics-internal.h"
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 #include "status.h"
 
 #define ADD(...)                                                 \

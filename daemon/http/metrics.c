@@ -66,7 +66,7 @@
 #include "http/metrics-internal.h"
 #include "http/metrics.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 #include "socket-util.h"
 #include "thread-start.h"
 

@@ -9,7 +9,7 @@
  * socket unless the configuration says otherwise.
  */
 
-#include "service/config.h"
+#include "base/config.h"
 #include "service/service.h"
 
 typedef struct Metrics Metrics;

@@ -11,14 +11,6 @@
 #include "core/group.h"
 #include "service/authz.h"
 
-static const char *const read_access_table[_READ_ACCESS_MAX] = {
-        [READ_ACCESS_ALL] = "all",
-        [READ_ACCESS_OWNER] = "owner",
-        [READ_ACCESS_ROOT] = "root",
-};
-
-DEFINE_STRING_TABLE(read_access, ReadAccess, _READ_ACCESS_MAX)
-
 bool authz_may_read(ReadAccess access, uid_t uid, MemGroup *g) {
         switch (access) {
         case READ_ACCESS_ROOT:

@@ -19,20 +19,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "base/config.h"
+
 typedef struct MemGroup MemGroup;
-
-typedef enum ReadAccess {
-        READ_ACCESS_ALL,   /* everyone may read every group (the default) */
-        READ_ACCESS_OWNER, /* a uid reads only subtrees delegated to it */
-        READ_ACCESS_ROOT,  /* only root reads */
-        _READ_ACCESS_MAX,
-        _READ_ACCESS_INVALID = -EINVAL,
-} ReadAccess;
-
-/** read_access_to_string() - "all", "owner", "root"; NULL when out of range. */
-const char *read_access_to_string(ReadAccess a);
-/** read_access_from_string() - the reverse; _READ_ACCESS_INVALID for anything else. */
-ReadAccess read_access_from_string(const char *s);
 
 /** authz_may_read() - may @uid read @g (show, list, properties, events)? */
 bool authz_may_read(ReadAccess access, uid_t uid, MemGroup *g);

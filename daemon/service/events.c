@@ -33,7 +33,7 @@
 #include "macro.h"
 #include "service/authz.h"
 #include "service/events.h"
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 
 typedef struct Subscription {
         EventSubscriber *sub;
@@ -244,4 +244,8 @@ void events_emit(Events *e, EventKind kind, const char *path, unsigned limits) {
         selfstats_event(kind);
         if (e && e->sink)
                 e->sink(&ev, e->sink_userdata);
+}
+
+void events_notify(void *userdata, EventKind kind, const char *path, unsigned limits) {
+        events_emit(userdata, kind, path, limits);
 }

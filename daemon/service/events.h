@@ -29,14 +29,6 @@
 typedef struct Events Events;
 typedef struct MemCore MemCore;
 
-typedef enum EventKind {
-        EVENT_MEMORY,         /* @event of @path went up; its local count is now @count */
-        EVENT_MOVED,          /* the receiving session is attached to @path now */
-        EVENT_GROUP_ADDED,    /* @path was created */
-        EVENT_GROUP_REMOVED,  /* @path was removed */
-        EVENT_LIMITS_CHANGED, /* the limits @limits names (MemLimitMask) of @path were set */
-} EventKind;
-
 /* One thing that happened, as the fan-out carries it. */
 typedef struct EventItem {
         EventKind kind;
@@ -125,6 +117,9 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub);
  * service layer made. @e NULL: nobody listens. Any thread.
  */
 void events_emit(Events *e, EventKind kind, const char *path, unsigned limits);
+
+/** events_notify() - events_emit() with the fan-out as @userdata, for a layer below (CgroupNotifyFn). */
+void events_notify(void *userdata, EventKind kind, const char *path, unsigned limits);
 
 /**
  * events_requester_set() - the memory events this thread raises from now

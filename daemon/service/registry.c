@@ -40,7 +40,7 @@
 #include "core/group.h"
 #include "core/session.h"
 #include "service/registry.h"
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 
 static void *mfree(void *p) {
         free(p);

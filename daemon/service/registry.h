@@ -35,7 +35,7 @@ typedef struct PeerCreds {
         pid_t pid;
         uid_t uid;
         gid_t gid; /* (gid_t) -1: not vouched for (the bus) */
-        /* Which process had @pid (service/procid.h): the transport's
+        /* Which process had @pid (base/procid.h): the transport's
          * stamp. 0: none (in-process peers only; a transport always
          * gives one), and then the pid is all the identity there is. */
         uint64_t instance;
@@ -49,7 +49,7 @@ typedef struct Peer {
         void *stock_page;           /* mapped from the client; NULL: none */
         size_t stock_page_size;
         bool internal;              /* the daemon itself (service_daemon_peer()): no session */
-        uint64_t durable_seq;       /* the change the last OK waits for (service_peer_take_wait()) */
+        uint64_t saver_seq;       /* the change the last OK waits for (service_peer_take_wait()) */
         MemGroup **transient;       /* groups it created transient, with a reference each */
         size_t ntransient;
         char comm[16];              /* /proc/PID/comm at connect; "" if unreadable */

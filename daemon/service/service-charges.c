@@ -22,8 +22,8 @@
 #include "core/charge.h"
 #include "core/session.h"
 #include "macro.h"
-#include "service/cgroup-sync.h"
-#include "service/procid.h"
+#include "cgroup/mirror.h"
+#include "base/procid.h"
 #include "service/service-internal.h"
 
 int service_hello(Service *svc, Peer *p, const uint32_t *version, ServiceHello *ret, Refusal *rf) {

@@ -28,8 +28,8 @@
 
 #include "core/group.h"
 #include "core/rcu-tsan.h"
-#include "service/cgroup-sync.h"
-#include "service/log.h"
+#include "cgroup/mirror.h"
+#include "base/log.h"
 #include "service/service-internal.h"
 
 /* Serialises owner changes with removes: the count follows the owner. */
@@ -130,7 +130,7 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
 
         if (!path || !*path)
                 return refusal_set(rf, -EINVAL, "a group path is required");
-        r = group_path_check(path, svc->core->config.max_depth, NULL);
+        r = mem_path_check(path, svc->core->config.max_depth, NULL);
         if (r < 0)
                 return refusal_path(rf, r, path);
         if (r == 0)
@@ -213,7 +213,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         if (r < 0)
                 return refusal_set(rf, r, "%s: usage is above the new max (use --force)", g->path);
         /* On a mirror the limits set become the user's: an import keeps
-         * them (cgroup_sync_import_with()). Before the commit, so that the
+         * them (cgroup_mirror_import_with()). Before the commit, so that the
          * saved line carries the mark. */
         if (group_is_mirror(g))
                 group_add_user_limits(g, limits->set);
@@ -452,7 +452,7 @@ static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, si
         if (r < 0)
                 return r;
         if (page->after && *page->after) {
-                if (group_path_check(page->after, UINT_MAX, NULL) < 0 ||
+                if (mem_path_check(page->after, UINT_MAX, NULL) < 0 ||
                     !in_list(svc->core, top, recursive, page->after))
                         return refusal_set(rf, -EINVAL, "the cursor %.64s is not a group of the list of %s",
                                            page->after, top->path);
@@ -572,7 +572,7 @@ int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const c
         if (r < 0)
                 return r;
         /* The same function type: the reports go straight through. */
-        r = cgroup_sync_import_with(svc->cgroup, from, under,
+        r = cgroup_mirror_import_with(svc->cgroup, from, under,
                                     flags & SERVICE_IMPORT_RESET_LIMITS ? CGROUP_IMPORT_RESET_LIMITS : 0, fn,
                                     userdata, &counts, rf);
         if (r > 0 || (r < 0 && counts.created + counts.updated > 0))

@@ -27,13 +27,13 @@ void service_request_served(Service *svc) {
 
 /* The saver's state into @ret. */
 static void state_fill(Service *svc, ServiceInfo *ret) {
-        DurableStatus st;
+        SaverStatus st;
 
-        if (!svc->durable) {
+        if (!svc->saver) {
                 ret->state = "none";
                 return;
         }
-        durable_status(svc->durable, &st);
+        saver_status(svc->saver, &st);
         ret->saves = st.saves;
         ret->last_save_usec = st.last_save_usec;
         if (st.error < 0) {

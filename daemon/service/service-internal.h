@@ -12,8 +12,8 @@
 
 #include "core/core.h"
 #include "core/group.h"
-#include "service/durable.h"
-#include "service/placement.h"
+#include "state/saver.h"
+#include "cgroup/placement.h"
 #include "service/service.h"
 
 /* The settings, read on every request by every transport thread: one
@@ -37,9 +37,9 @@ struct Service {
         Events *events;
         Registry *registry;
         LiveSettings settings;
-        Durable *durable; /* NULL: nothing is saved (tests) */
-        CgroupSync *cgroup;
-        Placement *placement; /* never NULL; saved once a Durable gives the directory */
+        Saver *saver; /* NULL: nothing is saved (tests) */
+        CgroupMirror *cgroup;
+        Placement *placement; /* never NULL; saved once a Saver gives the directory */
         Peer daemon_peer;
         pthread_mutex_t transient_lock; /* orphans, norphans */
         Orphan *orphans;                /* transient groups whose creator is gone, still busy */
@@ -125,7 +125,7 @@ int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
 /**
  * service_place_cgroup() - where a process in the kernel cgroup @cgroup
  * lands: the explicit rule that covers it with the longest cgroup; else,
- * whatever the length of either, the mirrors' word (cgroup_sync_place():
+ * whatever the length of either, the mirrors' word (cgroup_mirror_place():
  * its own mirror, imported if auto-create allows, else its nearest mirrored
  * ancestor's). A mirror made is told to the saver.
  * Return: 0; -ENOENT, -ENAMETOOLONG, an import error, with @rf.

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Pruning the kernel cgroup mirror: the mirrors of cgroups that no longer
- * exist are removed (cgroup_sync_prune() decides which may go), as a
+ * exist are removed (cgroup_mirror_prune() decides which may go), as a
  * durable change of any number of groups, on request of root, or on each
  * sample when [cgroup] prune is on. Both go through the same admit and
  * commit, so an automatic removal is saved as a requested one is.
  */
 
-#include "service/cgroup-sync.h"
-#include "service/log.h"
+#include "cgroup/mirror.h"
+#include "base/log.h"
 #include "service/service-internal.h"
 
 int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userdata, Refusal *rf) {
@@ -22,7 +22,7 @@ int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userda
         if (r < 0)
                 return r;
         /* The same function type: the reports go straight through. */
-        r = cgroup_sync_prune(svc->cgroup, fn, userdata);
+        r = cgroup_mirror_prune(svc->cgroup, fn, userdata);
         if (r > 0) {
                 service_committed(svc, p, NULL);
                 log_info("Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
@@ -42,12 +42,12 @@ void service_sample_mirrors(void *userdata) {
 
         if (!svc->cgroup)
                 return;
-        cgroup_sync_sample(svc->cgroup);
+        cgroup_mirror_sample(svc->cgroup);
         /* The sample already opened every mirror's cgroup: only when one
          * could not be read is there anything to prune, so a host where
          * nothing vanished pays nothing more. */
         if (!atomic_load_explicit(&svc->prune_on_sample, memory_order_relaxed) ||
-            cgroup_sync_unreadable(svc->cgroup) == 0)
+            cgroup_mirror_unreadable(svc->cgroup) == 0)
                 return;
         refusal_init(&rf);
         r = service_prune_mirrors(svc, &svc->daemon_peer, NULL, NULL, &rf);

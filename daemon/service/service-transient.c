@@ -30,7 +30,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "service/log.h"
+#include "base/log.h"
 #include "service/service-internal.h"
 
 /* Does @g still hold kept charges (which a removal would drop)? */
@@ -251,7 +251,7 @@ static int transient_adopt(Service *svc, Peer *p, const char *path, Refusal *rf)
         MemGroup *claimed;
         int r;
 
-        if (group_path_check(path, svc->core->config.max_depth, NULL) <= 0 ||
+        if (mem_path_check(path, svc->core->config.max_depth, NULL) <= 0 ||
             group_get(svc->core, path, &g) < 0)
                 return 0;
         claimed = orphan_claim(svc, p, g);

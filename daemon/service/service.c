@@ -8,7 +8,7 @@
  * owners, kept charges) asks service_admit() first (refused while the
  * state cannot be saved) and calls service_committed() once the change
  * is made; the transport holds its OK until the saver has it on disk
- * (durable.h).
+ * (saver.h).
  */
 
 #include <stdlib.h>
@@ -99,33 +99,33 @@ bool service_reads_open(Service *svc) {
         return service_read_access(svc) == READ_ACCESS_ALL;
 }
 
-void service_set_durable(Service *svc, Durable *d) {
-        svc->durable = d;
+void service_set_saver(Service *svc, Saver *d) {
+        svc->saver = d;
         /* The placement rules live beside the state (placement.h); a
          * file that cannot be read leaves the table empty, logged, and
          * the daemon serves on: attach falls back to the mirror. */
         if (d)
-                (void) placement_load(svc->placement, durable_state_dir(d));
+                (void) placement_load(svc->placement, saver_state_dir(d));
 }
 
 int service_add_durable_waker(Service *svc, void (*fn)(void *userdata), void *userdata) {
-        return svc->durable ? durable_add_waker(svc->durable, fn, userdata) : 0;
+        return svc->saver ? saver_add_waker(svc->saver, fn, userdata) : 0;
 }
 
 uint64_t service_peer_take_wait(Peer *p) {
-        uint64_t seq = p->durable_seq;
+        uint64_t seq = p->saver_seq;
 
-        p->durable_seq = 0;
+        p->saver_seq = 0;
         return seq;
 }
 
 int service_durable_check(Service *svc, uint64_t seq, Refusal *rf) {
-        if (!svc->durable || seq == 0)
+        if (!svc->saver || seq == 0)
                 return 1;
-        return durable_check(svc->durable, seq, rf);
+        return saver_check(svc->saver, seq, rf);
 }
 
-void service_set_cgroup(Service *svc, CgroupSync *cgroup) {
+void service_set_cgroup(Service *svc, CgroupMirror *cgroup) {
         svc->cgroup = cgroup;
 }
 
@@ -150,24 +150,24 @@ unsigned service_group_count(Service *svc) {
 }
 
 int service_admit(Service *svc, Refusal *rf) {
-        return svc->durable ? durable_admit(svc->durable, rf) : 0;
+        return svc->saver ? saver_admit(svc->saver, rf) : 0;
 }
 
 void service_committed(Service *svc, Peer *p, const char *path) {
         uint64_t seq;
 
-        if (!svc->durable)
+        if (!svc->saver)
                 return;
-        seq = durable_committed(svc->durable, path);
+        seq = saver_committed(svc->saver, path);
         /* The daemon's own peer is shared by threads, and nobody waits
          * for its changes (the import at start). */
         if (!p->internal)
-                p->durable_seq = MAX(p->durable_seq, seq);
+                p->saver_seq = MAX(p->saver_seq, seq);
 }
 
 void service_changed(Service *svc) {
-        if (svc->durable)
-                durable_changed(svc->durable);
+        if (svc->saver)
+                saver_changed(svc->saver);
 }
 
 int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
@@ -241,7 +241,7 @@ int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf) 
 
         if (!path || !*path)
                 return refusal_set(rf, -EINVAL, "a group path is required");
-        r = group_path_check(path, svc->core->config.max_depth, NULL);
+        r = mem_path_check(path, svc->core->config.max_depth, NULL);
         if (r >= 0)
                 r = group_get(svc->core, path, ret);
         return r < 0 ? refusal_path(rf, r, path) : 0;

@@ -27,10 +27,10 @@
 #include "core/model.h"
 #include "service/authz.h"
 #include "service/events.h"
-#include "service/refusal.h"
+#include "base/refusal.h"
 #include "service/registry.h"
 
-typedef struct CgroupSync CgroupSync;
+typedef struct CgroupMirror CgroupMirror;
 typedef struct MemCore MemCore;
 typedef struct Service Service;
 
@@ -52,7 +52,7 @@ typedef struct ServiceSettings {
         RegistryBounds bounds;         /* connections, subscriptions, groups, output per uid; 0: none */
 } ServiceSettings;
 
-typedef struct Durable Durable;
+typedef struct Saver Saver;
 
 /**
  * service_new() - the service for @core, with its registry and event
@@ -76,8 +76,8 @@ uint32_t service_max_frame(Service *svc);
 /** service_reads_open() - may anyone read every group (read access "all")? Any thread. */
 bool service_reads_open(Service *svc);
 
-/** service_set_durable() - who saves durable changes (NULL: nothing is saved); before other threads use @svc. */
-void service_set_durable(Service *svc, Durable *d);
+/** service_set_saver() - who saves durable changes (NULL: nothing is saved); before other threads use @svc. */
+void service_set_saver(Service *svc, Saver *d);
 
 /**
  * service_add_durable_waker() - call @fn (on the saver thread) after every
@@ -102,7 +102,7 @@ uint64_t service_peer_take_wait(Peer *p);
 int service_durable_check(Service *svc, uint64_t seq, Refusal *rf);
 
 /** service_set_cgroup() - the kernel cgroup mirror (NULL: none); before other threads use @svc. */
-void service_set_cgroup(Service *svc, CgroupSync *cgroup);
+void service_set_cgroup(Service *svc, CgroupMirror *cgroup);
 
 /** service_events() - the event fan-out, for the transport that sets itself as its sink. */
 Events *service_events(Service *svc);
@@ -257,7 +257,7 @@ void service_set_prune_on_sample(Service *svc, bool on);
 
 /**
  * service_sample_mirrors() - the housekeeping sampler (HousekeepingSampleFn,
- * @userdata the Service): cgroup_sync_sample(), then, when pruning on
+ * @userdata the Service): cgroup_mirror_sample(), then, when pruning on
  * sampling is on and a mirrored cgroup could not be read,
  * service_prune_mirrors() as the daemon, so that the removals are saved
  * as any other change. On the housekeeping thread.
@@ -533,7 +533,7 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf);
  */
 int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf);
 
-/* ---- placement rules (service-rules.c) ---- */
+/* ---- placement rules (service-placement.c) ---- */
 
 /**
  * service_add_rule() - the placement rule @cgroup (a kernel cgroup path)

@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "service/log.h"
-#include "service/procid.h"
-#include "service/selfstats.h"
+#include "base/log.h"
+#include "base/procid.h"
+#include "base/selfstats.h"
 #include "sock/conn-internal.h"
 #include "sock/request.h"
 #include "sock/server.h"

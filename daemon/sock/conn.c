@@ -41,7 +41,7 @@
  * more than one, or a second before the first was used, is a protocol
  * error. Unclaimed descriptors are closed.
  *
- * Durable changes: the OK of a change that must survive is held (held.c)
+ * Saver changes: the OK of a change that must survive is held (held.c)
  * until the saver has it on disk, and every later reply of the same
  * connection waits behind it, so that replies keep their order; reading
  * and serving go on meanwhile (held replies count against the output
@@ -65,8 +65,8 @@
 
 #include "frame.h"
 #include "macro.h"
-#include "service/log.h"
-#include "service/selfstats.h"
+#include "base/log.h"
+#include "base/selfstats.h"
 #include "sock/conn-internal.h"
 #include "sock/request-hot.h"
 #include "sock/request.h"

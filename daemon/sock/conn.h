@@ -87,7 +87,7 @@ int sock_host_init(SockConnHost *host);
 void sock_host_done(SockConnHost *host);
 
 /**
- * sock_host_saved() - a DurableWakeFn (service_add_durable_waker()): a
+ * sock_host_saved() - a SaverWakeFn (service_add_durable_waker()): a
  * save ended; @userdata is the host. Any thread: it wakes the host's loop,
  * which releases the replies that waited for it.
  */

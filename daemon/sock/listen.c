@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 #include "socket-util.h"
 #include "sock/listen.h"
 

@@ -15,7 +15,7 @@
 
 #include <assert.h>
 
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 #include "sock/request-hot.h"
 #include "sock/wire-hot.h"
 #include "status.h"

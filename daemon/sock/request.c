@@ -19,7 +19,7 @@
 
 #include "macro.h"
 #include "memacct.pb-c.h"
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 #include "sock/request.h"
 #include "sock/wire.h"
 #include "status.h"

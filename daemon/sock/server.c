@@ -53,7 +53,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 #include "sock/server.h"
 #include "thread-start.h"
 

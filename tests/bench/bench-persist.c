@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Persistence benchmark: the daemon's state save and load of many groups,
- * through the functions the daemon calls (service/persist.h): the saver
+ * through the functions the daemon calls (state/persist.h): the saver
  * thread's whole save is persist_save(), the start's load
  * persist_restore().
  *
@@ -37,8 +37,8 @@
 #include "core/charge.h"
 #include "core/core.h"
 #include "core/group.h"
-#include "service/log.h"
-#include "service/persist.h"
+#include "base/log.h"
+#include "state/persist.h"
 
 #define TOP 1000u
 #define PAGE 4096u

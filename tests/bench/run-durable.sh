@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Durable changes: kept charges per second (Charge/Uncharge with keep of
+# Saver changes: kept charges per second (Charge/Uncharge with keep of
 # /bench/a, each a durable change whose OK waits for its save) with
 # group commit and fsync ([daemon] sync = yes, the default) against the
 # same daemon without fsync (sync = no), and, as the peer, redis-server

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Durable changes over the bus: an OK is sent once the change is saved
+# Saver changes over the bus: an OK is sent once the change is saved
 # (the state file or its journal holds it when the reply arrives); on a
 # full state directory (a small tmpfs filled up) durable changes are
 # refused with ResourceExhausted naming the cause while session charges

@@ -47,7 +47,7 @@
 #include "fuzz-rcu.h"
 #include "fuzz-service.h"
 #include "macro.h"
-#include "service/log.h"
+#include "base/log.h"
 #include "service/service.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -2,7 +2,7 @@
 /*
  * Group paths on arbitrary bytes: the input is split at newlines into
  * paths that are created, looked up and removed in one core. Whatever the
- * input, a path either passes group_path_check() or fails with one of its
+ * input, a path either passes mem_path_check() or fails with one of its
  * documented errors, create never accepts a path the check refuses, and
  * the tree ends as it began: removing everything created (deepest first)
  * leaves the root alone. That is also what makes the target persistent:
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         for (unsigned i = 0; i < n; i++) {
                 MemPathError why;
-                int depth = group_path_check(paths[i], MAX_DEPTH, &why);
+                int depth = mem_path_check(paths[i], MAX_DEPTH, &why);
                 int r = group_create(core, paths[i], 0);
 
                 if (depth < 0 && (depth != -EINVAL && depth != -ENAMETOOLONG && depth != -EMLINK))

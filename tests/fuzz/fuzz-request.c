@@ -24,7 +24,7 @@
 #include "core/group.h"
 #include "frame.h"
 #include "fuzz-service.h"
-#include "service/selfstats.h"
+#include "base/selfstats.h"
 #include "service/service.h"
 #include "sock/request-hot.h"
 #include "sock/request.h"

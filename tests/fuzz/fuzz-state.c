@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "service/log.h"
-#include "service/persist.h"
+#include "base/log.h"
+#include "state/persist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -41,7 +41,7 @@ import traceback
 ATTACKER = 65534
 BYSTANDER = 65533
 
-# The defaults under test (daemon/service/config.h, memacctd.conf(5)).
+# The defaults under test (daemon/base/config.h, memacctd.conf(5)).
 CONNECTIONS_PER_UID = 512
 GROUPS_PER_UID = 1024
 SUBSCRIPTIONS_PER_UID = 256

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * group_path_check(): which group paths the core accepts, and why it
+ * mem_path_check(): which group paths the core accepts, and why it
  * refuses the others (MemPathError). Paths are absolute, made of non-empty
  * components of [A-Za-z0-9._:@-] that are not "." or "..", each at most
  * MEM_NAME_MAX bytes, the whole at most MEM_PATH_MAX bytes and max_depth
@@ -19,16 +19,16 @@
 #include "core-test.h"
 #include "group.h"
 
-/* ---- group_path_check ---------------------------------------------------- */
+/* ---- mem_path_check ---------------------------------------------------- */
 
 static void assert_path(const char *path, unsigned max_depth, int expect_r,
                         MemPathError expect_reason) {
         MemPathError reason = _MEM_PATH_ERROR_MAX;
 
-        assert_int_equal(group_path_check(path, max_depth, &reason), expect_r);
+        assert_int_equal(mem_path_check(path, max_depth, &reason), expect_r);
         assert_int_equal(reason, expect_reason);
         /* The reason is optional, and does not change the answer. */
-        assert_int_equal(group_path_check(path, max_depth, NULL), expect_r);
+        assert_int_equal(mem_path_check(path, max_depth, NULL), expect_r);
         assert_non_null(mem_path_error_to_string(reason));
 }
 

@@ -118,7 +118,7 @@ const Recorded *event_log_find(const EventLog *log, EventKind kind, int event, c
 /* ---- the fixture -------------------------------------------------------- */
 
 unsigned fixture_commits(Fixture *f) {
-        return (unsigned) durable_last_change(f->durable);
+        return (unsigned) saver_last_change(f->saver);
 }
 
 ServiceSettings fixture_settings_default(void) {
@@ -174,7 +174,7 @@ static void fixture_free(Fixture *f) {
         f->other = service_peer_free(f->other);
         f->bus = service_peer_free(f->bus);
         f->svc = service_free(f->svc);
-        f->durable = durable_free(f->durable);
+        f->saver = saver_free(f->saver);
         if (f->state_dir[0])
                 (void) rmdir(f->state_dir);
         if (f->registered)
@@ -200,9 +200,9 @@ int service_setup(void **state) {
         /* A saver that is never started: it counts the commits, and a
          * commit never waits for a thread. */
         snprintf(f->state_dir, sizeof(f->state_dir), "/tmp/test-service-XXXXXX");
-        if (!mkdtemp(f->state_dir) || durable_new(f->core, f->state_dir, false, &f->durable) < 0)
+        if (!mkdtemp(f->state_dir) || saver_new(f->core, f->state_dir, false, &f->saver) < 0)
                 goto fail;
-        service_set_durable(f->svc, f->durable);
+        service_set_saver(f->svc, f->saver);
         events_set_sink(service_events(f->svc), sink_record, &f->sink);
         if (make_peer(f, UID_ROOT, PID_ROOT, true, &f->root_inbox, &f->root) < 0 ||
             make_peer(f, UID_DELEGATE, PID_DELEGATE, true, &f->delegate_inbox, &f->delegate) < 0 ||

@@ -20,7 +20,7 @@
 
 #include "core/core.h"
 #include "core/group.h"
-#include "service/durable.h"
+#include "state/saver.h"
 #include "service/service.h"
 
 #define KIB ((uint64_t) 1 << 10)
@@ -103,7 +103,7 @@ typedef struct Fixture {
         Peer *bus;      /* UID_DELEGATE, as the bus makes them: lazy session, no delivery */
         EventLog root_inbox, delegate_inbox, other_inbox;
         EventLog sink; /* what the broadcasting transport was told */
-        Durable *durable;
+        Saver *saver;
         char state_dir[64];
         Peer *extra[FIXTURE_EXTRA_MAX];
         EventLog extra_inbox[FIXTURE_EXTRA_MAX];
@@ -153,7 +153,7 @@ void fixture_settings(Fixture *f, ReadAccess access, unsigned cap);
 /** fixture_settings_default() - the settings service_setup() installed. */
 ServiceSettings fixture_settings_default(void);
 
-/* Durable changes committed so far (the saver is never started). */
+/* Saver changes committed so far (the saver is never started). */
 unsigned fixture_commits(Fixture *f);
 
 /* ---- the tree, through the core ------------------------------------------ */

@@ -20,7 +20,7 @@
 
 #include "core/charge.h"
 #include "service-test.h"
-#include "service/persist.h"
+#include "state/persist.h"
 
 static int keep(Fixture *f, Peer *p, const char *path, uint64_t bytes, bool charging, Refusal *rf) {
         ServiceCharge c = kept_bytes(path, bytes);

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "service-test.h"
-#include "service/placement.h"
+#include "cgroup/placement.h"
 
 static int attach_to(Fixture *f, Peer *p, const char *path, char *buf, size_t size, Refusal *rf) {
         refusal_init(rf);

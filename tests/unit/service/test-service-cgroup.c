@@ -24,14 +24,14 @@
 
 #include "core/session.h"
 #include "service-test.h"
-#include "service/cgroup-sync.h"
+#include "cgroup/mirror.h"
 
 #define PREFIX "/k"
 #define NO_SUCH_PID 424242
 
 /* The fake hierarchy of the test running now. */
 static char fake[64];
-static CgroupSync *mirror;
+static CgroupMirror *mirror;
 static bool fake_v2;
 
 static void put(const char *dir, const char *name, const char *value) {
@@ -107,10 +107,10 @@ static int setup(void **state) {
 static void mirror_install(Fixture *f, bool auto_create) {
         int r;
 
-        mirror = cgroup_sync_free(mirror);
-        r = cgroup_sync_new(f->core, service_events(f->svc), fake, PREFIX, auto_create, &mirror);
+        mirror = cgroup_mirror_free(mirror);
+        r = cgroup_mirror_new(f->core, events_notify, service_events(f->svc), fake, PREFIX, auto_create, &mirror);
         assert_int_equal(r, 0);
-        assert_true(cgroup_sync_available(mirror));
+        assert_true(cgroup_mirror_available(mirror));
         service_set_cgroup(f->svc, mirror);
 }
 
@@ -119,7 +119,7 @@ static int teardown(void **state) {
         Fixture *f = *state;
 
         service_set_cgroup(f->svc, NULL);
-        mirror = cgroup_sync_free(mirror);
+        mirror = cgroup_mirror_free(mirror);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
         service_teardown(state);
         return system(cmd) == 0 ? 0 : -1;
@@ -235,7 +235,7 @@ static const char *own_mirror(Fixture *f, char *group, size_t size) {
                 skip();
         /* A cgroup path too long to mirror is one this host cannot test. */
         if ((size_t) snprintf(group, size, "%s%s", PREFIX, strcmp(cg, "/") == 0 ? "" : cg) >= size ||
-            group_path_check(group, TEST_MAX_DEPTH, &why) < 0)
+            mem_path_check(group, TEST_MAX_DEPTH, &why) < 0)
                 skip();
         fake_v2 = v2;
         if (v2)

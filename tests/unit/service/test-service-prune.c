@@ -20,12 +20,12 @@
 #include <cmocka.h>
 
 #include "service-test.h"
-#include "service/cgroup-sync.h"
+#include "cgroup/mirror.h"
 
 #define PREFIX "/k"
 
 static char fake[64];
-static CgroupSync *mirror;
+static CgroupMirror *mirror;
 
 static void put(const char *dir, const char *name, const char *value) {
         char path[PATH_MAX];
@@ -71,11 +71,11 @@ static int setup(void **state) {
         fake_cgroup("/web");
         fake_cgroup("/web/app");
         fake_cgroup("/db");
-        if (cgroup_sync_new(f->core, service_events(f->svc), fake, PREFIX, false, &mirror) < 0)
+        if (cgroup_mirror_new(f->core, events_notify, service_events(f->svc), fake, PREFIX, false, &mirror) < 0)
                 return -1;
         service_set_cgroup(f->svc, mirror);
         refusal_init(&rf);
-        return cgroup_sync_import(mirror, "/", NULL, &n, &rf) == 4 ? 0 : -1;
+        return cgroup_mirror_import(mirror, "/", NULL, &n, &rf) == 4 ? 0 : -1;
 }
 
 static int teardown(void **state) {
@@ -83,7 +83,7 @@ static int teardown(void **state) {
         Fixture *f = *state;
 
         service_set_cgroup(f->svc, NULL);
-        mirror = cgroup_sync_free(mirror);
+        mirror = cgroup_mirror_free(mirror);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
         service_teardown(state);
         return system(cmd) == 0 ? 0 : -1;

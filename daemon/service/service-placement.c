@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The operations on placement rules (placement.h): add, remove, list,
+ * and the one decision of where an Attach of "" or "auto" lands.
+ *
+ * Two kinds of rule: the explicit ones (placement.c, added by root or the
+ * OCI hook) and the kernel cgroup mirrors (mirror.c: each mirror is
+ * the rule "its cgroup -> its group"). Listed together, sorted by cgroup;
+ * placed by the explicit ones first, then by the mirrors (service_place()).
+ *
+ * Policy decided here: only root adds or removes rules (a rule steers
+ * the sessions of every uid's processes in that cgroup); a rule names a
+ * group that exists when it is added; a mirror is removed with its group
+ * or by a prune, never as a rule; a caller lists the rules whose group it
+ * may read, as it lists groups; a rule is on disk before its OK.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/group.h"
+#include "cgroup/mirror.h"
+#include "base/log.h"
+#include "cgroup/placement.h"
+#include "service/service-internal.h"
+
+static int check_cgroup(const char *cgroup, Refusal *rf) {
+        int r;
+
+        if (!cgroup || !*cgroup)
+                return refusal_set(rf, -EINVAL, "no kernel cgroup given");
+        r = placement_cgroup_check(cgroup);
+        if (r == -ENAMETOOLONG)
+                return refusal_set(rf, r, "kernel cgroup path longer than %d bytes", PLACEMENT_CGROUP_MAX);
+        if (r < 0)
+                return refusal_set(rf, r,
+                                   "'%s' is not a kernel cgroup path (absolute, no empty, '.' or '..' part, "
+                                   "no trailing '/')", cgroup);
+        return 0;
+}
+
+int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int r;
+
+        if (!authz_may_place(p->creds.uid))
+                return refusal_set(rf, -EPERM, "only root adds placement rules");
+        r = check_cgroup(cgroup, rf);
+        if (r < 0)
+                return r;
+        if (!group || !*group)
+                return refusal_set(rf, -EINVAL, "no group given");
+        r = service_lookup(svc, group, &g, rf);
+        if (r < 0)
+                return r;
+        r = placement_add(svc->placement, cgroup, group);
+        if (r == -ENOSPC)
+                return refusal_set(rf, r, "too many placement rules (%d)", PLACEMENT_RULES_MAX);
+        if (r < 0)
+                return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
+        log_info("Placement rule %s -> %s %s", cgroup, group, r > 0 ? "replaced" : "added");
+        return 0;
+}
+
+int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf) {
+        int r;
+
+        if (!authz_may_place(p->creds.uid))
+                return refusal_set(rf, -EPERM, "only root removes placement rules");
+        r = check_cgroup(cgroup, rf);
+        if (r < 0)
+                return r;
+        r = placement_remove(svc->placement, cgroup);
+        if (r == -ENOENT && svc->cgroup) {
+                char group[MEM_PATH_MAX + 1];
+
+                /* A mirror is a rule only as long as its group is a
+                 * mirror: it goes with the group, not on its own. */
+                if (cgroup_mirror_of(svc->cgroup, cgroup, group, sizeof(group)) == 0)
+                        return refusal_set(rf, -EBUSY,
+                                           "cgroup %s is mirrored by group %s: remove the group, or let prune "
+                                           "remove it once the cgroup is gone", cgroup, group);
+        }
+        if (r == -ENOENT)
+                return refusal_set(rf, r, "no placement rule for kernel cgroup %s", cgroup);
+        if (r < 0)
+                return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
+        log_info("Placement rule of %s removed", cgroup);
+        return 0;
+}
+
+/* One rule of a listing, copied out of its table so that the two tables'
+ * locks are never held together nor across the caller's @fn. */
+typedef struct Listed {
+        char *cgroup, *group;
+        bool mirror;
+} Listed;
+
+typedef struct ListBuf {
+        Listed *v;
+        size_t n;
+        bool mirror; /* the kind being gathered */
+} ListBuf;
+
+static int gather(void *userdata, const char *cgroup, const char *group) {
+        ListBuf *b = userdata;
+        Listed *v = realloc(b->v, (b->n + 1) * sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        b->v = v;
+        v[b->n] = (Listed) { .cgroup = strdup(cgroup), .group = strdup(group), .mirror = b->mirror };
+        if (!v[b->n].cgroup || !v[b->n].group) {
+                free(v[b->n].cgroup);
+                free(v[b->n].group);
+                return -ENOMEM;
+        }
+        b->n++;
+        return 0;
+}
+
+/* By cgroup; of one cgroup, the explicit rule first (it is the one that places), then by group. */
+static int cmp_listed(const void *x, const void *y) {
+        const Listed *a = x, *b = y;
+        int d = strcmp(a->cgroup, b->cgroup);
+
+        if (d == 0)
+                d = (int) a->mirror - (int) b->mirror;
+        return d != 0 ? d : strcmp(a->group, b->group);
+}
+
+/* May @p see a rule of @group? Root sees every rule, one whose group is
+ * gone too; anyone else the rules of groups it may read. */
+static bool may_see(Service *svc, Peer *p, const char *group) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        Refusal ignored;
+
+        if (p && p->creds.uid == 0)
+                return true;
+        refusal_init(&ignored);
+        if (service_lookup(svc, group, &g, &ignored) < 0)
+                return false;
+        return p ? authz_may_read(service_read_access(svc), p->creds.uid, g)
+                 : service_read_access(svc) == READ_ACCESS_ALL;
+}
+
+int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn fn, void *userdata,
+                       Refusal *rf) {
+        ListBuf b = {};
+        int r;
+
+        r = placement_list(svc->placement, gather, &b);
+        if (r >= 0 && with_mirrors && svc->cgroup) {
+                b.mirror = true;
+                r = cgroup_mirror_list(svc->cgroup, gather, &b);
+        }
+        if (r >= 0 && b.n > 1) /* b.v is NULL when there is none: qsort() must not see it */
+                qsort(b.v, b.n, sizeof(*b.v), cmp_listed);
+        for (size_t i = 0; i < b.n; i++) {
+                if (r >= 0 && may_see(svc, p, b.v[i].group))
+                        r = fn(userdata, b.v[i].cgroup, b.v[i].group, b.v[i].mirror);
+                free(b.v[i].cgroup);
+                free(b.v[i].group);
+        }
+        free(b.v);
+        if (r == -ENOSPC)
+                return refusal_set(rf, r, "the list of placement rules is too large for one reply");
+        if (r < 0)
+                return refusal_set(rf, r, "cannot list the placement rules: %s", refusal_errno_text(r));
+        return 0;
+}
+
+int service_place_cgroup(Service *svc, const char *cgroup, char *buf, size_t size, Refusal *rf) {
+        char rule[PLACEMENT_CGROUP_MAX + 1];
+        bool created = false;
+        int r;
+
+        /* Explicit rules first, and any of them before any mirror, even a
+         * mirror of a longer cgroup: a container's rule covers the cgroups
+         * nested in it, and a mirror of one of those would otherwise
+         * account its processes outside the container's limits. */
+        r = placement_match(svc->placement, cgroup, buf, size, rule, sizeof(rule));
+        if (r == 0) {
+                log_debug("cgroup %s placed in %s by the rule of %s", cgroup, buf, rule);
+                return 0;
+        }
+        if (r != -ENOENT)
+                return refusal_set(rf, r, "cgroup %s: its rule's group does not fit", cgroup);
+        if (!svc->cgroup)
+                return refusal_set(rf, -ENOENT,
+                                   "no group given, and no kernel cgroup mirror to place the session by");
+        r = cgroup_mirror_place(svc->cgroup, cgroup, buf, size, &created, rf);
+        /* A mirror made on demand is made again on demand: saved, but
+         * nobody's OK waits for it. */
+        if (created)
+                service_changed(svc);
+        return r;
+}
+
+int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf) {
+        char cg[PLACEMENT_CGROUP_MAX + 1];
+        pid_t pid = p->creds.pid;
+        int r;
+
+        r = svc->cgroup ? cgroup_mirror_pid_cgroup(svc->cgroup, pid, cg, sizeof(cg))
+                        : placement_proc_cgroup(pid, cg, sizeof(cg));
+        if (r < 0 && r != -ESRCH && !svc->cgroup)
+                return refusal_set(rf, -ENOENT,
+                                   "no group given, and no kernel cgroup mirror to place the session by");
+        if (r < 0)
+                return refusal_set(rf, r == -ESRCH ? -ESRCH : -ENOENT, "pid %d: cannot read its memory cgroup: %s",
+                                   (int) pid, strerror(-r));
+        return service_place_cgroup(svc, cg, buf, size, rf);
+}
