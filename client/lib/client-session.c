@@ -22,7 +22,7 @@
 #include "client-call.h"
 #include "client-error.h"
 #include "client-session.h"
-#include "client-stocked.h"
+#include "client-stock-socket.h"
 #include "macro.h"
 
 /*
