@@ -21,7 +21,7 @@
 
 #include "client-call.h"
 #include "client-error.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "client-stock-socket.h"
 #include "macro.h"
 
