@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "delegate.h"
-#include "limits.h"
+#include "limit-names.h"
 #include "output.h"
 #include "parse-size.h"
 

@@ -43,7 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "limit-names.h"
 #include "macro.h"
 #include "oci.h"
 #include "output.h"

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "limit-names.h"
 #include "macro.h"
 #include "options.h"
 #include "output.h"

@@ -20,19 +20,19 @@
 #include <unistd.h>
 
 #include "delegate.h"
-#include "limits.h"
+#include "import.h"
+#include "info.h"
+#include "limit-names.h"
 #include "macro.h"
 #include "oci.h"
 #include "options.h"
-#include "import.h"
 #include "output.h"
 #include "parse-size.h"
 #include "prune.h"
+#include "rules.h"
 #include "run.h"
 #include "top.h"
-#include "rules.h"
 #include "verbs.h"
-#include "who.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_list *, memacct_group_list_free);
@@ -435,8 +435,8 @@ static const Verb verbs[] = {
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },
-        { "info", 0, 0, who_info_main },
-        { "sessions", 0, 1, who_sessions_main },
+        { "info", 0, 0, info_main },
+        { "sessions", 0, 1, info_sessions_main },
 };
 
 const Verb *verb_find(const char *name) {

@@ -19,7 +19,7 @@
 
 #include "client-call.h"
 #include "client-error.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "macro.h"
 #include "status.h"
 

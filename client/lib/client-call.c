@@ -5,8 +5,8 @@
  * refills and returns sent earlier are dispatched on the way (each to its
  * own completion callback) and ours is the one whose callback fills our
  * slot. Nothing here reconnects: a broken connection is the caller's to
- * repair (client-session.c), which is why the session's rebuild is built
- * from these calls.
+ * repair (client-reconnect.c), which is why a reconnection rebuilds the
+ * session from these calls.
  *
  * Invariant: when a call returns, no awaited reply points at its slot,
  * which lives on the caller's stack: a call that gives up before its reply

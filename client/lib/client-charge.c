@@ -21,8 +21,8 @@
 
 #include "client-call.h"
 #include "client-error.h"
-#include "client-session.h"
-#include "client-stocked.h"
+#include "client-reconnect.h"
+#include "client-stock-socket.h"
 #include "macro.h"
 
 _public_ int memacct_stock_drain(memacct *m) {

@@ -15,7 +15,7 @@
 
 #include "client-deadline.h"
 #include "client-error.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "macro.h"
 
 _public_ int memacct_subscribe(memacct *m, const char *path) {

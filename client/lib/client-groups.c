@@ -16,7 +16,7 @@
 
 #include "client-error.h"
 #include "client-groups.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "macro.h"
 
 static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {

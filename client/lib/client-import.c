@@ -14,7 +14,7 @@
 
 #include "client-bus-conn.h"
 #include "client-error.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "macro.h"
 #include "memacct.h"
 

@@ -12,7 +12,7 @@
 
 #include "client-error.h"
 #include "client-info.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "macro.h"
 
 memacct_server_info *client_server_info_new(const char *version, const char *state, const char *cause) {

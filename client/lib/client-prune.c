@@ -11,7 +11,7 @@
 
 #include "client-error.h"
 #include "client-prune.h"
-#include "client-session.h"
+#include "client-reconnect.h"
 #include "client.h"
 #include "macro.h"
 

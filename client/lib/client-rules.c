@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "client-error.h"
+#include "client-reconnect.h"
 #include "client-rules.h"
-#include "client-session.h"
 #include "client.h"
 #include "macro.h"
 

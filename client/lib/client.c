@@ -39,7 +39,7 @@
 
 #include "client-call.h"
 #include "client-error.h"
-#include "client-stocked.h"
+#include "client-stock-socket.h"
 #include "macro.h"
 
 _public_ int memacct_default_socket(char **ret) {

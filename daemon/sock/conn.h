@@ -3,9 +3,11 @@
 
 /*
  * One client connection of the protobuf socket: reading, framing, writing,
- * the per-connection bounds and timeouts, and events pushed to it from
- * other threads. Every connection lives on one worker thread (its "host")
- * and is touched only there, except through its push function.
+ * the per-connection bounds and timeouts (conn.c), opening one
+ * (conn-open.c), events pushed to it from other threads (conn-push.c),
+ * and its host's duties over all its connections (conn-host.c). Every
+ * connection lives on one worker thread (its "host") and is touched only
+ * there, except through its push function.
  */
 
 #include <stdbool.h>

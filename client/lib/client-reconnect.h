@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * The session across daemon restarts: reconnection, and the calls that
- * reconnect first (the public calls' way to the socket).
+ * Reconnection after a daemon restart, and the calls that reconnect
+ * first (the public calls' way to the socket).
  */
 
 #include <stdbool.h>

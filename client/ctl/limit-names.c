@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "limits.h"
+#include "limit-names.h"
 #include "macro.h"
 
 static const struct {

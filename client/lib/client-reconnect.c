@@ -21,8 +21,8 @@
 
 #include "client-call.h"
 #include "client-error.h"
-#include "client-session.h"
-#include "client-stocked.h"
+#include "client-reconnect.h"
+#include "client-stock-socket.h"
 #include "macro.h"
 
 /*
@@ -31,7 +31,7 @@
  * the owner) it is tried as a plain charge. Return: 0 and the outcome in
  * @ret_replay_r/@ret_replayed, or the error of a broken connection.
  */
-static int session_replay(memacct *m, int *ret_replay_r, uint64_t *ret_replayed) {
+static int reconnect_replay(memacct *m, int *ret_replay_r, uint64_t *ret_replayed) {
         uint64_t replayed = 0;
         int r, replay_r = 0;
 
@@ -64,7 +64,7 @@ static int session_replay(memacct *m, int *ret_replay_r, uint64_t *ret_replayed)
  * outcome in @ret_replay_r/@ret_replayed; or the error that broke the
  * rebuild before the replay (worth another attempt if the connection broke).
  */
-static int session_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed) {
+static int reconnect_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed) {
         int r;
 
         r = conn_open(&m->conn, m->socket_path);
@@ -88,7 +88,7 @@ static int session_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replayed
                 if (r < 0 && m->conn.fd < 0)
                         return r;
         }
-        return session_replay(m, ret_replay_r, ret_replayed);
+        return reconnect_replay(m, ret_replay_r, ret_replayed);
 }
 
 int client_ensure_connected(memacct *m) {
@@ -115,7 +115,7 @@ int client_ensure_connected(memacct *m) {
                         nanosleep(&ts, NULL);
                         delay_msec = MIN(delay_msec * 2, 1000u);
                 }
-                r = session_rebuild(m, &replay_r, &replayed);
+                r = reconnect_rebuild(m, &replay_r, &replayed);
                 if (r >= 0)
                         break;
                 if (m->conn.fd >= 0)

@@ -24,7 +24,7 @@
 #include "client-call.h"
 #include "client-deadline.h"
 #include "client-error.h"
-#include "client-stocked.h"
+#include "client-stock-socket.h"
 #include "status.h"
 
 /* The errno of a reply's status, or the transport error @r without one. */

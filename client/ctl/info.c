@@ -17,7 +17,7 @@
 #include "macro.h"
 #include "options.h"
 #include "output.h"
-#include "who.h"
+#include "info.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_server_info *, memacct_server_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_sessions *, memacct_sessions_free);
@@ -83,7 +83,7 @@ static int print_info(const memacct_server_info *i, bool json) {
         return 0;
 }
 
-int who_info_main(memacct **mp, int argc, char **argv) {
+int info_main(memacct **mp, int argc, char **argv) {
         _cleanup_(memacct_server_info_freep) memacct_server_info *info = NULL;
         int r;
 
@@ -154,7 +154,7 @@ static int print_sessions_list(const memacct_sessions *l, bool json) {
         return 0;
 }
 
-int who_sessions_main(memacct **mp, int argc, char **argv) {
+int info_sessions_main(memacct **mp, int argc, char **argv) {
         _cleanup_(memacct_sessions_freep) memacct_sessions *l = NULL;
         const char *path = argc > 1 ? argv[1] : NULL;
         int r;
