@@ -3,10 +3,11 @@
 
 /*
  * The Prometheus metrics listener: GET /metrics in the text exposition
- * format 0.0.4, served by evhttp on a thread of its own. Opt-in
- * ([metrics] listen, --metrics), without authentication: every group is
- * exposed to whoever can connect, so the address is loopback or a Unix
- * socket unless the configuration says otherwise.
+ * format 0.0.4, on a thread of its own with bufferevents of its own,
+ * every connection bounded (metrics.c). Opt-in ([metrics] listen,
+ * --metrics), without authentication: every group is exposed to whoever
+ * can connect, so the address is loopback or a Unix socket unless the
+ * configuration says otherwise.
  */
 
 #include "base/config.h"

@@ -2,7 +2,8 @@
 /*
  * The service object: its settings, its peers, and what every operation
  * shares (look-ups, persistence, change notices). The operations
- * themselves are in service-groups.c and service-charges.c.
+ * themselves are in the service-*.c files, one per concept (groups,
+ * charges and sessions, placement, mirrors, transient groups, info).
  *
  * Durability: an operation that changes what is saved (groups, limits,
  * owners, kept charges) asks service_admit() first (refused while the
