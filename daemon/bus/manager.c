@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "bus/error.h"
-#include "bus/limits.h"
+#include "bus/group-limits.h"
 #include "bus/manager.h"
 #include "bus/mirrors.h"
 #include "bus/names.h"
