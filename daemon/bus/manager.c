@@ -16,10 +16,9 @@
  * its reply.
  *
  * The OK of a durable change (a group, limits, a kept charge) is sent
- * once the change is saved: the reply is built at once and held
- * (bus_manager_release() sends it after the save), and the thread goes on
- * serving other calls. D-Bus matches replies to calls by serial, so held
- * replies need no order.
+ * once the change is saved: the reply is built at once and held (held.c;
+ * bus_manager_release() sends it after the save), and the thread goes on
+ * serving other calls.
  */
 
 #include <stdarg.h>
@@ -38,48 +37,10 @@
 #include "base/selfstats.h"
 #include "status.h"
 
-struct BusHeldReply {
-        BusHeldReply *next;
-        uint64_t seq;
-        sd_bus_message *call, *reply;
-};
-
-static BusHeldReply *held_free(BusHeldReply *h) {
-        BusHeldReply *next = h->next;
-
-        sd_bus_message_unref(h->call);
-        sd_bus_message_unref(h->reply);
-        free(h);
-        return next;
-}
-
 int bus_manager_reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_message *reply) {
         uint64_t seq = service_peer_take_wait(p->peer);
-        BusHeldReply *h;
-        Refusal rf;
-        int r;
 
-        refusal_init(&rf);
-        r = service_durable_check(m->service, seq, &rf);
-        if (r > 0)
-                return sd_bus_send(NULL, reply, NULL);
-        if (r < 0) {
-                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-
-                (void) bus_refusal(&error, &rf);
-                return sd_bus_reply_method_error(call, &error);
-        }
-        h = calloc(1, sizeof(*h));
-        if (!h)
-                return -ENOMEM;
-        *h = (BusHeldReply) {
-                .next = m->held,
-                .seq = seq,
-                .call = sd_bus_message_ref(call),
-                .reply = sd_bus_message_ref(reply),
-        };
-        m->held = h;
-        return 1;
+        return bus_held_send(&m->held, m->service, seq, call, reply);
 }
 
 int bus_manager_reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const char *types, ...) {
@@ -101,31 +62,7 @@ int bus_manager_reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, co
 }
 
 void bus_manager_release(BusManager *m) {
-        BusHeldReply **hp = &m->held;
-
-        while (*hp) {
-                BusHeldReply *h = *hp;
-                Refusal rf;
-                int r;
-
-                refusal_init(&rf);
-                r = service_durable_check(m->service, h->seq, &rf);
-                if (r == 0) {
-                        hp = &h->next;
-                        continue;
-                }
-                if (r > 0)
-                        r = sd_bus_send(NULL, h->reply, NULL);
-                else {
-                        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-
-                        (void) bus_refusal(&error, &rf);
-                        r = sd_bus_reply_method_error(h->call, &error);
-                }
-                if (r < 0)
-                        log_debug_errno(r, "Cannot send a held reply: %m");
-                *hp = held_free(h);
-        }
+        bus_held_release(&m->held, m->service);
 }
 
 bool bus_manager_may_broadcast(BusManager *m) {
@@ -678,7 +615,6 @@ int bus_manager_register(BusManager *m) {
 }
 
 void bus_manager_done(BusManager *m) {
-        while (m->held)
-                m->held = held_free(m->held);
+        bus_held_clear(&m->held);
         bus_peers_free(m);
 }

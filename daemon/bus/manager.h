@@ -15,12 +15,10 @@
 #include <systemd/sd-bus.h>
 
 #include "bus/groups.h"
+#include "bus/held.h"
 #include "bus/peer.h"
 #include "bus/signals.h"
 #include "service/service.h"
-
-/* A reply held until the change it reports is saved. */
-typedef struct BusHeldReply BusHeldReply;
 
 typedef struct BusManager {
         sd_bus *bus;
@@ -40,7 +38,8 @@ int bus_manager_register(BusManager *m);
 
 /**
  * bus_manager_release() - a save ended: send every held reply whose change
- * is saved, or the refusal that replaces it when the save failed.
+ * is saved, or the refusal that replaces it when the save failed
+ * (bus_held_release()).
  */
 void bus_manager_release(BusManager *m);
 
