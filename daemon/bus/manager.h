@@ -5,7 +5,9 @@
  * The D-Bus transport's objects (org.memacct1(5)): the manager object
  * /org/memacct1 (interface org.memacct1.Manager, plus the ObjectManager)
  * and, through groups.c, one object per group. proto/org.memacct1.xml is
- * the reference; the vtables match it (tests/dbus checks).
+ * the reference; the vtables match it (tests/dbus checks). The manager's
+ * vtable is the one table of its methods; their handlers are in
+ * hierarchy.c, sessions.c, mirrors.c and info.c (call.h).
  *
  * Everything here runs on the bus thread (thread.c), which owns the
  * sd_bus and is registered with the service: sd-bus is not thread-safe.
@@ -15,12 +17,10 @@
 #include <systemd/sd-bus.h>
 
 #include "bus/groups.h"
+#include "bus/held.h"
 #include "bus/peer.h"
 #include "bus/signals.h"
 #include "service/service.h"
-
-/* A reply held until the change it reports is saved. */
-typedef struct BusHeldReply BusHeldReply;
 
 typedef struct BusManager {
         sd_bus *bus;
@@ -40,7 +40,8 @@ int bus_manager_register(BusManager *m);
 
 /**
  * bus_manager_release() - a save ended: send every held reply whose change
- * is saved, or the refusal that replaces it when the save failed.
+ * is saved, or the refusal that replaces it when the save failed
+ * (bus_held_release()).
  */
 void bus_manager_release(BusManager *m);
 
@@ -49,34 +50,6 @@ void bus_manager_done(BusManager *m);
 
 /** bus_manager_may_broadcast() - may signals carry group data? Only while reads are open to all. */
 bool bus_manager_may_broadcast(BusManager *m);
-
-/**
- * bus_manager_caller() - the peer that sent @msg, counted as one request
- * served; with the error set in @error on failure.
- * Return: 0, or a negative errno.
- */
-int bus_manager_caller(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error);
-
-/**
- * bus_manager_reply_send() - send @reply to @call now, or hold it until
- * the change it reports (the one @p's operation just made, if any) is
- * saved; an error reply when that change cannot be saved.
- * Return: >= 0, or a negative errno.
- */
-int bus_manager_reply_send(BusManager *m, BusPeer *p, sd_bus_message *call, sd_bus_message *reply);
-
-/** bus_manager_reply_return() - the method return of @call with @types and the values after it, by bus_manager_reply_send(). */
-int bus_manager_reply_return(BusManager *m, BusPeer *p, sd_bus_message *call, const char *types, ...);
-
-/* A service operation whose one argument is a group's path. */
-typedef int (*BusPathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
-
-/**
- * bus_manager_path_call() - a call whose one argument is a path: read it,
- * learn the caller, one operation @op, and an empty reply (held until
- * saved) or the refusal.
- */
-int bus_manager_path_call(BusManager *m, sd_bus_message *msg, BusPathOp op, sd_bus_error *error);
 
 /** bus_manager_flush() - emit the signals queued so far (bus_signals_flush()); logs drops. */
 uint64_t bus_manager_flush(BusManager *m);

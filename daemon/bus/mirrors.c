@@ -2,44 +2,39 @@
 /*
  * The manager's methods about kernel cgroups: ImportCgroups,
  * ImportCgroupsKeepingLimits, PruneMirrors and the placement rules
- * (org.memacct1(5)): decode, one service call, encode, as every method;
- * the changes' replies are held until saved (bus_manager_reply_send()).
+ * (org.memacct1(5)), each a handler of the one signature (call.h):
+ * decode, ask for the caller, one service call, encode. The changes'
+ * replies are held until saved (bus_call_send()).
  */
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/error.h"
-#include "bus/limits.h"
+#include "bus/call.h"
+#include "bus/group-limits.h"
 #include "bus/manager.h"
 #include "bus/mirrors.h"
-#include "bus/peer.h"
 #include "macro.h"
 
-int bus_method_import_cgroups(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
+static int import_cgroups(BusCall *c) {
         const char *from, *under;
         ServiceImportCounts n;
-        BusPeer *p;
-        Refusal rf;
+        Peer *peer;
         int r;
 
-        r = sd_bus_message_read(msg, "ss", &from, &under);
+        r = sd_bus_message_read(c->msg, "ss", &from, &under);
+        if (r >= 0)
+                r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = bus_manager_caller(m, msg, &p, error);
+        r = service_import_cgroups(c->svc, peer, from, under, &n, &c->rf);
         if (r < 0)
-                return r;
-
-        refusal_init(&rf);
-        r = service_import_cgroups(m->service, p->peer, from, under, &n, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        (void) bus_manager_flush(m);
-        return bus_manager_reply_return(m, p, msg, "uuu", (uint32_t) n.created, (uint32_t) n.updated,
-                            (uint32_t) n.unchanged);
+                return bus_call_refused(c);
+        (void) bus_manager_flush(c->manager);
+        return bus_call_return(c, "uuu", (uint32_t) n.created, (uint32_t) n.updated, (uint32_t) n.unchanged);
 }
+BUS_METHOD(bus_method_import_cgroups, import_cgroups, SERVICE_OP_IMPORT_CGROUPS)
 
 /* What PruneMirrors collects before it replies: the removed groups go in
  * one array and the kept ones in another, and the service tells them
@@ -79,45 +74,50 @@ static void pruned_done(Pruned *pr) {
         free(pr->kept);
 }
 
-int bus_method_prune_mirrors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* PruneMirrors' reply: the removed groups (as), then the kept ones with why (a(ss)). */
+static int pruned_reply(BusCall *c, const Pruned *pr, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
-        Pruned pr = {};
-        BusPeer *p;
-        Refusal rf;
         int r;
 
-        r = bus_manager_caller(m, msg, &p, error);
-        if (r < 0)
-                return r;
-
-        refusal_init(&rf);
-        r = service_prune_mirrors(m->service, p->peer, pruned_mirror, &pr, &rf);
-        if (r >= 0 && pr.oom)
-                r = refusal_set(&rf, -ENOMEM, "pruned, but out of memory listing the groups");
-        if (r < 0) {
-                pruned_done(&pr);
-                return bus_refusal(error, &rf);
-        }
-        (void) bus_manager_flush(m);
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && i < pr.n_removed; i++)
-                r = sd_bus_message_append(reply, "s", pr.removed[i]);
+        r = bus_call_new_array(c, "s", &reply);
+        for (size_t i = 0; r >= 0 && i < pr->n_removed; i++)
+                r = sd_bus_message_append(reply, "s", pr->removed[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        for (size_t i = 0; r >= 0 && i + 1 < pr.n_kept; i += 2)
-                r = sd_bus_message_append(reply, "(ss)", pr.kept[i], pr.kept[i + 1]);
+        for (size_t i = 0; r >= 0 && i + 1 < pr->n_kept; i += 2)
+                r = sd_bus_message_append(reply, "(ss)", pr->kept[i], pr->kept[i + 1]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
-        pruned_done(&pr);
         if (r < 0)
                 return r;
-        return bus_manager_reply_send(m, p, msg, reply);
+        *ret = TAKE_PTR(reply);
+        return 0;
 }
+
+static int prune_mirrors(BusCall *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Pruned pr = {};
+        Peer *peer;
+        int r;
+
+        r = bus_call_caller(c, &peer);
+        if (r < 0)
+                return r;
+        r = service_prune_mirrors(c->svc, peer, pruned_mirror, &pr, &c->rf);
+        if (r >= 0 && pr.oom)
+                r = refusal_set(&c->rf, -ENOMEM, "pruned, but out of memory listing the groups");
+        if (r < 0) {
+                pruned_done(&pr);
+                return bus_call_refused(c);
+        }
+        (void) bus_manager_flush(c->manager);
+        r = pruned_reply(c, &pr, &reply);
+        pruned_done(&pr);
+        return r < 0 ? r : bus_call_send(c, reply);
+}
+BUS_METHOD(bus_method_prune_mirrors, prune_mirrors, SERVICE_OP_PRUNE_MIRRORS)
 
 /* ServiceKeptFn of ImportCgroupsKeepingLimits: one (sa{st}a{st}) into the open array; the first error sticks. */
 typedef struct KeptReply {
@@ -143,74 +143,59 @@ static void kept_append(void *userdata, const char *group, unsigned kept, const 
                 k->r = sd_bus_message_close_container(k->reply);
 }
 
-int bus_method_import_cgroups_keeping_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+static int import_cgroups_keeping_limits(BusCall *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        BusManager *m = userdata;
         const char *from, *under;
         ServiceImportCounts n;
         KeptReply k = {};
-        BusPeer *p;
-        Refusal rf;
         int reset, r;
+        Peer *peer;
 
-        r = sd_bus_message_read(msg, "ssb", &from, &under, &reset);
-        if (r < 0)
-                return r;
-        r = bus_manager_caller(m, msg, &p, error);
-        if (r < 0)
-                return r;
-
-        /* The kept groups come during the import: the array is filled then, the counts go before it. */
-        r = sd_bus_message_new_method_return(msg, &reply);
+        r = sd_bus_message_read(c->msg, "ssb", &from, &under, &reset);
+        if (r >= 0)
+                r = bus_call_caller(c, &peer);
+        /* The kept groups come during the import: the array is filled then, the counts after it. */
+        if (r >= 0)
+                r = bus_call_new_array(c, "(sa{st}a{st})", &reply);
         if (r < 0)
                 return r;
         k.reply = reply;
-        k.r = sd_bus_message_open_container(reply, 'a', "(sa{st}a{st})");
-        if (k.r < 0)
-                return k.r;
-        refusal_init(&rf);
-        r = service_import_cgroups_with(m->service, p->peer, from, under, reset ? SERVICE_IMPORT_RESET_LIMITS : 0,
-                                        kept_append, &k, &n, &rf);
+        r = service_import_cgroups_with(c->svc, peer, from, under, reset ? SERVICE_IMPORT_RESET_LIMITS : 0,
+                                        kept_append, &k, &n, &c->rf);
         if (r < 0)
-                return bus_refusal(error, &rf);
-        (void) bus_manager_flush(m);
-        if (k.r < 0)
-                return k.r;
-        r = sd_bus_message_close_container(reply);
+                return bus_call_refused(c);
+        (void) bus_manager_flush(c->manager);
+        r = k.r < 0 ? k.r : sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "uuuuu", (uint32_t) n.created, (uint32_t) n.updated,
                                           (uint32_t) n.unchanged, (uint32_t) n.kept, (uint32_t) n.kernel_owned);
-        if (r < 0)
-                return r;
-        return bus_manager_reply_send(m, p, msg, reply);
+        return r < 0 ? r : bus_call_send(c, reply);
 }
+BUS_METHOD(bus_method_import_cgroups_keeping_limits, import_cgroups_keeping_limits, SERVICE_OP_IMPORT_CGROUPS)
 
 /* ---- placement rules ---- */
 
-int bus_method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        BusManager *m = userdata;
+static int add_placement_rule(BusCall *c) {
         const char *cgroup, *group;
-        BusPeer *p;
-        Refusal rf;
+        Peer *peer;
         int r;
 
-        r = sd_bus_message_read(msg, "ss", &cgroup, &group);
+        r = sd_bus_message_read(c->msg, "ss", &cgroup, &group);
+        if (r >= 0)
+                r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = bus_manager_caller(m, msg, &p, error);
+        r = service_add_rule(c->svc, peer, cgroup, group, &c->rf);
         if (r < 0)
-                return r;
-
-        refusal_init(&rf);
-        r = service_add_rule(m->service, p->peer, cgroup, group, &rf);
-        if (r < 0)
-                return bus_refusal(error, &rf);
-        return bus_manager_reply_return(m, p, msg, NULL);
+                return bus_call_refused(c);
+        return bus_call_return(c, NULL);
 }
+BUS_METHOD(bus_method_add_placement_rule, add_placement_rule, SERVICE_OP_ADD_RULE)
 
-int bus_method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return bus_manager_path_call(userdata, msg, service_remove_rule, error);
+static int remove_placement_rule(BusCall *c) {
+        return bus_call_path(c, service_remove_rule);
 }
+BUS_METHOD(bus_method_remove_placement_rule, remove_placement_rule, SERVICE_OP_REMOVE_RULE)
 
 /* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair; explicit rules only. */
 static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
@@ -224,37 +209,29 @@ static int listed_any_rule(void *userdata, const char *cgroup, const char *group
 }
 
 /* The reply of either list, @with_mirrors as service_list_rules(). */
-static int list_rules(sd_bus_message *msg, BusManager *m, bool with_mirrors, sd_bus_error *error) {
+static int rules_list(BusCall *c, bool with_mirrors) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *sig = with_mirrors ? "(ssb)" : "(ss)";
-        BusPeer *p;
-        Refusal rf;
+        Peer *peer;
         int r;
 
-        r = bus_manager_caller(m, msg, &p, error);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
+        r = bus_call_caller(c, &peer);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', sig);
+                r = bus_call_new_array(c, with_mirrors ? "(ssb)" : "(ss)", &reply);
         if (r < 0)
                 return r;
-        refusal_init(&rf);
-        r = service_list_rules(m->service, p->peer, with_mirrors, with_mirrors ? listed_any_rule : listed_rule,
-                               reply, &rf);
+        r = service_list_rules(c->svc, peer, with_mirrors, with_mirrors ? listed_any_rule : listed_rule, reply,
+                               &c->rf);
         if (r < 0)
-                return bus_refusal(error, &rf);
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+                return bus_call_refused(c);
+        return bus_array_send(reply);
 }
 
-int bus_method_list_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return list_rules(msg, userdata, false, error);
+static int list_placement_rules(BusCall *c) {
+        return rules_list(c, false);
 }
+BUS_METHOD(bus_method_list_placement_rules, list_placement_rules, SERVICE_OP_LIST_RULES)
 
-int bus_method_list_all_placement_rules(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return list_rules(msg, userdata, true, error);
+static int list_all_placement_rules(BusCall *c) {
+        return rules_list(c, true);
 }
+BUS_METHOD(bus_method_list_all_placement_rules, list_all_placement_rules, SERVICE_OP_LIST_RULES)

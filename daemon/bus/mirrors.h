@@ -5,7 +5,7 @@
  * The manager's methods about kernel cgroups: the mirrors (ImportCgroups,
  * ImportCgroupsKeepingLimits, PruneMirrors) and the placement rules
  * (Add/Remove/ListPlacementRules), org.memacct1(5). Entries of the
- * manager's vtable; userdata is the BusManager.
+ * manager's vtable (BUS_METHOD(), call.h); userdata is the BusManager.
  */
 
 #include <systemd/sd-bus.h>

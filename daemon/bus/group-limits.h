@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Limits on the bus: an a{st} of max, high, low and min (org.memacct1(5)),
- * each at most once, the absent ones not set.
+ * A group's limits on the bus: an a{st} of max, high, low and min
+ * (org.memacct1(5)), each at most once, the absent ones not set.
  */
 
 #include <systemd/sd-bus.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Limits on the bus, read and written by one table of their keys.
+ * A group's limits on the bus (group-limits.h), read and written by one
+ * table of their keys.
  */
 
 #include <errno.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 
 #include "bus/error.h"
-#include "bus/limits.h"
+#include "bus/group-limits.h"
 #include "macro.h"
 
 static const struct {

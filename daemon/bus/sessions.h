@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The manager's methods on sessions and the charges they hold
+ * (org.memacct1(5)): entry points of the manager's vtable (BUS_METHOD(),
+ * call.h); userdata is the BusManager.
+ */
+
+#include <systemd/sd-bus.h>
+
+/** bus_method_charge() - Charge(s path, t bytes, s stat, b keep): (t throttle_usec, t over_high). */
+int bus_method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/** bus_method_uncharge() - Uncharge(s path, t bytes, s stat, b keep). */
+int bus_method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/** bus_method_attach() - Attach(s path): the group the caller's session is attached to. */
+int bus_method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/** bus_method_move_process() - MoveProcess(u pid, s path): the sessions moved. */
+int bus_method_move_process(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/** bus_method_get_client() - GetClient(u pid, b exact): the client's rss as a{st}. */
+int bus_method_get_client(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/** bus_method_list_sessions() - ListSessions(s path): service_list_sessions() as a(uussstt). */
+int bus_method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *error);
