@@ -3,7 +3,7 @@
 
 /*
  * memacctd's command line (getopt_long): what it says, not yet merged
- * with memacctd.conf (main.c does that; the command line wins).
+ * with memacctd.conf (daemon.c does that; the command line wins).
  */
 
 #define OPTIONS_WORKERS_MAX 1024

@@ -433,15 +433,124 @@ static bool in_list(MemCore *core, MemGroup *top, bool recursive, const char *pa
  * for nothing. */
 #define LIST_CHUNK 256u
 
+/* One page's walk: where it is, and what it has handed on so far. */
+typedef struct ListWalk {
+        Service *svc;
+        Peer *peer;
+        MemGroup *top;
+        unsigned flags;
+        bool exact;   /* the next read flushes first: one flush covers the whole page */
+        size_t chunk; /* groups per read-side section; SIZE_MAX: all in one */
+        ServiceListPage *page;
+        ServiceGroupFn fn;
+        void *userdata;
+        const char *after; /* NULL (from the start) or cursor */
+        char cursor[MEM_PATH_MAX + 1]; /* the last group visited: the next chunk starts after it */
+        char last[MEM_PATH_MAX + 1];   /* the last group listed: the next page starts after it */
+        unsigned listed;
+} ListWalk;
+
+static void list_walk_visited(ListWalk *w, const char *path) {
+        snprintf(w->cursor, sizeof(w->cursor), "%s", path);
+        w->after = w->cursor;
+}
+
+/* Start after the page's cursor, if it names a group of this list. */
+static int list_walk_from_cursor(ListWalk *w, Refusal *rf) {
+        const char *after = w->page->after;
+
+        if (!after || !*after)
+                return 0;
+        if (mem_path_check(after, UINT_MAX, NULL) < 0 ||
+            !in_list(w->svc->core, w->top, w->flags & SERVICE_READ_RECURSIVE, after))
+                return refusal_set(rf, -EINVAL, "the cursor %.64s is not a group of the list of %s", after,
+                                   w->top->path);
+        list_walk_visited(w, after);
+        snprintf(w->last, sizeof(w->last), "%s", after);
+        return 0;
+}
+
+/*
+ * The next chunk of the walk into @ret. Return: 1 with a chunk; 0 when
+ * the page ends here without one (page->more set); a refusal.
+ */
+static int list_walk_next_chunk(ListWalk *w, Chunk *ret, Refusal *rf) {
+        ServiceListPage *page = w->page;
+        int r;
+
+        for (;;) {
+                size_t max = page->limit ? MIN(w->chunk, (size_t) (page->limit - w->listed)) : w->chunk;
+
+                r = chunk_collect(w->svc->core, w->top, w->flags & SERVICE_READ_RECURSIVE, w->after, max, ret);
+                if (r >= 0)
+                        return 1;
+                chunk_done(ret);
+                if (r == -ESTALE && w->listed == 0 && !page->restarted) {
+                        /* The cursor's group is gone: it marks no place. */
+                        page->restarted = true;
+                        w->after = NULL;
+                        w->last[0] = 0;
+                        continue;
+                }
+                if (r == -ESTALE) {
+                        /* The last group this page visited went away
+                         * between its chunks: the page ends there, and
+                         * the next one starts again. */
+                        page->more = true;
+                        return 0;
+                }
+                return refusal_set(rf, r, "out of memory");
+        }
+}
+
+/*
+ * Hand the groups of @ch the caller may read to the consumer, until the
+ * page is full. *ret_visited: how many of @ch were visited (the rest are
+ * the next page's); *ret_full: the page's limit is reached.
+ * Return: 0; the consumer's error.
+ */
+static int list_walk_emit(ListWalk *w, const Chunk *ch, size_t *ret_visited, bool *ret_full) {
+        bool paths = w->flags & SERVICE_READ_PATHS, full = false;
+        size_t i = 0;
+        int r;
+
+        for (; i < ch->n && !full; i++) {
+                MemGroup *g = ch->v[i];
+                MemGroupInfo info;
+
+                if (!may_read(w->svc, w->peer, g)) {
+                        /* Visited: the next chunk starts after it. */
+                        list_walk_visited(w, g->path);
+                        continue;
+                }
+                if (!paths) {
+                        group_read(w->svc->core, g, NULL, w->exact, &info);
+                        w->exact = false;
+                }
+                r = w->fn(w->userdata, g->path, paths ? NULL : &info);
+                if (r < 0)
+                        return r;
+                if (r > 0 && w->chunk != SIZE_MAX) /* full without it: the next page's first */
+                        break;
+                list_walk_visited(w, g->path);
+                snprintf(w->last, sizeof(w->last), "%s", g->path);
+                w->listed++;
+                full = w->page->limit && w->listed >= w->page->limit;
+        }
+        *ret_visited = i;
+        *ret_full = full;
+        return 0;
+}
+
 /* One page; @chunk: groups per read-side section (SIZE_MAX: all in one,
  * and a positive return of @fn means success, as of sd_bus_message_append()). */
 static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, size_t chunk, ServiceListPage *page,
                      ServiceGroupFn fn, void *userdata, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *top = NULL;
-        bool exact = flags & SERVICE_READ_EXACT, recursive = flags & SERVICE_READ_RECURSIVE;
-        char cursor[MEM_PATH_MAX + 1], last[MEM_PATH_MAX + 1] = "";
-        const char *after = NULL;
-        unsigned listed = 0;
+        ListWalk w = {
+                .svc = svc, .peer = p, .flags = flags, .exact = flags & SERVICE_READ_EXACT,
+                .chunk = chunk, .page = page, .fn = fn, .userdata = userdata,
+        };
         int r;
 
         page->more = page->restarted = false;
@@ -451,71 +560,28 @@ static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, si
         r = service_lookup(svc, path, &top, rf);
         if (r < 0)
                 return r;
-        if (page->after && *page->after) {
-                if (mem_path_check(page->after, UINT_MAX, NULL) < 0 ||
-                    !in_list(svc->core, top, recursive, page->after))
-                        return refusal_set(rf, -EINVAL, "the cursor %.64s is not a group of the list of %s",
-                                           page->after, top->path);
-                snprintf(cursor, sizeof(cursor), "%s", page->after);
-                snprintf(last, sizeof(last), "%s", page->after);
-                after = cursor;
-        }
+        w.top = top;
+        r = list_walk_from_cursor(&w, rf);
+        if (r < 0)
+                return r;
         for (;;) {
-                size_t max = page->limit ? MIN(chunk, (size_t) (page->limit - listed)) : chunk, i = 0;
-                bool full = false;
+                size_t visited;
+                bool full;
                 Chunk ch;
 
-                r = chunk_collect(svc->core, top, recursive, after, max, &ch);
-                if (r == -ESTALE && listed == 0 && !page->restarted) {
-                        /* The cursor's group is gone: it marks no place. */
-                        chunk_done(&ch);
-                        page->restarted = true;
-                        after = NULL;
-                        last[0] = 0;
-                        continue;
-                }
-                if (r == -ESTALE) {
-                        /* The last group this page visited went away
-                         * between its chunks: the page ends there, and
-                         * the next one starts again. */
-                        chunk_done(&ch);
-                        page->more = true;
+                r = list_walk_next_chunk(&w, &ch, rf);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         break;
-                }
+                r = list_walk_emit(&w, &ch, &visited, &full);
                 if (r < 0) {
                         chunk_done(&ch);
-                        return refusal_set(rf, r, "out of memory");
+                        return read_failed(rf, r, path);
                 }
-                for (; i < ch.n && !full; i++) {
-                        MemGroup *g = ch.v[i];
-                        MemGroupInfo info;
-
-                        if (!may_read(svc, p, g)) {
-                                /* Visited: the next chunk starts after it. */
-                                snprintf(cursor, sizeof(cursor), "%s", g->path);
-                                after = cursor;
-                                continue;
-                        }
-                        if (!(flags & SERVICE_READ_PATHS)) {
-                                /* One flush covers the whole page. */
-                                group_read(svc->core, g, NULL, exact, &info);
-                                exact = false;
-                        }
-                        r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
-                        if (r < 0) {
-                                chunk_done(&ch);
-                                return read_failed(rf, r, path);
-                        }
-                        if (r > 0 && chunk != SIZE_MAX) /* full without it: the next page's first */
-                                break;
-                        snprintf(cursor, sizeof(cursor), "%s", g->path);
-                        snprintf(last, sizeof(last), "%s", g->path);
-                        after = cursor;
-                        listed++;
-                        full = page->limit && listed >= page->limit;
-                }
-                full = full || i < ch.n;
-                page->more = i < ch.n || ch.more;
+                /* A chunk not visited to its end stops the page. */
+                full = full || visited < ch.n;
+                page->more = visited < ch.n || ch.more;
                 chunk_done(&ch);
                 if (!page->more)
                         return 0;
@@ -525,7 +591,7 @@ static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, si
         /* The last group listed, not the last visited: a group the caller
          * may not read is never named to it. The next page walks again
          * over the unreadable ones after it. */
-        snprintf(page->next, sizeof(page->next), "%s", last);
+        snprintf(page->next, sizeof(page->next), "%s", w.last);
         return 0;
 }
 
