@@ -223,10 +223,20 @@ int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_p
                 { "[daemon] workers", offsetof(Config, workers) },
                 { "[limits] groups", offsetof(Config, max_groups) },
                 { "[limits] depth", offsetof(Config, max_depth) },
+                /* The metrics listener copies its bounds when it is made. */
+                { "[metrics] connections", offsetof(Config, metrics_connections) },
+                { "[metrics] head-timeout", offsetof(Config, metrics_head_timeout_sec) },
+                { "[metrics] write-timeout", offsetof(Config, metrics_write_timeout_sec) },
+                { "[metrics] header-size", offsetof(Config, metrics_header_size) },
+                { "[metrics] body-size", offsetof(Config, metrics_body_size) },
+                { "[metrics] max-groups", offsetof(Config, metrics_max_groups) },
         };
         char a[32], b[32];
         int n = 0;
 
+        /* The table reads each as an unsigned. */
+        _Static_assert(sizeof(((Config *) NULL)->metrics_header_size) == sizeof(unsigned), "");
+        _Static_assert(sizeof(((Config *) NULL)->metrics_body_size) == sizeof(unsigned), "");
         if (!socket_passed && strcmp(new->socket_path, c->socket_path) != 0)
                 n += report_fixed("[daemon] socket", c->socket_path, new->socket_path);
         if (strcmp(new->state_dir, c->state_dir) != 0)
@@ -244,6 +254,11 @@ int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_p
         if (!streq_ptr(new->metrics_listen, c->metrics_listen))
                 n += report_fixed("[metrics] listen", c->metrics_listen ? c->metrics_listen : "(off)",
                                   new->metrics_listen ? new->metrics_listen : "(off)");
+        if (new->metrics_output_buffer != c->metrics_output_buffer) {
+                snprintf(a, sizeof(a), "%" PRIu64, c->metrics_output_buffer);
+                snprintf(b, sizeof(b), "%" PRIu64, new->metrics_output_buffer);
+                n += report_fixed("[metrics] output-buffer", a, b);
+        }
         if (new->metrics_allow_remote != c->metrics_allow_remote)
                 n += report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
                                   new->metrics_allow_remote ? "yes" : "no");

@@ -36,8 +36,8 @@
  * start, and says so: the socket (bound), the state directory (the
  * state was restored from it), the number of workers (threads),
  * [limits] groups and depth (the core's tables are sized by them), and
- * the metrics listener (bound); [cgroup] import-at-start matters at a
- * start only.
+ * the metrics listener (bound, its bounds copied when it is made);
+ * [cgroup] import-at-start matters at a start only.
  *
  * Which bus: --bus system|user|ADDRESS, or none. Without --bus, the
  * system bus when memacctd runs as root under systemd ($INVOCATION_ID is

@@ -184,20 +184,23 @@ static void test_reload_reports_what_waits_for_a_restart(void **state) {
         FILE *c;
         Daemon *d;
 
-        write_conf(f, "workers = 1\n", "[limits]\ngroups = 1000\ndepth = 8\nframe-size = 32K\n");
+        write_conf(f, "workers = 1\n", "[limits]\ngroups = 1000\ndepth = 8\nframe-size = 32K\n"
+                                      "[metrics]\nconnections = 4\noutput-buffer = 2M\n");
         d = daemon_of(&args);
         snprintf(other_socket, sizeof(other_socket), "%s/other-sock", f->dir);
         snprintf(other_state, sizeof(other_state), "%s/other-state", f->dir);
         c = fopen(f->conf, "we");
         assert_non_null(c);
         fprintf(c, "[daemon]\nsocket = %s\nstate-dir = %s\nworkers = 2\n[limits]\ngroups = 2000\ndepth = 9\n"
-                   "frame-size = 16K\n[cgroup]\nsample-interval = 0\nimport-at-start = yes\n",
+                   "frame-size = 16K\n[cgroup]\nsample-interval = 0\nimport-at-start = yes\n"
+                   "[metrics]\nconnections = 5\noutput-buffer = 3M\n",
                 other_socket, other_state);
         assert_int_equal(fclose(c), 0);
 
         log_begin(f);
-        /* socket, state-dir, workers, groups, depth, import-at-start */
-        assert_int_equal(daemon_reload(d), 6);
+        /* socket, state-dir, workers, groups, depth, import-at-start,
+         * [metrics] connections and output-buffer */
+        assert_int_equal(daemon_reload(d), 8);
         log = log_end(f);
         assert_logged(log, "[daemon] workers changed from 1 to 2: ignored until restart");
         assert_logged(log, "[limits] groups changed from 1000 to 2000: ignored until restart");
@@ -205,6 +208,8 @@ static void test_reload_reports_what_waits_for_a_restart(void **state) {
         assert_logged(log, "[daemon] state-dir changed from ");
         assert_logged(log, "[daemon] socket changed from ");
         assert_logged(log, "[cgroup] import-at-start takes effect at the next start");
+        assert_logged(log, "[metrics] connections changed from 4 to 5: ignored until restart");
+        assert_logged(log, "[metrics] output-buffer changed from 2097152 to 3145728: ignored until restart");
         free(log);
 
         /* The running configuration keeps them, and takes the rest. */
@@ -213,6 +218,7 @@ static void test_reload_reports_what_waits_for_a_restart(void **state) {
         assert_int_equal(daemon_config(d)->max_depth, 8);
         assert_string_equal(daemon_config(d)->socket_path, f->socket);
         assert_string_equal(daemon_config(d)->state_dir, f->state);
+        assert_int_equal(daemon_config(d)->metrics_connections, 4);
         assert_int_equal(daemon_config(d)->frame_size, 16 * 1024);
         daemon_free(d);
 }
