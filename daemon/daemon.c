@@ -41,8 +41,11 @@
  *
  * Which bus: --bus system|user|ADDRESS, or none. Without --bus, the
  * system bus when memacctd runs as root under systemd ($INVOCATION_ID is
- * set), and then a bus that cannot be reached is only a warning; no bus
- * otherwise. An explicit --bus that fails is fatal.
+ * set); no bus otherwise. A bus that cannot be reached is never fatal:
+ * the socket is served, STATUS= says "(not connected)", and the bus thread
+ * connects when the bus is there and again whenever it is lost
+ * (bus/thread.c). Only a bus whose name another process owns fails the
+ * start.
  */
 
 #include <errno.h>
@@ -92,8 +95,6 @@ struct Daemon {
         BusThread *bus;
         Metrics *metrics;
         const char *bus_address; /* the bus served; NULL: none */
-        bool bus_implicit;       /* not asked for: a failure to reach it is not fatal */
-        _Atomic bool bus_lost;
 
         SockListen listen; /* its fd until the server owns it */
 };
@@ -119,10 +120,13 @@ static const char *bus_description(const char *address) {
 static void daemon_status(void *userdata, char *buf, size_t size) {
         Daemon *d = userdata;
 
-        snprintf(buf, size, "Listening on %s%s%s: %u groups, %u sessions", d->listen.name,
+        unsigned groups = service_group_count(d->service), sessions = service_session_count(d->service);
+
+        snprintf(buf, size, "Listening on %s%s%s%s: %u group%s, %u session%s", d->listen.name,
                  d->bus_address ? " and " BUS_NAME " on " : "",
-                 d->bus_address ? bus_description(d->bus_address) : "", service_group_count(d->service),
-                 service_session_count(d->service));
+                 d->bus_address ? bus_description(d->bus_address) : "",
+                 d->bus_address && !bus_thread_connected(d->bus) ? " (not connected)" : "", groups,
+                 groups == 1 ? "" : "s", sessions, sessions == 1 ? "" : "s");
 }
 
 static void daemon_notify_ready(Daemon *d) {
@@ -144,17 +148,7 @@ static void daemon_choose_bus(Daemon *d) {
         }
         if (geteuid() == 0 && getenv("INVOCATION_ID")) {
                 d->bus_address = "system";
-                d->bus_implicit = true;
         }
-}
-
-/* A BusLostFn, on the bus thread: end the main loop, and exit with a failure. */
-static void daemon_bus_lost(void *userdata) {
-        Daemon *d = userdata;
-
-        atomic_store(&d->bus_lost, true);
-        /* Thread-safe: libevent's locking is on (evthread_use_pthreads()). */
-        event_base_loopbreak(d->base);
 }
 
 /* Connect and acquire the name; before the workers and housekeeping run. */
@@ -166,16 +160,12 @@ static int daemon_start_bus(Daemon *d) {
         r = bus_thread_new(d->service, &d->bus);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the bus thread: %m");
-        r = bus_thread_start(d->bus, d->bus_address, daemon_bus_lost, d);
+        r = bus_thread_start(d->bus, d->bus_address);
         if (r >= 0)
                 return 0;
         /* No other thread uses the service yet: the sink may go. */
         d->bus = bus_thread_free(d->bus);
-        if (!d->bus_implicit)
-                return r;
-        log_warning("Continuing without D-Bus (say --bus none to not try)");
-        d->bus_address = NULL;
-        return 0;
+        return r;
 }
 
 /* ---- the kernel cgroup mirror ---- */
@@ -429,7 +419,7 @@ int daemon_run(Daemon *d) {
                    d->config.state_dir);
 
         event_base_dispatch(d->base);
-        return atomic_load(&d->bus_lost) ? -ENOTCONN : 0;
+        return 0;
 }
 
 int daemon_stop(Daemon *d) {

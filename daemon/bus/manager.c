@@ -162,6 +162,11 @@ int bus_manager_register(BusManager *m) {
         r = sd_bus_add_object_manager(m->bus, NULL, BUS_MANAGER_PATH);
         if (r < 0)
                 return r;
+        if (m->service) {
+                r = bus_peers_watch(m);
+                if (r < 0)
+                        return r;
+        }
         return bus_group_register(m);
 }
 

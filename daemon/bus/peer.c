@@ -8,17 +8,25 @@
  * (GetConnectionCredentials: the uid and pid it read with SO_PEERCRED when
  * the peer connected). Asking costs a round trip through the bus daemon,
  * so the answer is kept per unique name, for as long as the name exists:
- * a tree of BusPeer, each with an sd_bus_track on its name. When the peer
- * leaves the bus the track fires and the peer is forgotten, its session
- * with it: a charge made without keep belongs to the peer and ends with
- * it, exactly as a socket session's charges end with the connection.
+ * a tree of BusPeer. When the peer leaves the bus it is forgotten, its
+ * session with it: a charge made without keep belongs to the peer and
+ * ends with it, exactly as a socket session's charges end with the
+ * connection.
  *
- * The track is installed before the name is checked to exist
- * (sd_bus_track_add_name() adds the NameOwnerChanged match, then asks
- * GetNameOwner, in that order on one connection), so a peer that leaves
- * while it is being added is either refused here or seen leaving: never
- * remembered forever. The number of peers is bounded by the bus daemon's
- * own connection limits; each costs one match rule there.
+ * Leaving is learnt from one match for the bus daemon's NameOwnerChanged,
+ * added when the connection is made (bus_peers_watch()), and filtered
+ * here against the tree: not one match per peer, as sd_bus_track would
+ * add. The bus daemon bounds the match rules of one connection (512 on a
+ * system bus) far below the peers it lets connect (256 per uid), so a
+ * match per peer let two users fill memacctd's rules with idle peers, and
+ * the next peer's AddMatch failure closed the connection.
+ *
+ * The match is in place before any peer can call (it is added before the
+ * name is requested), and the bus daemon answers GetConnectionCredentials
+ * only while the name exists: a peer that leaves before that answer is
+ * refused, one that leaves after it has its NameOwnerChanged queued behind
+ * the answer, dispatched once the peer is in the tree. Never remembered
+ * forever.
  */
 
 #include <search.h>
@@ -43,23 +51,36 @@ static void peer_free(BusPeer *p) {
                 return;
         /* Releases everything the session holds. */
         p->peer = service_peer_free(p->peer);
-        p->track = sd_bus_track_unref(p->track);
         free(p->name);
         free(p);
         selfstats_connections_add(SERVICE_TRANSPORT_BUS, -1);
 }
 
-/* The track is empty: the peer left the bus (or the connection closed). */
-static int peer_gone(sd_bus_track *track, void *userdata) {
-        BusPeer *p = userdata;
+/* NameOwnerChanged: a unique name that lost its owner is a peer gone. */
+static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        const char *name, *old_owner, *new_owner;
+        BusPeer key, **found, *p;
 
-        (void) track;
+        (void) error;
+        if (sd_bus_message_read(msg, "sss", &name, &old_owner, &new_owner) < 0 || name[0] != ':' ||
+            new_owner[0] != '\0')
+                return 0;
+        key.name = (char *) name;
+        found = tfind(&key, &m->peers, peer_compare);
+        if (!found)
+                return 0;
+        p = *found;
         log_debug("Bus peer %s (pid %d, uid %u) left%s", p->name, (int) p->peer->creds.pid,
                   (unsigned) p->peer->creds.uid, p->peer->session ? ": its session ends" : "");
-        (void) tdelete(p, &p->manager->peers, peer_compare);
-        /* sd-bus holds its own reference to the track while this runs. */
+        (void) tdelete(p, &m->peers, peer_compare);
         peer_free(p);
         return 0;
+}
+
+int bus_peers_watch(BusManager *m) {
+        return sd_bus_match_signal(m->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                   "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, m);
 }
 
 /* The caller's uid and pid, as the bus daemon vouched for them. */
@@ -112,7 +133,6 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
                 return bus_fail(error, -ENOMEM, "out of memory");
         /* A bus "connection" is a client we know by its unique name. */
         selfstats_connections_add(SERVICE_TRANSPORT_BUS, 1);
-        p->manager = m;
         /* No delivery: bus peers get events as signals. Its session is
          * opened by the first operation that needs one. */
         refusal_init(&rf);
@@ -125,15 +145,6 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
         if (!p->name) {
                 peer_free(p);
                 return bus_fail(error, -ENOMEM, "out of memory");
-        }
-        r = sd_bus_track_new(m->bus, &p->track, peer_gone, p);
-        if (r >= 0)
-                r = sd_bus_track_add_name(p->track, sender);
-        if (r < 0) {
-                /* Freeing the track also takes it off sd-bus's dispatch
-                 * queue: peer_gone() never sees this peer. */
-                peer_free(p);
-                return bus_fail(error, -ESRCH, "the caller %s has left the bus", sender);
         }
         if (!tsearch(p, &m->peers, peer_compare)) {
                 peer_free(p);

@@ -5,8 +5,8 @@
  * Bus peers: what the daemon knows of one connection to the bus (one
  * unique name): the service's Peer for it, with the uid and pid the bus
  * daemon vouched for, asked once, when it first calls a method; its
- * session is opened by the service when an operation first needs it. The
- * peer is tracked (sd_bus_track): when it leaves the bus, its session
+ * session is opened by the service when an operation first needs it.
+ * When it leaves the bus (the bus daemon's NameOwnerChanged), its session
  * ends and everything it holds is uncharged, as when a socket client
  * disconnects. Bus thread only.
  */
@@ -20,17 +20,22 @@ typedef struct BusManager BusManager;
 typedef struct BusPeer {
         char *name; /* unique name, the key */
         Peer *peer; /* the service's; its creds are the bus daemon's word */
-        sd_bus_track *track;
-        BusManager *manager;
 } BusPeer;
 
 /**
  * bus_peer_get() - the sender of @msg, known or asked for now (one
- * GetConnectionCredentials round trip, and a NameOwnerChanged match).
+ * GetConnectionCredentials round trip).
  * Return: 0, or a negative errno with @error set (the peer is gone, or
  * the bus daemon would not say).
  */
 int bus_peer_get(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error);
+
+/**
+ * bus_peers_watch() - forget each peer when it leaves the bus: one match
+ * for every NameOwnerChanged, for the life of @m->bus, added before the
+ * name is requested. Return: 0 or a negative errno.
+ */
+int bus_peers_watch(BusManager *m);
 
 /** bus_peers_free() - forget every peer of @m (at shutdown). */
 void bus_peers_free(BusManager *m);

@@ -13,19 +13,30 @@
  * thread made the change; its eventfd wakes this loop, which emits them.
  *
  * Start-up is a handshake, like housekeeping's: bus_thread_start()
- * returns once the name is acquired, so that READY=1 means the bus is up.
- * If the connection drops later (the bus daemon restarted), the loop ends
- * (sd_bus_set_exit_on_disconnect()) and the daemon is told, to exit with
- * a failure and be restarted, as systemd's own bus daemons do.
+ * returns once the name is acquired, so that READY=1 means the bus is up,
+ * or once the bus was found unreachable: the socket is served without it.
+ * Only a bus that answers and gives the name to someone else fails the
+ * start (a second memacctd).
+ *
+ * The bus never stops the daemon. When the connection drops (the bus
+ * daemon restarted, or it closed the connection for a reason of its own)
+ * the loop ends (sd_bus_set_exit_on_disconnect()), the bus peers'
+ * sessions end as they would had each left, and the thread connects
+ * again, after 0.25 s and then twice as long each time up to 8 s, until
+ * the name is ours again; each step is logged once. Socket clients never
+ * notice. While there is no connection, queued signals are dropped (no
+ * one could hear them) and a save wakes nothing that waits.
  */
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
@@ -41,8 +52,7 @@ struct BusThread {
         Service *service;
         BusSignals *signals;
         char *address;
-        BusLostFn lost;
-        void *lost_userdata;
+        _Atomic bool connected; /* the name is ours now */
 
         pthread_t thread;
         bool running;
@@ -194,21 +204,16 @@ static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         return sd_event_exit(l->event, 0);
 }
 
-static int loop_setup(Loop *l) {
+/*
+ * An event loop, with the thread's own descriptors: one per connection,
+ * since a loop that ended (sd_event_exit() when the connection drops)
+ * cannot run again.
+ */
+static int loop_new(Loop *l, int level) {
         BusThread *t = l->t;
-        char words[256];
         int r;
 
-        bus_words(t->address, words, sizeof(words));
         r = sd_event_new(&l->event);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the bus thread's event loop: %m");
-        r = bus_open(t->address, &l->m.bus);
-        if (r < 0)
-                return log_error_errno(r, "Cannot connect to %s: %m", words);
-        r = sd_bus_attach_event(l->m.bus, l->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r >= 0)
-                r = sd_bus_set_exit_on_disconnect(l->m.bus, 1);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, bus_signals_fd(t->signals), EPOLLIN, on_events, l);
         if (r >= 0)
@@ -216,30 +221,131 @@ static int loop_setup(Loop *l) {
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, t->stop_fd, EPOLLIN, on_stop, l);
         if (r < 0)
-                return log_error_errno(r, "Cannot set up the bus thread's event loop: %m");
+                return log_full_errno(level, r, "Cannot set up the bus thread's event loop: %m");
+        return 0;
+}
+
+/* Connect, register the objects and take the name. Return: 0 or a negative errno, logged at @level. */
+static int loop_connect(Loop *l, int level) {
+        BusThread *t = l->t;
+        char words[256];
+        int r;
+
+        bus_words(t->address, words, sizeof(words));
+        r = loop_new(l, level);
+        if (r < 0)
+                return r;
+        r = bus_open(t->address, &l->m.bus);
+        if (r < 0)
+                return log_full_errno(level, r, "Cannot connect to %s: %m", words);
+        r = sd_bus_attach_event(l->m.bus, l->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_bus_set_exit_on_disconnect(l->m.bus, 1);
+        if (r < 0)
+                return log_full_errno(level, r, "Cannot attach the bus to the event loop: %m");
         /* The objects first: a call may arrive as soon as the name is ours. */
         r = bus_manager_register(&l->m);
         if (r < 0)
-                return log_error_errno(r, "Cannot register the bus objects: %m");
+                return log_full_errno(level, r, "Cannot register the bus objects on %s: %m", words);
         r = sd_bus_request_name(l->m.bus, BUS_NAME, 0);
         if (r == -EEXIST)
                 return log_error_errno(r, "The name %s is owned by another process on %s", BUS_NAME, words);
         if (r < 0)
-                return log_error_errno(r, "Cannot acquire the name %s on %s: %m", BUS_NAME, words);
+                return log_full_errno(level, r, "Cannot acquire the name %s on %s: %m", BUS_NAME, words);
+        atomic_store(&t->connected, true);
         return 0;
+}
+
+/* The connection goes: its peers' sessions end first, then it is closed, and its loop. */
+static void loop_disconnect(Loop *l) {
+        atomic_store(&l->t->connected, false);
+        /* Sessions end before the connection closes: a closing connection
+         * would end every peer at once, to the same effect. */
+        bus_manager_done(&l->m);
+        if (l->m.bus)
+                l->m.bus = sd_bus_flush_close_unref(l->m.bus);
+        l->drops_timer = sd_event_source_unref(l->drops_timer);
+        l->event = sd_event_unref(l->event);
 }
 
 static void loop_done(Loop *l) {
         if (l->drops_unlogged > 0)
                 log_warning("Dropped %llu events at the end: the bus did not keep up",
                             (unsigned long long) l->drops_unlogged);
-        l->drops_timer = sd_event_source_unref(l->drops_timer);
-        /* Sessions end before the connection closes: a closing connection
-         * would fire every track at once, to the same effect. */
-        bus_manager_done(&l->m);
-        if (l->m.bus)
-                l->m.bus = sd_bus_flush_close_unref(l->m.bus);
-        l->event = sd_event_unref(l->event);
+        loop_disconnect(l);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* The first wait before connecting again, and the longest. */
+#define RECONNECT_FIRST_USEC (250 * 1000ULL)
+#define RECONNECT_MAX_USEC (8 * 1000000ULL)
+
+/*
+ * No connection: wait @usec, dropping the signals queued meanwhile and
+ * the saver's wake-ups (no held reply is left to release). Return: true
+ * when the thread is told to stop.
+ */
+static bool loop_wait(Loop *l, uint64_t usec) {
+        BusThread *t = l->t;
+        struct pollfd fds[] = {
+                { .fd = t->stop_fd, .events = POLLIN },
+                { .fd = bus_signals_fd(t->signals), .events = POLLIN },
+                { .fd = t->saved_fd, .events = POLLIN },
+        };
+        uint64_t end = now_usec() + usec;
+        eventfd_t n;
+
+        for (uint64_t now; !atomic_load(&t->stopping) && (now = now_usec()) < end;) {
+                if (poll(fds, ELEMENTSOF(fds), (int) ((end - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return false; /* only EINTR is expected: wait no more */
+                (void) bus_signals_flush(t->signals, NULL, false);
+                if (fds[2].revents & POLLIN)
+                        (void) eventfd_read(t->saved_fd, &n);
+        }
+        return atomic_load(&t->stopping);
+}
+
+/* Serve until told to stop, connecting again whenever the connection is lost. */
+static void loop_serve(Loop *l) {
+        BusThread *t = l->t;
+        uint64_t wait = RECONNECT_FIRST_USEC;
+        bool said = false;
+        char words[256];
+        int r;
+
+        bus_words(t->address, words, sizeof(words));
+        for (;;) {
+                if (atomic_load(&t->connected)) {
+                        log_debug("Serving %s on %s", BUS_NAME, words);
+                        r = sd_event_loop(l->event);
+                        if (atomic_load(&t->stopping))
+                                return;
+                        if (r < 0)
+                                log_warning_errno(r, "The bus thread's event loop failed, connecting to %s "
+                                                  "again: %m", words);
+                        else
+                                log_warning("Lost the connection to %s: its peers' sessions end; serving "
+                                            "the socket, and connecting again", words);
+                        loop_disconnect(l);
+                        wait = RECONNECT_FIRST_USEC;
+                        said = true;
+                }
+                if (loop_wait(l, wait))
+                        return;
+                loop_disconnect(l); /* what a failed attempt left */
+                r = loop_connect(l, LOG_DEBUG);
+                if (r >= 0) {
+                        log_notice("Connected to %s: %s is ours%s", words, BUS_NAME, said ? " again" : "");
+                        continue;
+                }
+                wait = MIN(wait * 2, RECONNECT_MAX_USEC);
+        }
 }
 
 static void *bus_thread_main(void *userdata) {
@@ -254,49 +360,47 @@ static void *bus_thread_main(void *userdata) {
         char words[256];
         int r;
 
+        bus_words(t->address, words, sizeof(words));
         r = service_thread_register(t->service);
         if (r < 0)
                 log_error_errno(r, "Cannot register the bus thread with the service: %m");
-        else {
-                r = loop_setup(&l);
-                if (r < 0) {
-                        loop_done(&l);
-                        service_thread_unregister(t->service);
+        if (r >= 0) {
+                r = loop_connect(&l, LOG_WARNING);
+                if (r < 0 && r != -EEXIST) {
+                        log_warning("Serving the socket without %s, and connecting to it when it is there",
+                                    words);
+                        r = 0;
                 }
+        }
+        if (r < 0) {
+                loop_done(&l);
+                service_thread_unregister(t->service);
         }
         thread_started(&t->start, r);
         if (r < 0)
                 return NULL;
 
-        bus_words(t->address, words, sizeof(words));
-        log_debug("Serving %s on %s", BUS_NAME, words);
-        r = sd_event_loop(l.event);
-        if (!atomic_load(&t->stopping)) {
-                if (r < 0)
-                        log_error_errno(r, "The bus thread's event loop failed: %m");
-                else
-                        log_error("Lost the connection to %s", words);
-                if (t->lost)
-                        t->lost(t->lost_userdata);
-        }
+        loop_serve(&l);
         loop_done(&l);
         service_thread_unregister(t->service);
         return NULL;
 }
 
-int bus_thread_start(BusThread *t, const char *address, BusLostFn lost, void *lost_userdata) {
+int bus_thread_start(BusThread *t, const char *address) {
         int r;
 
         t->address = strdup(address);
         if (!t->address)
                 return log_error_errno(ENOMEM, "Out of memory");
-        t->lost = lost;
-        t->lost_userdata = lost_userdata;
         r = thread_start(&t->thread, &t->start, bus_thread_main, t);
         if (r < 0)
                 return r; /* the thread logged why, or could not start at all */
         t->running = true;
         return 0;
+}
+
+bool bus_thread_connected(BusThread *t) {
+        return t && atomic_load(&t->connected);
 }
 
 void bus_thread_stop(BusThread *t) {

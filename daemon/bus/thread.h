@@ -9,12 +9,11 @@
  * changes a mutex and a malloc at most, never a wait.
  */
 
+#include <stdbool.h>
+
 #include "service/service.h"
 
 typedef struct BusThread BusThread;
-
-/* Told, on the bus thread, that the connection to the bus was lost. */
-typedef void (*BusLostFn)(void *userdata);
 
 /**
  * bus_thread_new() - the state of a bus thread for @svc, not started.
@@ -27,11 +26,16 @@ int bus_thread_new(Service *svc, BusThread **ret);
  * bus_thread_start() - start the thread: it registers with the service,
  * connects to @address ("system", "user", or a D-Bus address such as
  * "unix:path=/run/x/bus"), registers the objects and acquires the name
- * org.memacct1. Returns once the name is ours, or failed. @lost is called
- * if the connection is lost later. Main thread.
- * Return: 0 or a negative errno (logged).
+ * org.memacct1. Returns once the name is ours, or once the bus was found
+ * unreachable (the thread then connects when it can). A connection lost
+ * later is made again (thread.c). Main thread.
+ * Return: 0, -EEXIST (another process owns the name) or another negative
+ * errno (logged).
  */
-int bus_thread_start(BusThread *t, const char *address, BusLostFn lost, void *lost_userdata);
+int bus_thread_start(BusThread *t, const char *address);
+
+/** bus_thread_connected() - is the name ours now? Any thread; false for NULL. */
+bool bus_thread_connected(BusThread *t);
 
 /**
  * bus_thread_stop() - stop serving and join the thread: every bus peer's

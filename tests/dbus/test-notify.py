@@ -140,7 +140,7 @@ def main():
         status = status_line(ready or '')
         check('READY=1 comes with a STATUS=', status is not None, repr(ready))
         check('STATUS= says where and how much', status is not None and sock in status and 'org.memacct1'
-              in status and '1 groups, 0 sessions' in status, repr(status))
+              in status and '1 group, 0 sessions' in status, repr(status))
 
         # Two keep-alives, each within the half interval (and some slack).
         t0 = time.monotonic()

@@ -416,7 +416,6 @@ static void peers_add(void) {
 
                 if (!p || !(p->name = strdup(senders[i])))
                         abort();
-                p->manager = &fz.manager;
                 refusal_init(&rf);
                 if (service_peer_new(fz.svc, &peer_creds[i], NULL, NULL, false, &p->peer, &rf) < 0)
                         abort();
