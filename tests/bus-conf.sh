@@ -18,8 +18,8 @@
 # SOCKET      the path of the bus's listening socket (unix:path=SOCKET)
 # SERVICEDIR  a directory of activation files (.service), when given
 #
-# Used by tests/dbus/bus-lib.sh, tests/dbus/test-notify.py,
-# tests/dbus-client/lib.sh and tests/bench/run-dbus.sh. POSIX sh.
+# Used by tests/lib.sh (start_bus, start_open_bus), tests/dbus/test-notify.py
+# and tests/bench/run-dbus.sh. POSIX sh.
 
 set -eu
 

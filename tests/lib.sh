@@ -1,20 +1,21 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
 #
-# Sourced by tests/integration/lib.sh and tests/dbus-client/lib.sh, which
-# build on it: a temporary directory, checks that count, background
-# processes, a private memacctd (each library starts it its own way) and a
-# private dbus-daemon, and cleanup that never leaves a process behind.
+# The one library of the shell tests, sourced first by each of them (the
+# cgroup tests source tests/cgroup/cgroup-lib.sh after it): a temporary
+# directory, checks that count, skips (exit 77), background processes, a
+# private memacctd on a socket and state directory of its own, a private
+# dbus-daemon and busctl against it, and cleanup that never leaves a
+# process behind.
 #
 # Environment: MEMACCTD, MEMACCTCTL (the binaries under test), DBUS_DAEMON
-# (optional, default dbus-daemon from $PATH).
+# (optional, default dbus-daemon from $PATH), MEMACCT_SOURCE_ROOT
+# (optional, default the tree this file is in), MEMACCT_BUS_POLICY
+# (optional, default units/org.memacct1.conf of that tree).
 #
 # Every check prints "FAIL: what" on failure and the script goes on; the
 # last line is "N passed, M failed", and the exit status is 0 only when
 # nothing failed and the script ran to its end.
-#
-# Each library sets SOCK, and defines field PATH EXPR (EXPR on the JSON of
-# the group PATH), which current() uses.
 
 set -eEuo pipefail
 trap 'echo "$0: line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
@@ -22,6 +23,8 @@ trap 'echo "$0: line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
 : "${MEMACCTD:?MEMACCTD must name the memacctd binary}"
 : "${MEMACCTCTL:?MEMACCTCTL must name the memacctctl binary}"
 PY=/usr/bin/python3
+TESTS_DIR=$(dirname "${BASH_SOURCE[0]}")
+SOURCE_ROOT=${MEMACCT_SOURCE_ROOT:-$TESTS_DIR/..}
 
 PASSED=0
 FAILED=0
@@ -33,7 +36,21 @@ DAEMON_PID=
 BUS_PID=
 BUS_ADDR=
 BG_PIDS=()
+EXIT_HOOKS=()
 : >"$DAEMON_LOG"
+# Others may traverse it: the tests that drop to uid 65534 reach the
+# daemon's socket and the bus's through it.
+chmod 0755 "$TMP"
+SOCK=$TMP/run/memacctd.sock
+# The private bus's address, known before it starts (launch_bus sets
+# BUS_ADDR, the same bus as the daemon prints it).
+BUS_SOCK=$TMP/bus.sock
+BUS=unix:path=$BUS_SOCK
+# The client both ways, as arrays too, for bg: a function would run in a
+# subshell, which a signal then ends instead of memacctctl.
+CTL=("$MEMACCTCTL" --socket "$SOCK")
+CTL_SOCK=("${CTL[@]}")
+CTL_BUS=("$MEMACCTCTL" --bus="$BUS")
 
 # ---- reporting ----
 
@@ -149,6 +166,20 @@ skip_test() {
         exit 77
 }
 
+# need PROGRAM...: skip the test (skip_test) when one is not installed.
+need() {
+        local p
+
+        for p in "$@"; do
+                command -v "$p" >/dev/null || skip_test "$p is not installed"
+        done
+}
+
+# need_root WHY: skip the test unless it runs as root.
+need_root() {
+        [[ $(id -u) == 0 ]] || skip_test "not root: $*"
+}
+
 # mem_cgroup PID: the kernel memory cgroup of PID ("self": this process)
 # as /proc/PID/cgroup names it, and as memacctd and its OCI hook read it:
 # v1's memory line, else the unified (0::) one. Return: 1 when there is
@@ -163,6 +194,34 @@ mem_cgroup() {
                 esac
         done <"/proc/$1/cgroup"
         [[ -n $cg ]] && echo "$cg"
+}
+
+# ---- the client ----
+
+ctl() {
+        "${CTL[@]}" "$@"
+}
+
+ctl_sock() {
+        "${CTL_SOCK[@]}" "$@"
+}
+
+ctl_bus() {
+        "${CTL_BUS[@]}" "$@"
+}
+
+# field PATH EXPR [SHOW-OPTIONS...]: EXPR on `show --json PATH` over the
+# socket; prints "show-failed" when show fails, so that a comparison fails
+# clearly.
+field() {
+        local path=$1 expr=$2 json
+
+        shift 2
+        json=$(ctl --json show "$path" "$@" 2>&1) || {
+                echo "show-failed: $json"
+                return 0
+        }
+        jget "$expr" <<<"$json" 2>&1 || echo "json-failed: $json"
 }
 
 # ---- background processes ----
@@ -236,6 +295,51 @@ await_daemon() {
         done
 }
 
+# daemon_answers: the daemon answers on $SOCK, and on $DAEMON_BUS when it
+# serves a bus.
+daemon_answers() {
+        [[ -S $SOCK ]] && ctl show / || return 1
+        [[ -z ${DAEMON_BUS:-} ]] || "$MEMACCTCTL" --bus="$DAEMON_BUS" show /
+}
+
+# start_daemon [OPTIONS...]: a daemon on $SOCK with state in $STATE,
+# answering requests when this returns 0. With DAEMON_BUS set it serves
+# that bus too and answers there; with DAEMON_CONF set (even empty) it
+# reads a configuration file of that text, not the host's.
+start_daemon() {
+        local args=(--socket "$SOCK" --state-dir "$STATE" --workers 2)
+
+        if [[ -n ${DAEMON_BUS:-} ]]; then
+                args+=(--bus "$DAEMON_BUS")
+        fi
+        if [[ -n ${DAEMON_CONF+set} ]]; then
+                printf '%s' "$DAEMON_CONF" >"$TMP/memacctd.conf"
+                args+=(--config "$TMP/memacctd.conf")
+        fi
+        echo "--- start_daemon $*" >>"$DAEMON_LOG"
+        "$MEMACCTD" "${args[@]}" "$@" >>"$DAEMON_LOG" 2>&1 &
+        DAEMON_PID=$!
+        await_daemon "$SOCK${DAEMON_BUS:+ and $DAEMON_BUS}" daemon_answers
+}
+
+# check_start_daemon / check_stop_daemon: start_daemon and stop_daemon,
+# counted as checks.
+check_start_daemon() {
+        if start_daemon "$@"; then
+                pass
+        else
+                fail "the daemon starts (options: $*)"
+                return 1
+        fi
+}
+
+check_stop_daemon() {
+        local rc=0
+
+        stop_daemon "$@" || rc=$?
+        check_eq "the daemon exits 0 on SIG${1:-TERM}" "$rc" 0
+}
+
 # stop_daemon [SIGNAL]: stop it (SIGTERM by default) and return its exit
 # status; 124 if it did not end within 30 s.
 stop_daemon() {
@@ -272,12 +376,112 @@ launch_bus() {
         BUS_ADDR=$(head -n1 "$TMP/bus.addr")
 }
 
+# start_bus [POLICY [SERVICEDIR]]: a private bus on $BUS with the system
+# bus's default policy (tests/bus-conf.sh system: everyone connects,
+# nobody owns or calls anything unless a policy file allows it), then
+# POLICY included (default: the project's units/org.memacct1.conf).
+start_bus() {
+        local policy=${1:-${MEMACCT_BUS_POLICY:-$SOURCE_ROOT/units/org.memacct1.conf}}
+
+        sh "$TESTS_DIR/bus-conf.sh" system "$BUS_SOCK" "$policy" ${2:+"$2"} >"$TMP/bus.conf" || return 1
+        launch_bus "$TMP/bus.conf"
+}
+
+# start_open_bus: a private bus on $BUS on which any uid may connect and
+# own any name (tests/bus-conf.sh open: a test may drop to another uid),
+# with the project's policy file included when it exists.
+start_open_bus() {
+        sh "$TESTS_DIR/bus-conf.sh" open "$BUS_SOCK" \
+                "${MEMACCT_BUS_POLICY:-$SOURCE_ROOT/units/org.memacct1.conf}" >"$TMP/bus.conf" || return 1
+        launch_bus "$TMP/bus.conf"
+}
+
+# stop_bus: stop the bus daemon (after the daemon: memacctd exits with a
+# failure when it loses its bus).
+stop_bus() {
+        if [[ -n $BUS_PID ]]; then
+                stop_bg "$BUS_PID" TERM || true
+                BUS_PID=
+        fi
+}
+
+# check_start_both [OPTIONS...]: an open bus (start_open_bus) and a daemon
+# serving it and the socket (DAEMON_BUS), on a configuration of
+# $DAEMON_CONF (empty unless set: every default), answering both ways;
+# counted as one check. Skips without dbus-daemon or a memacctd --bus.
+check_start_both() {
+        need "${DBUS_DAEMON:-dbus-daemon}"
+        # (Not `--help | grep -q`: under pipefail, grep quitting early fails the pipe.)
+        [[ $("$MEMACCTD" --help 2>&1 || true) == *--bus* ]] || skip_test "memacctd has no --bus option"
+        DAEMON_BUS=$BUS
+        DAEMON_CONF=${DAEMON_CONF-}
+        if start_open_bus && start_daemon "$@"; then
+                pass
+        else
+                fail "the bus and the daemon start"
+                return 1
+        fi
+}
+
+bctl() {
+        busctl --address="$BUS_ADDR" "$@"
+}
+
+# mcall METHOD SIGNATURE ARGS...: call a Manager method.
+mcall() {
+        bctl call org.memacct1 /org/memacct1 org.memacct1.Manager "$@"
+}
+
+# objpath GROUP: the object path of a group, as sd_bus_path_encode() makes
+# it (every byte but [A-Za-z0-9] as _xx).
+objpath() {
+        local s=$1 out=/org/memacct1/group/ c i
+
+        for ((i = 0; i < ${#s}; i++)); do
+                c=${s:i:1}
+                if [[ $c == [A-Za-z0-9] ]]; then
+                        out+=$c
+                else
+                        out+=$(printf '_%02x' "'$c")
+                fi
+        done
+        printf '%s\n' "$out"
+}
+
+# prop GROUP PROPERTY: busctl get-property's output ("t 1024"), or its
+# error message; never fails.
+prop() {
+        bctl get-property org.memacct1 "$(objpath "$1")" org.memacct1.Group "$2" 2>&1 || true
+}
+
+# propv GROUP PROPERTY: the value alone of a "t" property.
+propv() {
+        local v
+
+        v=$(prop "$1" "$2")
+        printf '%s\n' "${v#t }"
+}
+
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
 # ---- the end ----
 
+# on_exit COMMAND...: run COMMAND first when the script ends, however it
+# ends (before the daemon and the bus are stopped), the last registered
+# first. Its failure is reported, never fatal.
+on_exit() {
+        EXIT_HOOKS=("$*" "${EXIT_HOOKS[@]}")
+}
+
 finish() {
-        local rc=$?
+        local rc=$? hook
 
         trap - EXIT
+        for hook in "${EXIT_HOOKS[@]}"; do
+                eval "$hook" || echo "at exit: '$hook' failed" >&2
+        done
         for pid in "${BG_PIDS[@]}"; do
                 kill -KILL "$pid" 2>/dev/null || true
         done

@@ -1,27 +1,24 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
 #
-# Sourced first by the tests on REAL kernel cgroups, as
+# What only the tests on REAL kernel cgroups need, on top of tests/lib.sh
+# (which this sources first), as
 #   source cgroup-lib.sh PREFIX WHAT
 # (PREFIX: the name of the test's cgroup before "-<pid>", memacct-test;
-# WHAT: the test for its SKIP line, "the cgroup test"). It exits 77 (skip)
-# with the reason when the test cannot run at all: not root, no memory
+# WHAT: the test for its SKIP line, "the cgroup test"). It skips the test
+# (exit 77) with the reason when it cannot run at all: not root, no memory
 # controller (v1 at /sys/fs/cgroup/memory, else in cgroup2), the kernel
 # refuses to make a cgroup. Otherwise HIER is the memory hierarchy and
 # VERSION its cgroup version (1 or 2), $HIER/$NAME the test's cgroup
-# (made; every cgroup in MADE is removed on exit, also on failure), and
-# tests/lib.sh and tests/dbus/bus-lib.sh are sourced: the checks, the
-# daemon, the private bus.
+# (made; every cgroup in MADE is removed on exit, also on failure).
 #
 # Environment (tests/cgroup/meson.build): MEMACCTD, MEMACCTCTL,
 # MEMACCT_SOURCE_ROOT.
 
-# All of this before tests/lib.sh, whose cleanup would count a skip as a
-# failure.
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: $2 needs root (it makes kernel cgroups)"
-        exit 77
-fi
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+[[ $(id -u) == 0 ]] || skip_test "$2 needs root (it makes kernel cgroups)"
 
 V1=/sys/fs/cgroup/memory
 V2=
@@ -42,19 +39,12 @@ elif [[ -n $V2 ]] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
         HIER=$V2
         VERSION=2
 else
-        echo "SKIP: no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
-        exit 77
+        skip_test "no memory cgroup controller on this host (neither v1 at $V1 nor in cgroup2${V2:+ at $V2})"
 fi
 if ! mkdir "$HIER/$NAME" 2>/dev/null; then
-        echo "SKIP: the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
-        exit 77
+        skip_test "the kernel refuses to make a cgroup in $HIER: $(mkdir "$HIER/$NAME" 2>&1)"
 fi
 
-# shellcheck source-path=SCRIPTDIR source=../lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# shellcheck source-path=SCRIPTDIR source=../dbus/bus-lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../dbus/bus-lib.sh"
-SOCK=$TMP/memacctd.sock
 SKIPPED=0
 MADE=("$HIER/$NAME") # cgroups made, parents first
 # The mirror of the test's cgroup: write_config's prefix, then its path
@@ -90,23 +80,7 @@ cleanup_cgroups() {
         done
         return 0
 }
-trap 'rc=$?; cleanup_cgroups; (exit $rc); finish' EXIT
-
-ctl() {
-        "$MEMACCTCTL" --socket "$SOCK" "$@"
-}
-
-# field PATH EXPR: EXPR on `show --json PATH`; prints "show-failed" when
-# show fails, so that a comparison fails clearly.
-field() {
-        local json
-
-        json=$(ctl --json show "$1" 2>&1) || {
-                echo "show-failed: $json"
-                return 0
-        }
-        jget "$2" <<<"$json" 2>&1 || echo "json-failed: $json"
-}
+on_exit cleanup_cgroups
 
 # make_cgroup SUBPATH: the kernel cgroup $HIER/$NAME$SUBPATH, removed on
 # exit.
@@ -138,11 +112,8 @@ try_bus() {
         fi
 }
 
-# start_memacctd: the daemon on SOCK, STATE, write_config's file and
-# BUS_ARGS (try_bus). Return: await_daemon's.
+# start_memacctd: start_daemon on write_config's file and BUS_ARGS
+# (try_bus), answering on the socket.
 start_memacctd() {
-        "$MEMACCTD" --socket "$SOCK" --state-dir "$STATE" --workers 2 --config "$TMP/memacctd.conf" \
-                "${BUS_ARGS[@]}" >>"$DAEMON_LOG" 2>&1 &
-        DAEMON_PID=$!
-        await_daemon "$SOCK" ctl show /
+        start_daemon --config "$TMP/memacctd.conf" "${BUS_ARGS[@]}"
 }

@@ -31,9 +31,9 @@ gone() {
         ! exists "$1" && ctl show / >/dev/null 2>&1
 }
 
-# start_daemon PRUNE: the daemon with [cgroup] prune = PRUNE; the test
+# start_with_prune PRUNE: the daemon with [cgroup] prune = PRUNE; the test
 # ends here when it does not start.
-start_daemon() {
+start_with_prune() {
         write_config "prune = $1"
         if start_memacctd; then pass; else fail "the daemon starts (prune = $1)"; exit 1; fi
 }
@@ -46,7 +46,7 @@ check_eq "the test cgroups are made" "$rc" 0
 
 # ---- prune = no: nothing goes by itself; memacctctl prune ----
 
-start_daemon no
+start_with_prune no
 check_run "import-cgroups" 0 ctl import-cgroups --from "/$NAME"
 check_run "a prune with nothing vanished" 0 ctl prune
 check_eq "a prune with nothing vanished prints nothing" "$OUT" ""
@@ -95,7 +95,7 @@ if gone "$MIRROR/busy"; then pass; else fail "the once-busy mirror is gone"; fi
 
 stop_daemon
 check_eq "the daemon stops cleanly" "$?" 0
-start_daemon yes
+start_with_prune yes
 if gone "$MIRROR/free" && gone "$MIRROR/busy"; then pass; else fail "pruned mirrors come back after a restart"; fi
 
 # ---- prune = yes: the sampler prunes ----
@@ -108,5 +108,5 @@ if wait_for 10 gone "$MIRROR/auto"; then pass; else fail "prune = yes: the sampl
 if exists "$MIRROR"; then pass; else fail "the mirror of a cgroup still there stays"; fi
 
 stop_daemon
-start_daemon yes
+start_with_prune yes
 if gone "$MIRROR/auto"; then pass; else fail "the sampler's removal was saved"; fi

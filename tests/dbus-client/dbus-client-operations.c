@@ -26,9 +26,9 @@
 
 #include <memacct.h>
 
+#include "bus-test-util.h"
 #include "dbus-client-operations.h"
 #include "dbus-client-twin.h"
-#include "dbus-client-util.h"
 
 /* This process's memory cgroup ("/" when none is found). */
 static void own_memory_cgroup(char *buf, size_t size) {

@@ -26,8 +26,8 @@
 
 #include <memacct.h>
 
+#include "bus-test-util.h"
 #include "dbus-client-twin.h"
-#include "dbus-client-util.h"
 
 const char *trees[2];
 int side;

@@ -9,8 +9,8 @@
 # under memacctctl run --bus reaches the daemon over that bus, attached to
 # the transient group, where its charge lands.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_RUN_HELPER:?MEMACCT_RUN_HELPER must name memacct-run-helper}"
 H=$MEMACCT_RUN_HELPER
@@ -19,7 +19,7 @@ K=1024
 CG=$(mem_cgroup self) || skip_test "no memory cgroup line in /proc/self/cgroup"
 [[ $(id -u) == 0 ]] || skip_test "adding a placement rule needs root"
 
-check_start || exit 1
+check_start_both || exit 1
 ctl_sock create /containers
 ctl_sock create /containers/abc
 check_run "a rule for our own cgroup" 0 ctl_sock rule add "$CG" /containers/abc

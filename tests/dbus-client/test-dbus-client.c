@@ -23,7 +23,8 @@
  *
  * This file holds main() and the tests made once on each handle; the
  * tests on twin trees are in dbus-client-operations.c, their comparisons
- * in dbus-client-twin.c, the helpers all use in dbus-client-util.c.
+ * in dbus-client-twin.c, the helpers all use in
+ * tests/support/bus-test-util.c.
  */
 
 #include <errno.h>
@@ -43,8 +44,8 @@
 
 #include <memacct.h>
 
+#include "bus-test-util.h"
 #include "dbus-client-operations.h"
-#include "dbus-client-util.h"
 
 /* ---- finding the bus ---- */
 

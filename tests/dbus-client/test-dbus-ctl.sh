@@ -21,10 +21,10 @@
 # [limits] sessions-per-uid = 2, and uid 65534's reads and sessions are
 # compared (/O, /R).
 
-# shellcheck source=tests/dbus-client/lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
-check_start || exit 1
+check_start_both || exit 1
 
 # nostat: stdin with the stat items left out (the JSON "stat" member, the
 # text's memory.stat lines, and the session bytes made of them), and a
@@ -412,7 +412,7 @@ check_eq "hold over the bus prints what the socket's does" "$(cat "$TMP/hold.out
         "attached to /H
 holding 300K in /H"
 check_current_soon "the held charge is counted" /H $((300 * 1024))
-check_eq "as file" "$(field /H 'd["stat"]["file"]')" $((300 * 1024))
+check_eq "as file" "$(field /H 'd["stat"]["file"]' --exact)" $((300 * 1024))
 check_run "a kept charge beside it is refused at the max" 1 ctl_bus charge /H 800K
 check_eq "refusal over the bus" "$ERR" "memacctctl: charge refused: /H: limit exceeded (max of /H)"
 rc=0

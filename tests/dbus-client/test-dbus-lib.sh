@@ -7,12 +7,12 @@
 # two sessions per uid (MEMACCT_TEST_RESTRICTED=1: the tests of what that
 # refuses).
 
-# shellcheck source=tests/dbus-client/lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${TEST_DBUS_CLIENT:?TEST_DBUS_CLIENT must name the test-dbus-client binary}"
 
-check_start || exit 1
+check_start_both || exit 1
 
 check_run "test-dbus-client" 0 env MEMACCT_TEST_BUS="$BUS" MEMACCT_TEST_SOCKET="$SOCK" \
         "$TEST_DBUS_CLIENT"

@@ -28,7 +28,7 @@
 #include <memacct.h>
 
 #include "bus-client-signals.h"
-#include "bus-client-util.h"
+#include "bus-test-util.h"
 
 /* ---- signals ---- */
 
@@ -75,7 +75,7 @@ static void wait_all_seen(sd_bus *bus, EventSeen *e) {
 }
 
 void test_event_signal(void **state) {
-        sd_bus *bus = bus_open(), *other = bus_open();
+        sd_bus *bus = sdbus_open(), *other = sdbus_open();
         sd_bus_slot *slot = NULL;
         memacct *m = sock_open();
         memacct_charge_result res;
@@ -174,7 +174,7 @@ static int on_interfaces_removed(sd_bus_message *msg, void *userdata, sd_bus_err
 }
 
 void test_properties_changed_and_object_manager(void **state) {
-        sd_bus *bus = bus_open(), *other = bus_open();
+        sd_bus *bus = sdbus_open(), *other = sdbus_open();
         sd_bus_slot *s1 = NULL, *s2 = NULL, *s3 = NULL;
         char *object = object_of("/pc");
         Changed changed = { "MemoryMax", 2 * M, false };
@@ -213,7 +213,7 @@ void test_properties_changed_and_object_manager(void **state) {
 /* ---- a peer's charges end with it ---- */
 
 void test_peer_leaving_releases_its_charges(void **state) {
-        sd_bus *bus = bus_open(), *peer = bus_open();
+        sd_bus *bus = sdbus_open(), *peer = sdbus_open();
         int ready[2];
         pid_t child;
         Outcome b;
@@ -234,11 +234,11 @@ void test_peer_leaving_releases_its_charges(void **state) {
         bcall(peer, &b, NULL, "Charge", "stsb", "/dc", 8 * K, "", 1);
         assert_ok("a kept charge", &b);
         assert_int_equal(prop_u64(bus, "/dc", "MemoryCurrent"), 1 * M + 12 * K);
-        assert_int_equal(sock_current("/dc"), 1 * M + 12 * K);
+        assert_int_equal(current("/dc"), 1 * M + 12 * K);
         peer = sd_bus_flush_close_unref(peer);
         /* The kept charge stays: it belongs to the group. */
         assert_true(current_becomes(bus, "/dc", 8 * K));
-        assert_int_equal(sock_current("/dc"), 8 * K);
+        assert_int_equal(current("/dc"), 8 * K);
         bcall(bus, &b, NULL, "Uncharge", "stsb", "/dc", 8 * K, "", 1);
         assert_ok("Uncharge of the kept charge", &b);
 
@@ -268,7 +268,7 @@ void test_peer_leaving_releases_its_charges(void **state) {
         kill(child, SIGKILL);
         waitpid(child, NULL, 0);
         assert_true(current_becomes(bus, "/dc", 0));
-        assert_int_equal(sock_current("/dc"), 0);
+        assert_int_equal(current("/dc"), 0);
 
         bcall(bus, &b, NULL, "RemoveGroup", "s", "/dc");
         assert_ok("RemoveGroup /dc", &b);
@@ -319,7 +319,7 @@ void test_a_stopped_bus_stalls_no_socket_client(void **state) {
         /* Generous for sanitizers; a worker waiting on the bus would hang. */
         assert_true(elapsed < 60000);
 
-        bus = bus_open();
+        bus = sdbus_open();
         bcall(bus, &b, NULL, "GetGroup", "s", "/storm");
         assert_ok("the bus answers again", &b);
         assert_int_equal(prop_u64(bus, "/storm", "FailCount"), STORM_CHARGES);

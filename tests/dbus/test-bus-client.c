@@ -23,7 +23,7 @@
  *
  * This file holds the comparisons of the two transports' answers and
  * main(); the signal tests are in bus-client-signals.c, the helpers both
- * use in bus-client-util.c.
+ * use in tests/support/bus-test-util.c.
  */
 
 #include <errno.h>
@@ -46,7 +46,7 @@
 #include <memacct.h>
 
 #include "bus-client-signals.h"
-#include "bus-client-util.h"
+#include "bus-test-util.h"
 #include "frame.h"
 #include "memacct.pb-c.h"
 #include "status.h"
@@ -169,7 +169,7 @@ static size_t prop_counters(sd_bus *bus, const char *path, const char *name, cha
 /* ---- the same failure, the same answer ---- */
 
 static void test_errors_match_the_socket(void **state) {
-        sd_bus *bus = bus_open();
+        sd_bus *bus = sdbus_open();
         memacct *m = sock_open();
         memacct_limits max64 = { .set = MEMACCT_LIMIT_MAX, .max = 64 * K };
         memacct_limits max16 = { .set = MEMACCT_LIMIT_MAX, .max = 16 * K };
@@ -361,7 +361,7 @@ static void assert_group_reads_equal(sd_bus *bus, memacct *m, const char *path) 
 }
 
 static void test_values_match_the_socket(void **state) {
-        sd_bus *bus = bus_open();
+        sd_bus *bus = sdbus_open();
         memacct *m = sock_open();
         memacct_limits low = { .set = MEMACCT_LIMIT_LOW, .low = 256 * K };
         memacct_charge_result res;
@@ -433,7 +433,7 @@ static uint64_t rss_of(sd_bus_message *reply, const char *key) {
 }
 
 static void test_moves_and_clients_span_both_transports(void **state) {
-        sd_bus *bus = bus_open();
+        sd_bus *bus = sdbus_open();
         memacct *m = sock_open();
         memacct_charge_result res;
         memacct_client_info ci;
@@ -477,7 +477,7 @@ static void test_moves_and_clients_span_both_transports(void **state) {
         assert_int_equal(prop_u64(bus, "/mv1", "MemoryCurrent"), 0);
         assert_int_equal(memacct_move(m, getpid(), "/mv1", &n), 0);
         assert_int_equal(n, 2);
-        assert_int_equal(sock_current("/mv1"), 96 * K);
+        assert_int_equal(current("/mv1"), 96 * K);
 
         /* pid 0: the caller's own bus session only. */
         bcall(bus, &b, &reply, "MoveProcess", "us", 0, "/mv2");
@@ -498,7 +498,7 @@ static void test_moves_and_clients_span_both_transports(void **state) {
         memacct_close(m);
         sd_bus_flush_close_unref(bus);
         /* Both sessions ended: nothing is left anywhere. */
-        bus = bus_open();
+        bus = sdbus_open();
         assert_true(current_becomes(bus, "/mv1", 0));
         assert_true(current_becomes(bus, "/mv2", 0));
         bcall(bus, &b, NULL, "RemoveGroup", "s", "/mv1");

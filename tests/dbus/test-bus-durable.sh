@@ -8,25 +8,13 @@
 # and reads go on, and they are accepted again, without a restart, once
 # there is room.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 need dbus-daemon busctl
-if [[ $(id -u) != 0 ]]; then
-        echo "not root: the policy lets only root own org.memacct1 (and a tmpfs needs mount)"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+need_root "the policy lets only root own org.memacct1 (and a tmpfs needs mount)"
 mkdir -p "$STATE"
-if ! mount -t tmpfs -o size=4m,mode=0700 tmpfs "$STATE"; then
-        echo "cannot mount a tmpfs for the state: skipped"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+mount -t tmpfs -o size=4m,mode=0700 tmpfs "$STATE" || skip_test "cannot mount a tmpfs for the state"
 cleanup_mount() {
         umount -l "$STATE" 2>/dev/null || true
 }

@@ -14,18 +14,11 @@
 # with no bus daemon at all for a while: the same. The socket answers
 # throughout.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 need dbus-daemon busctl
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: not root: the policy lets only root own org.memacct1"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+need_root "the policy lets only root own org.memacct1"
 K=1024
 M=$((K * K))
 STATE_FILE=$STATE/state

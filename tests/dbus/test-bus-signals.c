@@ -43,7 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -51,36 +50,10 @@
 
 #include <memacct.h>
 
-#define K UINT64_C(1024)
-#define WAIT_MSEC 10000
-#define DEST "org.memacct1"
-#define GROUP_IFACE "org.memacct1.Group"
-#define GROUP_PREFIX "/org/memacct1/group"
+#include "bus-test-util.h"
+
 #define MARK "/mark"
 #define MAX_LINES 4096
-
-static const char *bus_address;
-static const char *socket_path;
-
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-static void sleep_msec(unsigned msec) {
-        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000 };
-
-        nanosleep(&ts, NULL);
-}
-
-static char *object_of(const char *path) {
-        char *object = NULL;
-
-        assert_true(sd_bus_path_encode(GROUP_PREFIX, path, &object) >= 0);
-        return object;
-}
 
 /* ---- the watcher ---- */
 
@@ -206,10 +179,7 @@ static int on_signal(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
 
 static void watcher_open(Watcher *w) {
         *w = (Watcher) {};
-        assert_true(sd_bus_new(&w->bus) >= 0);
-        assert_true(sd_bus_set_address(w->bus, bus_address) >= 0);
-        assert_true(sd_bus_set_bus_client(w->bus, 1) >= 0);
-        assert_true(sd_bus_start(w->bus) >= 0);
+        w->bus = sdbus_open();
         /* Synchronous: the bus daemon has the match when this returns. */
         assert_true(sd_bus_match_signal(w->bus, &w->slot, DEST, NULL, NULL, NULL, on_signal, w) >= 0);
         w->mark_object = object_of(MARK);
@@ -405,20 +375,6 @@ static void run_sequence(Watcher *w, memacct *m, const char *tree, Record *rec) 
         free(deep);
 }
 
-static memacct *sock_open(void) {
-        memacct *m = NULL;
-
-        assert_int_equal(memacct_connect(socket_path, &m), 0);
-        return m;
-}
-
-static memacct *bus_handle(void) {
-        memacct *m = NULL;
-
-        assert_int_equal(memacct_connect_bus(bus_address, &m), 0);
-        return m;
-}
-
 static void ensure_mark(void) {
         memacct *m = sock_open();
         int r = memacct_create_group(m, MARK, NULL, MEMACCT_NO_OWNER);
@@ -446,7 +402,7 @@ static void test_socket_changes_are_signalled_as_bus_changes(void **state) {
         ensure_mark();
         watcher_open(&w);
         s = sock_open();
-        b = bus_handle();
+        b = bus_open();
         /* A change made over the socket is signalled a moment after its
          * reply (the bus thread sends it): the marker's own creation may
          * arrive now. One step first, read and dropped, starts the record
@@ -567,7 +523,7 @@ static void test_restricted_reads_broadcast_nothing(void **state) {
         ensure_mark();
         watcher_open(&w);
         s = sock_open();
-        b = bus_handle();
+        b = bus_open();
         /* From a known point, as above: the lines so far are not this test's. */
         {
                 char *before = NULL;

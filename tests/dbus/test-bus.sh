@@ -8,19 +8,12 @@
 # caller; then the sd-bus client (test-bus-client.c) for signals, peer
 # lifetime and socket-versus-bus equality.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_BUS_CLIENT:?MEMACCT_BUS_CLIENT must name test-bus-client}"
 need dbus-daemon busctl setpriv
-if [[ $(id -u) != 0 ]]; then
-        echo "not root: the policy lets only root own org.memacct1"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+need_root "the policy lets only root own org.memacct1"
 K=1024
 M=$((K * K))
 NO_OWNER=4294967295

@@ -10,18 +10,11 @@
 # every mapping against MemoryDenyWriteExecute, and every write against
 # the directories the unit makes writable.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 need strace setpriv systemd-analyze dbus-daemon busctl
-if [[ $(id -u) != 0 ]]; then
-        echo "not root: the unit runs memacctd as root"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+need_root "the unit runs memacctd as root"
 K=1024
 
 start_bus || exit 1

@@ -9,19 +9,12 @@
 # then, with the daemon reloaded with [access] read = owner, checks that
 # nothing with group data is broadcast.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_BUS_SIGNALS:?MEMACCT_BUS_SIGNALS must name test-bus-signals}"
 need dbus-daemon
-if [[ $(id -u) != 0 ]]; then
-        echo "SKIP: not root: the policy lets only root own org.memacct1"
-        trap - EXIT
-        rm -rf "$TMP"
-        exit 77
-fi
+need_root "the policy lets only root own org.memacct1"
 
 start_bus || exit 1
 : >"$TMP/memacctd.conf"

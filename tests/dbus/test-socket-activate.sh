@@ -12,10 +12,8 @@
 # by the names, not the order. It serves the scrape on it with no
 # [metrics] listen, and the client socket still works.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 need systemd-socket-activate
 ACT=$TMP/act.sock

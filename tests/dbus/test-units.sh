@@ -12,10 +12,8 @@
 # systemd-analyze verify wants ExecStart's binary to exist: the copy it
 # verifies points into the DESTDIR (nothing else is changed).
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
-# shellcheck source-path=SCRIPTDIR source=bus-lib.sh
-source "$(dirname "$0")/bus-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_BUILD_ROOT:?}" "${MEMACCT_MESON:?}" "${MEMACCT_SBINDIR:?}" "${MEMACCT_MANDIR:?}"
 : "${MEMACCT_UNIT_DIR:?}" "${MEMACCT_DBUS_POLICY_DIR:?}" "${MEMACCT_DBUS_SERVICES_DIR:?}"

@@ -9,13 +9,12 @@
 # request raised with "by pid N uid U" of that request's process
 # (--json: pid and uid). tests/dbus-client/test-dbus-attach.sh is the bus's.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 : "${MEMACCT_RUN_HELPER:?MEMACCT_RUN_HELPER must name memacct-run-helper}"
 H=$MEMACCT_RUN_HELPER
 K=1024
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 CG=$(mem_cgroup self) || skip_test "no memory cgroup line in /proc/self/cgroup"
 [[ $(id -u) == 0 ]] || skip_test "adding a placement rule needs root"

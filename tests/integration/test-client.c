@@ -17,7 +17,6 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,12 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include <memacct.h>
+
+#include "test-support.h"
 
 #define K UINT64_C(1024)
 #define M (K * K)
@@ -42,136 +42,26 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-typedef struct Daemon {
-        char dir[256];
-        char sock[512];
-        char state[512];
-        char log[512];
-        pid_t pid;
-} Daemon;
-
-static Daemon daemon_;
-
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-static void sleep_msec(unsigned msec) {
-        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000 };
-
-        nanosleep(&ts, NULL);
-}
-
-/* Start memacctd and wait until it answers. Return: 0 or -1. */
-static int daemon_start(Daemon *d) {
-        const char *exe = getenv("MEMACCTD");
-        uint64_t deadline = now_msec() + WAIT_MSEC;
-
-        if (!exe) {
-                fprintf(stderr, "MEMACCTD is not set\n");
-                return -1;
-        }
-        d->pid = fork();
-        if (d->pid < 0)
-                return -1;
-        if (d->pid == 0) {
-                int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                execl(exe, "memacctd", "--socket", d->sock, "--state-dir", d->state, "--workers",
-                      "2", (char *) NULL);
-                _exit(127);
-        }
-        for (;;) {
-                memacct *m = NULL;
-                int status;
-
-                if (memacct_connect(d->sock, &m) == 0) {
-                        memacct_close(m);
-                        return 0;
-                }
-                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-                        fprintf(stderr, "memacctd exited at start (status 0x%x)\n", status);
-                        d->pid = 0;
-                        return -1;
-                }
-                if (now_msec() > deadline) {
-                        fprintf(stderr, "memacctd did not answer within %d ms\n", WAIT_MSEC);
-                        return -1;
-                }
-                sleep_msec(20);
-        }
-}
-
-/* Stop memacctd with @sig. Return: its wait status, or -1 if it had to be
- * killed after WAIT_MSEC. */
-static int daemon_stop(Daemon *d, int sig) {
-        uint64_t deadline = now_msec() + WAIT_MSEC;
-        int status;
-
-        if (d->pid <= 0)
-                return 0;
-        kill(d->pid, sig);
-        while (waitpid(d->pid, &status, WNOHANG) != d->pid) {
-                if (now_msec() > deadline) {
-                        kill(d->pid, SIGKILL);
-                        waitpid(d->pid, &status, 0);
-                        d->pid = 0;
-                        return -1;
-                }
-                sleep_msec(10);
-        }
-        d->pid = 0;
-        return status;
-}
-
-static void dump_log(const Daemon *d) {
-        char buf[4096];
-        FILE *f = fopen(d->log, "re");
-        size_t n;
-
-        if (!f)
-                return;
-        fputs("--- daemon log ---\n", stderr);
-        while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-                fwrite(buf, 1, n, stderr);
-        fclose(f);
-}
+static TestDaemon daemon_;
 
 static int group_setup(void **state) {
-        Daemon *d = &daemon_;
-        const char *tmp = getenv("TMPDIR");
-
         (void) state;
-        snprintf(d->dir, sizeof(d->dir), "%s/memacct-client.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(d->dir))
+        if (test_daemon_init(&daemon_, "client") < 0)
                 return -1;
-        snprintf(d->sock, sizeof(d->sock), "%.255s/memacctd.sock", d->dir);
-        snprintf(d->state, sizeof(d->state), "%.255s/state", d->dir);
-        snprintf(d->log, sizeof(d->log), "%.255s/daemon.log", d->dir);
-        return daemon_start(d);
+        return test_daemon_start(&daemon_);
 }
 
 static int group_teardown(void **state) {
-        Daemon *d = &daemon_;
-        char cmd[600];
+        TestDaemon *d = &daemon_;
         int status;
 
         (void) state;
-        status = daemon_stop(d, SIGTERM);
+        status = test_daemon_stop(d, SIGTERM);
         if (status != 0) {
                 fprintf(stderr, "memacctd did not exit 0 on SIGTERM (wait status 0x%x)\n", status);
-                dump_log(d);
+                test_daemon_dump_log(d);
         }
-        snprintf(cmd, sizeof(cmd), "rm -rf '%.255s'", d->dir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "cannot remove %s\n", d->dir);
+        (void) test_daemon_done(d);
         return status == 0 ? 0 : -1;
 }
 
@@ -593,14 +483,14 @@ static void test_restart_charges_again_what_the_client_held(void **state) {
                          kept + exact + stocked_anon + stocked_file + page_anon + page_file);
         memacct_close(o);
 
-        assert_int_equal(daemon_stop(&daemon_, SIGTERM), 0);
+        assert_int_equal(test_daemon_stop(&daemon_, SIGTERM), 0);
         /* With the daemon away, charges the page covers still succeed (no
          * message is needed), and are part of what is held. */
         offline = MIN(page_anon / PAGE, 5);
         for (uint64_t i = 0; i < offline; i++)
                 assert_int_equal(memacct_charge_stocked(m, PAGE, MEMACCT_STAT_ANON), 0);
         stocked_anon += offline * PAGE;
-        assert_int_equal(daemon_start(&daemon_), 0);
+        assert_int_equal(test_daemon_start(&daemon_), 0);
         /* Only the kept charge survived in the daemon itself. */
         assert_int_equal(usage("/rs", -1), kept);
 
@@ -720,7 +610,7 @@ int main(void) {
         signal(SIGPIPE, SIG_DFL);
         failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
         if (failed)
-                dump_log(&daemon_);
+                test_daemon_dump_log(&daemon_);
         failed = MIN(MAX(failed, 0), (int) ELEMENTSOF(tests));
         printf("%d passed, %d failed\n", (int) ELEMENTSOF(tests) - failed, failed);
         return failed ? 1 : 0;

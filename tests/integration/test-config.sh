@@ -6,13 +6,12 @@
 # at run time and keeps the running configuration when the new file is
 # bad; a bad file at start refuses to start with FILE:LINE in the message.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 K=1024
 NOBODY=65534
 CONF=$TMP/memacctd.conf
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 # hello_max_frame: the frame limit the daemon announces in HelloReply
 # (field 10, its field 5), over a raw socket.

@@ -7,12 +7,11 @@
 # and hold and watch ending at once, with status 0, on SIGINT/SIGTERM
 # while they reconnect to a daemon that is gone.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 K=1024
 M=$((1024 * 1024))
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 check_start_daemon || exit 1
 

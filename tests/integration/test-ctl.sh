@@ -8,12 +8,11 @@
 # failed (stderr names the cause, a refused charge names the group whose
 # max refused it), 2 usage errors.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 K=1024
 M=$((1024 * 1024))
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 check_start_daemon || exit 1
 

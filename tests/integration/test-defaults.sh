@@ -34,8 +34,8 @@ fi
 mount --make-rprivate / || exit 1
 mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"
 SYS_SOCK=/run/memacctd/memacctd.sock

@@ -8,8 +8,8 @@
 # restart. A delegate may take a group below its subtree back for itself
 # and give it to nobody else.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 if [[ $(id -u) != 0 ]]; then
         echo "SKIP: not root: cannot switch uids"

@@ -7,8 +7,8 @@
 # failing with the cause once it cannot (a tmpfs remounted read-only),
 # and saved again once it can.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 info() {
         ctl --json info | jget "d[\"$1\"]"

@@ -8,8 +8,8 @@
 # (docs/design.md, "Listing in pages": a group that exists throughout is
 # listed exactly once).
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 N=3000
 FRAME=4096

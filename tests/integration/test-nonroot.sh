@@ -7,8 +7,8 @@
 # it, and may do all of that strictly inside one; the delegated group
 # itself it may charge but not reshape. Another uid gets nothing of it.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"
 if [[ $(id -u) != 0 ]]; then

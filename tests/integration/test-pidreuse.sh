@@ -21,8 +21,8 @@ if [[ ${1-} != --inside ]]; then
         exec unshare --pid --fork --mount-proc bash "$0" --inside
 fi
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"
 : "${MEMACCT_PIDREUSE_HELPER:?MEMACCT_PIDREUSE_HELPER must name memacct-pidreuse-helper}"

@@ -8,12 +8,11 @@
 # with the rule gone auto falls back to the mirror. When the kernel lets
 # us make a child cgroup, a process in it lands by its parent's rule too.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 K=1024
 NOBODY=65534
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 CG=$(mem_cgroup self) || skip_test "no memory cgroup line in /proc/self/cgroup"
 [[ $(id -u) == 0 ]] || skip_test "adding rules and switching to nobody need root"

@@ -27,10 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <memacct.h>
+
+#include "test-support.h"
 
 static int usr1_status;
 
@@ -51,13 +52,12 @@ static int parse_int(const char *s, long long *ret) {
 }
 
 static int step(memacct *m, const char *what, const char *a) {
-        const struct timespec tick = { .tv_nsec = 20 * 1000 * 1000 };
         long long v;
         int r, fd;
 
         if (strcmp(what, "wait") == 0) {
                 while (access(a, F_OK) < 0)
-                        nanosleep(&tick, NULL);
+                        sleep_msec(20);
                 return 0;
         }
         if (strcmp(what, "ready") == 0) {

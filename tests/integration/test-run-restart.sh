@@ -8,13 +8,12 @@
 # back goes after the grace period (shortened here through
 # MEMACCTD_TRANSIENT_GRACE_MSEC, a knob for tests only).
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_RUN_HELPER:?MEMACCT_RUN_HELPER must name memacct-run-helper}"
 H=$MEMACCT_RUN_HELPER
 M=$((1024 * 1024))
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 GRACE_MSEC=3000
 export MEMACCTD_TRANSIENT_GRACE_MSEC=$GRACE_MSEC
 

@@ -9,13 +9,12 @@
 # the signals sent to run reach the command; --name and --group place the
 # group.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_RUN_HELPER:?MEMACCT_RUN_HELPER must name memacct-run-helper}"
 H=$MEMACCT_RUN_HELPER
 M=$((1024 * 1024))
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 
 exists() {
         ctl show "$1" >/dev/null 2>&1

@@ -9,13 +9,12 @@
 # held charges (memacctctl hold, built on libmemacct) charges them again
 # when the daemon is back.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 : "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"
 K=1024
 M=$((1024 * 1024))
-CTL=("$MEMACCTCTL" --socket "$SOCK")
 NOBODY=65534
 
 # start_hold GROUP SIZE [OPTIONS...]: a backgrounded memacctctl hold that

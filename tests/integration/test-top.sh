@@ -9,8 +9,8 @@
 # SIGTERM leave the alternate screen, show the cursor again and restore
 # the terminal's modes exactly (stty -g before and after).
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 K=1024
 M=$((1024 * 1024))
@@ -131,7 +131,7 @@ TMUX_SOCK=$TMP/tmux.sock
 tm() {
         tmux -S "$TMUX_SOCK" -f /dev/null "$@"
 }
-trap 'tm kill-server >/dev/null 2>&1 || true; finish' EXIT
+on_exit 'tm kill-server >/dev/null 2>&1 || true'
 
 screen() {
         tm capture-pane -p -t top

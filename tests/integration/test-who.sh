@@ -8,8 +8,8 @@
 # attached in its subtree, not root's elsewhere; PATH narrows the list to
 # a subtree. The listing is printed, as a terminal shows it.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 if [[ $(id -u) != 0 ]]; then
         echo "SKIP: not root: cannot switch uids"

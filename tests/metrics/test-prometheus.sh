@@ -10,8 +10,8 @@
 # usage as memacctctl shows it and a request rate, and it lists the rules
 # loaded and healthy. Skips when prometheus or promtool is missing.
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "$0")/../integration/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 RULES=$SRC/docs/prometheus/memacctd-rules.yml

@@ -18,8 +18,8 @@
 
 set -euo pipefail
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 : "${OCI_FIXTURES:?OCI_FIXTURES must name tests/oci/fixtures}"
 : "${MEMACCT_TEST_HELPER:?MEMACCT_TEST_HELPER must name memacct-test-helper}"

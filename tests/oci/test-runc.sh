@@ -31,8 +31,8 @@ BUSYBOX=${BUSYBOX:-$(command -v busybox || true)}
 [[ $(id -u) == 0 ]] || skip "not root: runc needs root for a container without a user namespace"
 : "${OCI_HOOKS_D:?OCI_HOOKS_D must name the configured hooks.d files}"
 
-# shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 M=$((1024 * 1024))
 ID=memacct-test-$$
@@ -47,8 +47,7 @@ cleanup_container() {
         "$RUNC" --root "$RUNC_ROOT" delete --force "$ID" >/dev/null 2>&1 || true
         "$RUNC" --root "$RUNC_ROOT" delete --force "$ID-probe" >/dev/null 2>&1 || true
 }
-# finish (tests/lib.sh) reads the script's exit status from $?: kept for it.
-trap 'rc=$?; cleanup_container; (exit $rc); finish' EXIT
+on_exit cleanup_container
 
 # ---- the rootfs: busybox and its applets, the host's libraries for memacctctl ----
 
@@ -132,9 +131,7 @@ if ! "$RUNC" --root "$RUNC_ROOT" run --bundle "$BUNDLE" "$ID-probe" \
         reason=$(grep -v '^\s*$' "$TMP/probe.log" | tail -n 3 | tr '\n' ' ')
         cleanup_container
         # Not ours: the runtime cannot run a container without any hook.
-        trap - EXIT
-        rm -rf "$TMP"
-        skip "runc cannot run a container here: $reason"
+        skip_test "runc cannot run a container here: $reason"
 fi
 check_eq "a container without hooks runs" "$(cat "$TMP/probe.log")" probe-ran
 

@@ -143,10 +143,8 @@ shutdown_container() {
 }
 
 # On any way out: the container's journal into the log finish shows on a
-# failure, the container shut down, then lib.sh's report.
+# failure, the container shut down (then lib.sh's report).
 cleanup() {
-        local rc=$?
-
         if [[ -n $LEADER ]]; then
                 c journalctl -b --no-pager -o short-monotonic -u memacctd.service \
                         -u memacctd.socket -u dbus.service >>"$DAEMON_LOG" 2>&1 || true
@@ -158,14 +156,8 @@ cleanup() {
                 echo "--- systemd-nspawn ---" >>"$DAEMON_LOG"
                 cat "$NSPAWN_LOG" >>"$DAEMON_LOG"
         fi
-        # finish reads how the script ended from $?; a bare (exit 1) would
-        # trip set -e here.
-        if ((rc != 0)); then
-                (exit "$rc") || finish
-        fi
-        finish
 }
-trap cleanup EXIT
+on_exit cleanup
 
 # ---- 1. build and stage ----
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -106,14 +105,7 @@ void deep_path(char *buf, size_t size, unsigned depth) {
         }
 }
 
-/* ---- time and random numbers --------------------------------------------- */
-
-uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
+/* ---- random numbers ------------------------------------------------------- */
 
 uint64_t rnd(uint64_t *state) {
         uint64_t x = *state;

@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "group.h"
+#include "test-support.h"
 
 #define KiB ((uint64_t) 1 << 10)
 #define MiB ((uint64_t) 1 << 20)
@@ -82,10 +83,7 @@ unsigned refs_of(MemGroup *g);
  */
 void deep_path(char *buf, size_t size, unsigned depth);
 
-/* ---- time and random numbers --------------------------------------------- */
-
-/** now_usec() - CLOCK_MONOTONIC in microseconds. Any thread. */
-uint64_t now_usec(void);
+/* ---- random numbers (the clock: test-support.h) -------------------------- */
 
 /**
  * rnd() - the next xorshift64* number from *@state, which belongs to one

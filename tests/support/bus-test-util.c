@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What test-bus-client's tests share: the two connections to one daemon
- * (the private bus of $MEMACCT_BUS_ADDRESS and the socket of
- * $MEMACCT_SOCKET), a Manager call with its outcome, and reads of a group's
- * properties, at once or once they settle. Every helper asserts (cmocka)
+ * What the D-Bus test programs share: the daemon's two addresses, a
+ * connection each way, a Manager call over sd-bus with its outcome, a
+ * group's properties read over the bus, groups made and their usage read
+ * over a socket connection of their own (so that what one handle believes
+ * is compared with what the daemon counts), and the comparison of one
+ * libmemacct call's results both ways. Every helper asserts (cmocka)
  * rather than returns an error: it runs inside a test.
  */
 
@@ -15,34 +17,21 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <systemd/sd-bus.h>
 
 #include <memacct.h>
 
-#include "bus-client-util.h"
+#include "bus-test-util.h"
 
 const char *bus_address;
 const char *socket_path;
 
-uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-void sleep_msec(unsigned msec) {
-        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000 };
-
-        nanosleep(&ts, NULL);
-}
-
 /* ---- connections ---- */
 
-sd_bus *bus_open(void) {
+sd_bus *sdbus_open(void) {
         sd_bus *bus = NULL;
 
         assert_true(sd_bus_new(&bus) >= 0);
@@ -52,6 +41,13 @@ sd_bus *bus_open(void) {
         return bus;
 }
 
+memacct *bus_open(void) {
+        memacct *m = NULL;
+
+        assert_int_equal(memacct_connect_bus(bus_address, &m), 0);
+        return m;
+}
+
 memacct *sock_open(void) {
         memacct *m = NULL;
 
@@ -59,7 +55,7 @@ memacct *sock_open(void) {
         return m;
 }
 
-/* ---- calls, and what came of them ---- */
+/* ---- calls over sd-bus, and what came of them ---- */
 
 int bcall(sd_bus *bus, Outcome *o, sd_bus_message **ret_reply, const char *member, const char *types, ...) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -90,12 +86,10 @@ void assert_ok(const char *what, const Outcome *o) {
         }
 }
 
-/* ---- reads ---- */
-
 char *object_of(const char *path) {
         char *object = NULL;
 
-        assert_true(sd_bus_path_encode("/org/memacct1/group", path, &object) >= 0);
+        assert_true(sd_bus_path_encode(GROUP_PREFIX, path, &object) >= 0);
         return object;
 }
 
@@ -111,18 +105,6 @@ uint64_t prop_u64(sd_bus *bus, const char *path, const char *name) {
         assert_true(r >= 0);
         sd_bus_error_free(&error);
         free(object);
-        return v;
-}
-
-uint64_t sock_current(const char *path) {
-        memacct *m = sock_open();
-        memacct_group_info *g = NULL;
-        uint64_t v;
-
-        assert_int_equal(memacct_get_group(m, path, NULL, 0, &g), 0);
-        v = g->current;
-        memacct_group_info_free(g);
-        memacct_close(m);
         return v;
 }
 
@@ -160,4 +142,53 @@ void create_bus(sd_bus *bus, const char *path, uint64_t max) {
         else
                 bcall(bus, &o, NULL, "CreateGroup", "sa{st}u", path, 0, NO_OWNER);
         assert_ok(path, &o);
+}
+
+/* ---- over the socket ---- */
+
+void create(const char *path, unsigned set, uint64_t max, uint64_t high) {
+        memacct *m = sock_open();
+        memacct_limits l = { .set = set, .max = max, .high = high };
+
+        assert_int_equal(memacct_create_group(m, path, &l, MEMACCT_NO_OWNER), 0);
+        memacct_close(m);
+}
+
+uint64_t current(const char *path) {
+        memacct *m = sock_open();
+        memacct_group_info *g = NULL;
+        uint64_t v;
+
+        assert_int_equal(memacct_get_group(m, path, NULL, MEMACCT_EXACT, &g), 0);
+        v = g->current;
+        memacct_group_info_free(g);
+        memacct_close(m);
+        return v;
+}
+
+uint64_t current_soon(const char *path, uint64_t want) {
+        uint64_t deadline = now_msec() + WAIT_MSEC, v;
+
+        while ((v = current(path)) != want && now_msec() < deadline)
+                sleep_msec(20);
+        return v;
+}
+
+/* ---- libmemacct both ways ---- */
+
+/* (The messages are copied as each call returns: memacct_last_error()
+ * keeps only the last failure of a thread.) */
+void assert_same(const char *what, int rs, const char *es, int rb, const char *eb, int want) {
+        if (rs == want && rb == want && (want >= 0 || strcmp(es, eb) == 0))
+                return;
+        fprintf(stderr, "%s: socket %d (%s), bus %d (%s), want %d\n", what, rs, es, rb, eb, want);
+        fail();
+}
+
+void last_error(memacct *m, int r, char *buf, size_t size, char *refused, size_t rsize) {
+        const char *e = r < 0 ? memacct_last_error(m) : NULL;
+        const char *p = r < 0 ? memacct_refused_path(m) : NULL;
+
+        snprintf(buf, size, "%s", e ? e : "-");
+        snprintf(refused, rsize, "%s", p ? p : "-");
 }
