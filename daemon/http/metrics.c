@@ -65,6 +65,7 @@
 
 #include "http/metrics-internal.h"
 #include "http/metrics.h"
+#include "clock.h"
 #include "macro.h"
 #include "base/log.h"
 #include "socket-util.h"
@@ -114,13 +115,6 @@ struct Metrics {
         ThreadStart start;
 };
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static void conn_free(MetricsConn *c) {
         Metrics *m = c->m;
 
@@ -144,7 +138,7 @@ static uint64_t unsent_bytes(Metrics *m) {
 
 /* Close the oldest connection stalled in @state (or any, with -1) but @keep. Return: 1 if one went. */
 static int evict_stalled(Metrics *m, int state, const MetricsConn *keep) {
-        uint64_t now = now_usec();
+        uint64_t now = clock_now_usec(CLOCK_MONOTONIC);
         MetricsConn *c, *oldest = NULL;
 
         TAILQ_FOREACH(c, &m->conns, link) {
@@ -186,7 +180,7 @@ static void conn_read(MetricsConn *c);
 
 static void conn_start_reading(MetricsConn *c) {
         c->state = CONN_READING;
-        c->since_usec = now_usec();
+        c->since_usec = clock_now_usec(CLOCK_MONOTONIC);
         evtimer_add(c->deadline, &c->m->head_timeout);
         bufferevent_enable(c->bev, EV_READ);
         /* A request that came behind the last one is in the input already. */
@@ -201,7 +195,7 @@ static int conn_send(MetricsConn *c, MetricsResponse *resp) {
 
         bufferevent_disable(c->bev, EV_READ);
         c->state = CONN_WRITING;
-        c->since_usec = now_usec();
+        c->since_usec = clock_now_usec(CLOCK_MONOTONIC);
         c->close_after = c->close_after || resp->close;
         r = queue_text(out, &resp->head);
         if (r >= 0)
