@@ -47,11 +47,6 @@ static int mkdir_parents(const char *path) {
         return 0;
 }
 
-static char *mfree_str(char *p) {
-        free(p);
-        return NULL;
-}
-
 static int socket_bind(SockListen *l, const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp = { .sun_family = AF_UNIX };
         bool stale = false;
@@ -128,7 +123,7 @@ static int socket_bind(SockListen *l, const char *path) {
         }
         if (rename(tmp.sun_path, path) < 0) {
                 r = log_error_errno(errno, "Cannot move the socket to %s: %m", path);
-                l->bound_path = mfree_str(l->bound_path);
+                l->bound_path = mfree(l->bound_path);
                 goto fail_unlink;
         }
         if (stale)
