@@ -15,6 +15,7 @@
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _unused_ __attribute__((unused))
+#define _always_inline_ inline __attribute__((always_inline))
 #define _public_ __attribute__((visibility("default")))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
