@@ -381,8 +381,9 @@ out:
 
 int placement_load(Placement *pl, const char *dir) {
         _cleanup_free_ char *text = NULL, *copy = strdup(dir);
+        _cleanup_close_ int dirfd = -EBADF;
         size_t size = 0;
-        int dirfd, r;
+        int r;
 
         if (!copy)
                 return -ENOMEM;
@@ -395,7 +396,6 @@ int placement_load(Placement *pl, const char *dir) {
                          (size_t) PLACEMENT_RULES_MAX * (PLACEMENT_CGROUP_MAX + MEM_PATH_MAX + 2) + 64, &text,
                          &size);
         if (r == -ENOENT) {
-                close(dirfd);
                 (void) placement_parse(pl, RULES_HEADER "end 0\n", strlen(RULES_HEADER "end 0\n"));
                 return 0;
         }
@@ -413,7 +413,6 @@ int placement_load(Placement *pl, const char *dir) {
         else
                 log_info("Restored %d placement rule%s from %s/%s", r, r == 1 ? "" : "s", dir,
                          PLACEMENT_FILE);
-        close(dirfd);
         return r;
 }
 

@@ -339,7 +339,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 }
 
 static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
-        int family = l->addr.ss_family, fd, r;
+        _cleanup_close_ int fd = -EBADF;
+        int family = l->addr.ss_family, r;
         int one = 1;
 
         fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -357,30 +358,22 @@ static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
                     unix_socket_is_live((const struct sockaddr *) &l->addr, l->addr_len) != 0 ||
                     lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || unlink(path) < 0 ||
                     bind(fd, (const struct sockaddr *) &l->addr, l->addr_len) < 0) {
-                        log_error_errno(r, "[metrics] cannot bind %s: %m", address);
-                        goto fail;
+                        return log_error_errno(r, "[metrics] cannot bind %s: %m", address);
                 }
         }
         if (family == AF_UNIX) {
                 m->unix_path = strdup(((const struct sockaddr_un *) &l->addr)->sun_path);
-                if (!m->unix_path) {
-                        r = log_error_errno(ENOMEM, "Out of memory");
-                        goto fail;
-                }
+                if (!m->unix_path)
+                        return log_error_errno(ENOMEM, "Out of memory");
                 /* No authentication: the file's permissions are the access control. */
                 if (chmod(m->unix_path, 0660) < 0) {
-                        r = log_error_errno(errno, "[metrics] cannot set the mode of %s: %m", m->unix_path);
-                        goto fail;
+                        return log_error_errno(errno, "[metrics] cannot set the mode of %s: %m",
+                                               m->unix_path);
                 }
         }
-        if (listen(fd, 64) < 0) {
-                r = log_error_errno(errno, "[metrics] cannot listen on %s: %m", address);
-                goto fail;
-        }
-        return fd;
-fail:
-        close(fd);
-        return r;
+        if (listen(fd, 64) < 0)
+                return log_error_errno(errno, "[metrics] cannot listen on %s: %m", address);
+        return TAKE_FD(fd);
 }
 
 /* The bound address as text, with the port the kernel chose. */

@@ -358,9 +358,10 @@ static int journal_load(MemCore *core, int dirfd, const char *dir, State *st, un
 
 int persist_restore(MemCore *core, const char *dir) {
         _cleanup_(state_done) State st = {};
+        _cleanup_close_ int dirfd = -EBADF;
         const char *used = PERSIST_STATE;
         bool damaged = false, fallback = false;
-        int dirfd = -1, r;
+        int r;
 
         r = open_dir(dir, &dirfd);
         if (r < 0)
@@ -371,7 +372,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 damaged = true;
                 r = set_aside(dirfd, dir, PERSIST_STATE, PERSIST_STATE_BAD);
                 if (r < 0)
-                        goto out;
+                        return r;
                 r = -ENOENT;
         }
         if (r == -ENOENT) {
@@ -381,7 +382,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 if (r == -EBADMSG) {
                         r = set_aside(dirfd, dir, PERSIST_STATE_OLD, PERSIST_STATE_OLD_BAD);
                         if (r < 0)
-                                goto out;
+                                return r;
                         log_error("No usable state in %s: starting from the journal alone, if any", dir);
                         r = 0;
                         goto replay;
@@ -397,7 +398,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 }
         }
         if (r < 0)
-                goto out;
+                return r;
 
 replay:
         {
@@ -406,19 +407,15 @@ replay:
 
                 r = journal_load(core, dirfd, dir, &st, &batches);
                 if (r < 0)
-                        goto out;
-                if (st.n == 0) {
-                        r = 0;
-                        goto out;
-                }
+                        return r;
+                if (st.n == 0)
+                        return 0;
 
-                if (asprintf(&file, "%s/%s", dir, used) < 0) {
-                        r = log_error_errno(ENOMEM, "Out of memory");
-                        goto out;
-                }
+                if (asprintf(&file, "%s/%s", dir, used) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
                 r = state_apply(core, &st, file);
                 if (r < 0)
-                        goto out;
+                        return r;
                 if (!fallback)
                         log_info("Restored %zu groups from %s and %u saves of its journal", st.n, file, batches);
                 else
@@ -426,8 +423,6 @@ replay:
                                     "journal%s", st.n, file, batches,
                                     damaged ? "; changes saved between them are lost" : "");
         }
-out:
-        close(dirfd);
         return r;
 }
 
