@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define _likely_(x) (__builtin_expect(!!(x), 1))
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _unused_ __attribute__((unused))
+#define _always_inline_ inline __attribute__((always_inline))
 #define _public_ __attribute__((visibility("default")))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
@@ -48,6 +50,35 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 #define _cleanup_free_ _cleanup_(freep)
+
+/* free() that clears the pointer in the same statement: p = mfree(p); */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+/*
+ * Close a descriptor left in a local when it goes out of scope (closep,
+ * _cleanup_close_); a negative one is no descriptor. errno is kept: the
+ * cleanup runs after the return value, and perhaps a log line's %m, were
+ * taken from it. TAKE_FD() hands the descriptor on and leaves -EBADF.
+ */
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+
+                (void) close(*fd);
+                errno = saved;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+#define TAKE_FD(fd)                            \
+        ({                                     \
+                int _tf_ = (fd);               \
+                (fd) = -EBADF;                 \
+                _tf_;                          \
+        })
 
 /*
  * NAME_to_string() and NAME_from_string() of an enum TYPE whose values

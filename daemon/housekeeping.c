@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "clock.h"
 #include "macro.h"
 #include "housekeeping.h"
 #include "base/log.h"
@@ -60,13 +61,6 @@ struct Housekeeping {
         uint64_t watchdog_usec;
         char last_status[256];
 };
-
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 static struct timespec msec_to_timespec(uint64_t msec) {
         return (struct timespec) { .tv_sec = (time_t) (msec / 1000), .tv_nsec = (long) (msec % 1000) * 1000000 };
@@ -232,7 +226,7 @@ static void *housekeeping_main(void *userdata) {
         if (r < 0)
                 return NULL;
 
-        now = now_msec();
+        now = clock_now_msec(CLOCK_MONOTONIC);
         s.flush = now + atomic_load(&h->flush_interval_msec);
         if (h->sample && atomic_load(&h->sample_interval_msec))
                 s.sample = now + atomic_load(&h->sample_interval_msec);
@@ -246,7 +240,7 @@ static void *housekeeping_main(void *userdata) {
         while (!h->stop) {
                 struct timespec ts;
 
-                now = now_msec();
+                now = clock_now_msec(CLOCK_MONOTONIC);
                 if (run_due(h, &s, now))
                         continue;
                 ts = msec_to_timespec(next_wake(h, &s, now));

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A 32-bit varint takes at most five bytes. */
+/* A 32-bit varint takes at most five bytes (VARINT32_MAX). */
 #define FRAME_PREFIX_MAX 5
 
 /**

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "limit-names.h"
 #include "macro.h"
 #include "options.h"
@@ -209,13 +210,6 @@ typedef struct Watch {
         uint64_t lost_at, next_try, backoff; /* ms */
 } Watch;
 
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
 /* Reconnect and claim the group back. Return: true when it is ours again. */
 static bool watch_reclaim(Watch *w) {
         int r;
@@ -240,7 +234,7 @@ static bool watch_reclaim(Watch *w) {
 
 static void watch_tick(Watch *w) {
         memacct_group_info *info = NULL;
-        uint64_t now = now_msec();
+        uint64_t now = clock_now_msec(CLOCK_MONOTONIC);
         int r;
 
         if (!w->on || w->gave_up)
@@ -276,7 +270,7 @@ static int wait_child(pid_t pid, int *ret_status, Watch *w) {
         const struct timespec tick = { .tv_sec = RUN_WATCH_MSEC / 1000,
                                        .tv_nsec = (RUN_WATCH_MSEC % 1000) * 1000000L };
         sigset_t chld;
-        uint64_t next = now_msec() + RUN_WATCH_MSEC;
+        uint64_t next = clock_now_msec(CLOCK_MONOTONIC) + RUN_WATCH_MSEC;
 
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);
@@ -287,9 +281,9 @@ static int wait_child(pid_t pid, int *ret_status, Watch *w) {
                         return 0;
                 if (r < 0 && errno != EINTR)
                         return -errno;
-                if (sigtimedwait(&chld, NULL, &tick) < 0 && errno == EAGAIN && now_msec() >= next) {
+                if (sigtimedwait(&chld, NULL, &tick) < 0 && errno == EAGAIN && clock_now_msec(CLOCK_MONOTONIC) >= next) {
                         watch_tick(w);
-                        next = now_msec() + RUN_WATCH_MSEC;
+                        next = clock_now_msec(CLOCK_MONOTONIC) + RUN_WATCH_MSEC;
                 }
         }
 }

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "macro.h"
 #include "options.h"
 #include "output.h"
@@ -135,10 +136,7 @@ static void term_size(size_t *ret_cols, size_t *ret_lines) {
 }
 
 static double now_sec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        return (double) clock_now_nsec(CLOCK_MONOTONIC) / 1e9;
 }
 
 static int parse_args(int argc, char **argv, TopArgs *a) {

@@ -10,13 +10,11 @@
 #include <time.h>
 
 #include "client-deadline.h"
+#include "clock.h"
 #include "macro.h"
 
 uint64_t client_now_nsec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+        return clock_now_nsec(CLOCK_MONOTONIC);
 }
 
 uint64_t client_deadline_nsec(int timeout_msec) {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "macro.h"
 #include "base/selfstats.h"
 
@@ -104,10 +105,7 @@ const char *selfstats_event_kind_to_string(EventKind k) {
 }
 
 uint64_t selfstats_clock_nsec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+        return clock_now_nsec(CLOCK_MONOTONIC);
 }
 
 static void add(_Atomic uint64_t *c) {

@@ -132,21 +132,6 @@ static size_t rule_find(const Placement *pl, const char *cgroup, size_t len, boo
         return lo;
 }
 
-static int write_all(int fd, const char *p, size_t size) {
-        while (size > 0) {
-                ssize_t k = write(fd, p, size);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                size -= (size_t) k;
-        }
-        return 0;
-}
-
 static int rules_format(const Placement *pl, char **ret, size_t *ret_size) {
         char *text = NULL;
         size_t size = 0;
@@ -172,8 +157,9 @@ static int rules_format(const Placement *pl, char **ret, size_t *ret_size) {
  * synced: a rule changes seldom, and its OK says it is on disk. */
 static int rules_save(const Placement *pl) {
         _cleanup_free_ char *text = NULL;
-        int dirfd, fd, r;
+        _cleanup_close_ int dirfd = -EBADF;
         size_t size;
+        int r;
 
         if (!pl->dir)
                 return 0;
@@ -183,25 +169,7 @@ static int rules_save(const Placement *pl) {
         dirfd = open(pl->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0)
                 return -errno;
-        fd = openat(dirfd, RULES_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) {
-                r = -errno;
-                goto out;
-        }
-        r = write_all(fd, text, size);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && renameat(dirfd, RULES_TMP, dirfd, PLACEMENT_FILE) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dirfd, RULES_TMP, 0);
-        else if (fsync(dirfd) < 0)
-                r = -errno;
-out:
-        close(dirfd);
-        return r;
+        return write_file_atomic_at(dirfd, PLACEMENT_FILE, RULES_TMP, text, size, fsync_fd, NULL);
 }
 
 static int rules_reserve(Placement *pl) {
@@ -413,8 +381,9 @@ out:
 
 int placement_load(Placement *pl, const char *dir) {
         _cleanup_free_ char *text = NULL, *copy = strdup(dir);
+        _cleanup_close_ int dirfd = -EBADF;
         size_t size = 0;
-        int dirfd, r;
+        int r;
 
         if (!copy)
                 return -ENOMEM;
@@ -427,7 +396,6 @@ int placement_load(Placement *pl, const char *dir) {
                          (size_t) PLACEMENT_RULES_MAX * (PLACEMENT_CGROUP_MAX + MEM_PATH_MAX + 2) + 64, &text,
                          &size);
         if (r == -ENOENT) {
-                close(dirfd);
                 (void) placement_parse(pl, RULES_HEADER "end 0\n", strlen(RULES_HEADER "end 0\n"));
                 return 0;
         }
@@ -445,7 +413,6 @@ int placement_load(Placement *pl, const char *dir) {
         else
                 log_info("Restored %d placement rule%s from %s/%s", r, r == 1 ? "" : "s", dir,
                          PLACEMENT_FILE);
-        close(dirfd);
         return r;
 }
 

@@ -65,6 +65,7 @@
 
 #include "http/metrics-internal.h"
 #include "http/metrics.h"
+#include "clock.h"
 #include "macro.h"
 #include "base/log.h"
 #include "socket-util.h"
@@ -114,13 +115,6 @@ struct Metrics {
         ThreadStart start;
 };
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static void conn_free(MetricsConn *c) {
         Metrics *m = c->m;
 
@@ -144,7 +138,7 @@ static uint64_t unsent_bytes(Metrics *m) {
 
 /* Close the oldest connection stalled in @state (or any, with -1) but @keep. Return: 1 if one went. */
 static int evict_stalled(Metrics *m, int state, const MetricsConn *keep) {
-        uint64_t now = now_usec();
+        uint64_t now = clock_now_usec(CLOCK_MONOTONIC);
         MetricsConn *c, *oldest = NULL;
 
         TAILQ_FOREACH(c, &m->conns, link) {
@@ -186,7 +180,7 @@ static void conn_read(MetricsConn *c);
 
 static void conn_start_reading(MetricsConn *c) {
         c->state = CONN_READING;
-        c->since_usec = now_usec();
+        c->since_usec = clock_now_usec(CLOCK_MONOTONIC);
         evtimer_add(c->deadline, &c->m->head_timeout);
         bufferevent_enable(c->bev, EV_READ);
         /* A request that came behind the last one is in the input already. */
@@ -201,7 +195,7 @@ static int conn_send(MetricsConn *c, MetricsResponse *resp) {
 
         bufferevent_disable(c->bev, EV_READ);
         c->state = CONN_WRITING;
-        c->since_usec = now_usec();
+        c->since_usec = clock_now_usec(CLOCK_MONOTONIC);
         c->close_after = c->close_after || resp->close;
         r = queue_text(out, &resp->head);
         if (r >= 0)
@@ -345,7 +339,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 }
 
 static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
-        int family = l->addr.ss_family, fd, r;
+        _cleanup_close_ int fd = -EBADF;
+        int family = l->addr.ss_family, r;
         int one = 1;
 
         fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -363,30 +358,22 @@ static int listen_on(Metrics *m, const char *address, const ConfigListen *l) {
                     unix_socket_is_live((const struct sockaddr *) &l->addr, l->addr_len) != 0 ||
                     lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || unlink(path) < 0 ||
                     bind(fd, (const struct sockaddr *) &l->addr, l->addr_len) < 0) {
-                        log_error_errno(r, "[metrics] cannot bind %s: %m", address);
-                        goto fail;
+                        return log_error_errno(r, "[metrics] cannot bind %s: %m", address);
                 }
         }
         if (family == AF_UNIX) {
                 m->unix_path = strdup(((const struct sockaddr_un *) &l->addr)->sun_path);
-                if (!m->unix_path) {
-                        r = log_error_errno(ENOMEM, "Out of memory");
-                        goto fail;
-                }
+                if (!m->unix_path)
+                        return log_error_errno(ENOMEM, "Out of memory");
                 /* No authentication: the file's permissions are the access control. */
                 if (chmod(m->unix_path, 0660) < 0) {
-                        r = log_error_errno(errno, "[metrics] cannot set the mode of %s: %m", m->unix_path);
-                        goto fail;
+                        return log_error_errno(errno, "[metrics] cannot set the mode of %s: %m",
+                                               m->unix_path);
                 }
         }
-        if (listen(fd, 64) < 0) {
-                r = log_error_errno(errno, "[metrics] cannot listen on %s: %m", address);
-                goto fail;
-        }
-        return fd;
-fail:
-        close(fd);
-        return r;
+        if (listen(fd, 64) < 0)
+                return log_error_errno(errno, "[metrics] cannot listen on %s: %m", address);
+        return TAKE_FD(fd);
 }
 
 /* The bound address as text, with the port the kernel chose. */

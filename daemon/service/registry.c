@@ -41,11 +41,7 @@
 #include "core/session.h"
 #include "service/registry.h"
 #include "base/selfstats.h"
-
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
+#include "macro.h"
 
 typedef struct UidCount {
         uid_t uid;

@@ -12,13 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "service/service-internal.h"
 
 uint64_t service_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_MONOTONIC);
 }
 
 void service_request_served(Service *svc) {

@@ -15,10 +15,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "clock.h"
 #include "sock/conn.h"
 #include "sock/held.h"
 
-#define USEC_PER_SEC UINT64_C(1000000)
 /* A bounded number of reads per wake-up keeps one busy client from
  * starving the others on its worker. */
 #define READS_PER_EVENT 8
@@ -79,12 +79,9 @@ struct SockConn {
 };
 
 static inline uint64_t now_usec(void) {
-        struct timespec ts;
-
         /* Timeouts are seconds: the coarse clock (a vDSO read, no
          * syscall) is precise enough and costs nothing per read. */
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_MONOTONIC_COARSE);
 }
 
 /* Output waiting for the client grew or shrank by @n bytes (any thread). */

@@ -72,11 +72,6 @@
 #include "sock/request.h"
 #include "sock/wire.h"
 
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
-
 /*
  * Output waiting for the client changed by @n bytes: every change of out
  * and push_q goes through these two, on any thread (a push), so that the

@@ -47,18 +47,74 @@ static int mkdir_parents(const char *path) {
         return 0;
 }
 
-static char *mfree_str(char *p) {
-        free(p);
-        return NULL;
+/*
+ * Whether the file at @path (@sa, @len) may be replaced: only a socket no
+ * daemon listens on may be. Return: 0 when there is none, 1 for a stale
+ * socket, a negative errno (logged) otherwise.
+ */
+static int socket_path_check(const char *path, const struct sockaddr_un *sa, socklen_t len) {
+        struct stat st;
+        int r;
+
+        if (lstat(path, &st) < 0)
+                return 0;
+        if (!S_ISSOCK(st.st_mode))
+                return log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
+        r = unix_socket_is_live((const struct sockaddr *) sa, len);
+        if (r > 0)
+                return log_error_errno(EADDRINUSE,
+                                       "Another daemon is listening on %s; refusing to start "
+                                       "(stop it, or use --socket)", path);
+        if (r < 0)
+                return log_error_errno(r, "Cannot tell whether a daemon listens on %s (%m); refusing to start",
+                                       path);
+        return 1;
 }
 
+/*
+ * @fd bound beside @path, under "@path.PID" (its address to @ret_tmp),
+ * open to all and listening. On failure nothing is left at that name.
+ * Return: 0, or a negative errno (logged).
+ */
+static int socket_listen_beside(int fd, const char *path, struct sockaddr_un *ret_tmp) {
+        struct sockaddr_un tmp = { .sun_family = AF_UNIX };
+        size_t n;
+        int r = 0;
+
+        n = (size_t) snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", path, (int) getpid());
+        if (n >= sizeof(tmp.sun_path))
+                return log_error_errno(ENAMETOOLONG, "Socket path %s is too long to bind beside it", path);
+        (void) unlink(tmp.sun_path);
+        if (bind(fd, (struct sockaddr *) &tmp, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0)
+                return log_error_errno(errno, "Cannot bind %s: %m", tmp.sun_path);
+        /* Whoever may connect is decided per request from SO_PEERCRED
+         * (reads are open to all by default), so the socket is open to
+         * all: 0666 set here, as bind() left it after the umask. */
+        if (chmod(tmp.sun_path, 0666) < 0)
+                r = log_error_errno(errno, "Cannot make %s accessible: %m", tmp.sun_path);
+        else if (listen(fd, SOMAXCONN) < 0)
+                r = log_error_errno(errno, "Cannot listen on %s: %m", tmp.sun_path);
+        if (r < 0) {
+                (void) unlink(tmp.sun_path);
+                return r;
+        }
+        *ret_tmp = tmp;
+        return 0;
+}
+
+/*
+ * The socket appears at its path only once it listens: bound under a name
+ * of its own, made accessible, listening, then renamed over the path (a
+ * stale socket included) in one step. A client that sees the file can
+ * connect, rather than be refused in the moment between bind() and
+ * listen().
+ */
 static int socket_bind(SockListen *l, const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp = { .sun_family = AF_UNIX };
-        bool stale = false;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp;
+        _cleanup_close_ int fd = -EBADF;
         size_t n = strlen(path);
         socklen_t len;
-        struct stat st;
-        int fd, r;
+        int r, stale;
 
         if (n == 0 || n >= sizeof(sa.sun_path))
                 return log_error_errno(ENAMETOOLONG, "Socket path %s is empty or too long (at most %zu bytes)",
@@ -72,74 +128,28 @@ static int socket_bind(SockListen *l, const char *path) {
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return log_error_errno(errno, "Cannot create a socket: %m");
+        stale = socket_path_check(path, &sa, len);
+        if (stale < 0)
+                return stale;
+        r = socket_listen_beside(fd, path, &tmp);
+        if (r < 0)
+                return r;
 
-        /* Only a file no daemon listens on may be replaced. */
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode)) {
-                        r = log_error_errno(EEXIST, "%s exists and is not a socket; refusing to replace it", path);
-                        goto fail;
-                }
-                r = unix_socket_is_live((const struct sockaddr *) &sa, len);
-                if (r > 0) {
-                        r = log_error_errno(EADDRINUSE,
-                                            "Another daemon is listening on %s; refusing to start "
-                                            "(stop it, or use --socket)", path);
-                        goto fail;
-                }
-                if (r < 0) {
-                        log_error_errno(r, "Cannot tell whether a daemon listens on %s (%m); refusing to start",
-                                        path);
-                        goto fail;
-                }
-                stale = true;
-        }
-        /*
-         * The socket appears at its path only once it listens: bound under
-         * a name of its own, made accessible, listening, then renamed over
-         * the path (a stale socket included) in one step. A client that
-         * sees the file can connect, rather than be refused in the moment
-         * between bind() and listen().
-         */
-        n = (size_t) snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", path, (int) getpid());
-        if (n >= sizeof(tmp.sun_path)) {
-                r = log_error_errno(ENAMETOOLONG, "Socket path %s is too long to bind beside it", path);
-                goto fail;
-        }
-        (void) unlink(tmp.sun_path);
-        if (bind(fd, (struct sockaddr *) &tmp, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0) {
-                r = log_error_errno(errno, "Cannot bind %s: %m", tmp.sun_path);
-                goto fail;
-        }
-        /* Whoever may connect is decided per request from SO_PEERCRED
-         * (reads are open to all by default), so the socket is open to
-         * all: 0666 set here, as bind() left it after the umask. */
-        if (chmod(tmp.sun_path, 0666) < 0) {
-                r = log_error_errno(errno, "Cannot make %s accessible: %m", tmp.sun_path);
-                goto fail_unlink;
-        }
-        if (listen(fd, SOMAXCONN) < 0) {
-                r = log_error_errno(errno, "Cannot listen on %s: %m", tmp.sun_path);
-                goto fail_unlink;
-        }
         l->bound_path = strdup(path);
-        if (!l->bound_path) {
+        if (!l->bound_path)
                 r = log_error_errno(ENOMEM, "Out of memory");
-                goto fail_unlink;
-        }
-        if (rename(tmp.sun_path, path) < 0) {
+        else if (rename(tmp.sun_path, path) < 0) {
                 r = log_error_errno(errno, "Cannot move the socket to %s: %m", path);
-                l->bound_path = mfree_str(l->bound_path);
-                goto fail_unlink;
+                l->bound_path = mfree(l->bound_path);
+        }
+        if (r < 0) {
+                (void) unlink(tmp.sun_path);
+                return r;
         }
         if (stale)
                 log_notice("Removed the stale socket %s", path);
-        l->fd = fd;
+        l->fd = TAKE_FD(fd);
         return 0;
-fail_unlink:
-        (void) unlink(tmp.sun_path);
-fail:
-        close(fd);
-        return r;
 }
 
 /* The path of a listening Unix socket ("@name" when abstract). */

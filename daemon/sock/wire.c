@@ -12,6 +12,7 @@
 #include "frame.h"
 #include "service/service.h"
 #include "sock/wire.h"
+#include "varint.h"
 
 /* A frame may expand to this many times its size when decoded. */
 #define ARENA_FACTOR 8
@@ -82,17 +83,12 @@ int wire_arena_reset(uint32_t max_frame) {
 
 /* A varint at @p (at most @n bytes): its value and length, or -EBADMSG. */
 static int varint_get(const uint8_t *p, size_t n, uint64_t *ret, size_t *ret_len) {
-        uint64_t v = 0;
+        int k = varint_decode(p, n, VARINT64_MAX, ret);
 
-        for (size_t i = 0; i < n && i < 10; i++) {
-                v |= (uint64_t) (p[i] & 0x7f) << (7 * i);
-                if (!(p[i] & 0x80)) {
-                        *ret = v;
-                        *ret_len = i + 1;
-                        return 0;
-                }
-        }
-        return -EBADMSG;
+        if (k <= 0)
+                return -EBADMSG;
+        *ret_len = (size_t) k;
+        return 0;
 }
 
 /* Nested messages deeper than this are not looked into (ours nest two). */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "clock.h"
 #include "macro.h"
 #include "state/saver.h"
 #include "base/log.h"
@@ -89,13 +90,6 @@ struct Saver {
         Waker wakers[SAVER_WAKERS_MAX];
         unsigned nwakers;
 };
-
-static uint64_t now_msec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 int saver_new(MemCore *core, const char *state_dir, bool sync, Saver **ret) {
         pthread_condattr_t attr;
@@ -199,7 +193,7 @@ bool saver_alive(void *userdata, uint64_t max_msec) {
         Saver *d = userdata;
         uint64_t since = atomic_load(&d->saving_since);
 
-        return since == 0 || now_msec() - since <= max_msec;
+        return since == 0 || clock_now_msec(CLOCK_MONOTONIC) - since <= max_msec;
 }
 
 uint64_t saver_last_change(Saver *d) {
@@ -339,7 +333,7 @@ static int save(Saver *d, bool last) {
         d->dirty_all = false;
         pthread_mutex_unlock(&d->lock);
 
-        atomic_store(&d->saving_since, now_msec());
+        atomic_store(&d->saving_since, clock_now_msec(CLOCK_MONOTONIC));
         r = whole ? save_whole(d, sync) : save_batch(d, paths, n, sync);
         atomic_store(&d->saving_since, 0);
         for (size_t i = 0; i < n; i++)
@@ -353,17 +347,10 @@ static int save(Saver *d, bool last) {
                 return r;
         }
         atomic_store(&d->saved, seq);
-        {
-                struct timespec ts;
-
-                clock_gettime(CLOCK_REALTIME, &ts);
-                /* Relaxed: a report, ordered with nothing. */
-                atomic_store_explicit(&d->last_save_usec,
-                                      (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000,
-                                      memory_order_relaxed);
-                atomic_fetch_add_explicit(&d->saves, 1, memory_order_relaxed);
-                selfstats_count(SELF_STATE_SAVES);
-        }
+        /* Relaxed: a report, ordered with nothing. */
+        atomic_store_explicit(&d->last_save_usec, clock_now_usec(CLOCK_REALTIME), memory_order_relaxed);
+        atomic_fetch_add_explicit(&d->saves, 1, memory_order_relaxed);
+        selfstats_count(SELF_STATE_SAVES);
         /* After the last save nobody waits (the transports are gone);
          * before it, the OKs go out first: the reservation only guards
          * the next save. */
@@ -394,7 +381,7 @@ static void *saver_main(void *userdata) {
         while (!d->stop) {
                 bool failing = atomic_load(&d->error) < 0;
                 bool pending = atomic_load(&d->changed) > atomic_load(&d->saved) || d->journal_fd < 0;
-                uint64_t now = now_msec();
+                uint64_t now = clock_now_msec(CLOCK_MONOTONIC);
 
                 /* The first save (whole: the journal replayed at start is
                  * folded into the state), every change, and a failure's
@@ -404,7 +391,7 @@ static void *saver_main(void *userdata) {
                         r = save(d, false);
                         pthread_mutex_lock(&d->lock);
                         if (atomic_load(&d->error) < 0)
-                                retry_at = now_msec() + SAVER_RETRY_MSEC;
+                                retry_at = clock_now_msec(CLOCK_MONOTONIC) + SAVER_RETRY_MSEC;
                         continue;
                 }
                 if (failing) {

@@ -358,9 +358,10 @@ static int journal_load(MemCore *core, int dirfd, const char *dir, State *st, un
 
 int persist_restore(MemCore *core, const char *dir) {
         _cleanup_(state_done) State st = {};
+        _cleanup_close_ int dirfd = -EBADF;
         const char *used = PERSIST_STATE;
         bool damaged = false, fallback = false;
-        int dirfd = -1, r;
+        int r;
 
         r = open_dir(dir, &dirfd);
         if (r < 0)
@@ -371,7 +372,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 damaged = true;
                 r = set_aside(dirfd, dir, PERSIST_STATE, PERSIST_STATE_BAD);
                 if (r < 0)
-                        goto out;
+                        return r;
                 r = -ENOENT;
         }
         if (r == -ENOENT) {
@@ -381,7 +382,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 if (r == -EBADMSG) {
                         r = set_aside(dirfd, dir, PERSIST_STATE_OLD, PERSIST_STATE_OLD_BAD);
                         if (r < 0)
-                                goto out;
+                                return r;
                         log_error("No usable state in %s: starting from the journal alone, if any", dir);
                         r = 0;
                         goto replay;
@@ -397,7 +398,7 @@ int persist_restore(MemCore *core, const char *dir) {
                 }
         }
         if (r < 0)
-                goto out;
+                return r;
 
 replay:
         {
@@ -406,19 +407,15 @@ replay:
 
                 r = journal_load(core, dirfd, dir, &st, &batches);
                 if (r < 0)
-                        goto out;
-                if (st.n == 0) {
-                        r = 0;
-                        goto out;
-                }
+                        return r;
+                if (st.n == 0)
+                        return 0;
 
-                if (asprintf(&file, "%s/%s", dir, used) < 0) {
-                        r = log_error_errno(ENOMEM, "Out of memory");
-                        goto out;
-                }
+                if (asprintf(&file, "%s/%s", dir, used) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory");
                 r = state_apply(core, &st, file);
                 if (r < 0)
-                        goto out;
+                        return r;
                 if (!fallback)
                         log_info("Restored %zu groups from %s and %u saves of its journal", st.n, file, batches);
                 else
@@ -426,8 +423,6 @@ replay:
                                     "journal%s", st.n, file, batches,
                                     damaged ? "; changes saved between them are lost" : "");
         }
-out:
-        close(dirfd);
         return r;
 }
 
@@ -440,18 +435,9 @@ static int timed_sync(int fd, bool data_only) {
         return r;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
+/* timed_sync() as the atomic replace of file-util.h wants it. */
+static int timed_fsync(int fd) {
+        return timed_sync(fd, false) < 0 ? -errno : 0;
 }
 
 /* Return: the directory's descriptor, or a negative errno. */
@@ -485,13 +471,39 @@ int persist_reserve(const char *dir, uint64_t size, int *ret_fd) {
         return 0;
 }
 
+/*
+ * The current state becomes state.old without a moment in which "state"
+ * is missing: a second name for it, renamed over the old state.old. Where
+ * hard links fail, move it (restore falls back to state.old when state is
+ * missing). Return: 0 (also when there is no state yet), or -errno.
+ */
+static int keep_previous_state(int dirfd) {
+        struct stat st;
+        int r;
+
+        if (fstatat(dirfd, PERSIST_STATE, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
+        if (linkat(dirfd, PERSIST_STATE, dirfd, STATE_OLD_TMP, 0) == 0)
+                r = renameat(dirfd, STATE_OLD_TMP, dirfd, PERSIST_STATE_OLD);
+        else
+                r = renameat(dirfd, PERSIST_STATE, dirfd, PERSIST_STATE_OLD);
+        if (r < 0) {
+                r = -errno;
+                (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
+        }
+        return r;
+}
+
 int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t *ret_size,
                  const char **ret_step) {
+        _cleanup_close_ int fd = spare_fd, dirfd = -EBADF;
         _cleanup_free_ char *text = NULL;
+        FsyncFunc flush = sync ? timed_fsync : NULL;
         const char *step = "format the state";
-        struct stat st;
-        int dirfd = -1, fd = spare_fd, r;
+        AtomicStep at;
         size_t size = 0;
+        int r;
 
         r = persist_format(core, &text, &size);
         if (r < 0)
@@ -501,65 +513,27 @@ int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t
         if (r < 0)
                 goto out;
 
-        step = "create " STATE_TMP;
-        if (fd < 0)
-                fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) {
-                r = -errno;
+        /* The spare descriptor is the reservation: written into and truncated. */
+        r = write_tmp_file_at(dirfd, STATE_TMP, TAKE_FD(fd), text, size, flush, &at);
+        if (r < 0) {
+                step = at == ATOMIC_STEP_CREATE ? "create " STATE_TMP : "write " STATE_TMP;
                 goto out;
         }
-        step = "write " STATE_TMP;
-        r = write_all(fd, text, size);
-        /* Drop what is left of the reservation beyond the state. */
-        if (r >= 0 && ftruncate(fd, (off_t) size) < 0)
-                r = -errno;
-        if (r >= 0 && sync && timed_sync(fd, false) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        fd = -1;
+        step = "keep the previous state as " PERSIST_STATE_OLD;
+        r = keep_previous_state(dirfd);
         if (r < 0) {
                 (void) unlinkat(dirfd, STATE_TMP, 0);
                 goto out;
         }
-
-        /* The current state becomes state.old without a moment in which
-         * "state" is missing: a second name for it, renamed over the old
-         * state.old. Where hard links fail, move it (restore falls back to
-         * state.old when state is missing). */
-        step = "keep the previous state as " PERSIST_STATE_OLD;
-        if (fstatat(dirfd, PERSIST_STATE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
-                if (linkat(dirfd, PERSIST_STATE, dirfd, STATE_OLD_TMP, 0) == 0)
-                        r = renameat(dirfd, STATE_OLD_TMP, dirfd, PERSIST_STATE_OLD);
-                else
-                        r = renameat(dirfd, PERSIST_STATE, dirfd, PERSIST_STATE_OLD);
-                if (r < 0) {
-                        r = -errno;
-                        (void) unlinkat(dirfd, STATE_OLD_TMP, 0);
-                        (void) unlinkat(dirfd, STATE_TMP, 0);
-                        goto out;
-                }
-        }
-        step = "rename " STATE_TMP " to " PERSIST_STATE;
-        if (renameat(dirfd, STATE_TMP, dirfd, PERSIST_STATE) < 0) {
-                r = -errno;
-                (void) unlinkat(dirfd, STATE_TMP, 0);
+        r = rename_tmp_file_at(dirfd, STATE_TMP, PERSIST_STATE, flush, &at);
+        if (r < 0) {
+                step = at == ATOMIC_STEP_RENAME ? "rename " STATE_TMP " to " PERSIST_STATE
+                                                : "fsync the state directory";
                 goto out;
         }
-        step = "fsync the state directory";
-        if (sync && timed_sync(dirfd, false) < 0) {
-                r = -errno;
-                goto out;
-        }
-        r = 0;
         if (ret_size)
                 *ret_size = size;
 out:
-        if (fd >= 0)
-                close(fd);
-        if (dirfd >= 0)
-                close(dirfd);
         if (ret_step)
                 *ret_step = r < 0 ? step : NULL;
         return r;
@@ -568,6 +542,7 @@ out:
 int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret_size, const char **ret_step) {
         const char *step = "open the state directory";
         int dirfd, fd = -1, r;
+        AtomicStep at;
 
         dirfd = open_state_dir(dir);
         r = dirfd < 0 ? dirfd : 0;
@@ -579,19 +554,16 @@ int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret
         }
         if (r >= 0) {
                 step = "write " JOURNAL_TMP;
-                r = write_all(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+                r = loop_write(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
         }
         if (r >= 0 && sync && timed_sync(fd, false) < 0)
                 r = -errno;
+        /* The descriptor stays open past the rename: appends go to it. */
         if (r >= 0) {
-                step = "rename " JOURNAL_TMP " to " PERSIST_JOURNAL;
-                if (renameat(dirfd, JOURNAL_TMP, dirfd, PERSIST_JOURNAL) < 0)
-                        r = -errno;
-        }
-        if (r >= 0 && sync) {
-                step = "fsync the state directory";
-                if (timed_sync(dirfd, false) < 0)
-                        r = -errno;
+                r = rename_tmp_file_at(dirfd, JOURNAL_TMP, PERSIST_JOURNAL, sync ? timed_fsync : NULL, &at);
+                if (r < 0)
+                        step = at == ATOMIC_STEP_RENAME ? "rename " JOURNAL_TMP " to " PERSIST_JOURNAL
+                                                        : "fsync the state directory";
         }
         if (r < 0) {
                 if (fd >= 0) {
@@ -612,7 +584,7 @@ int persist_journal_reset(const char *dir, bool sync, int *ret_fd, uint64_t *ret
 }
 
 int persist_journal_append(int fd, const char *text, size_t size, bool sync) {
-        int r = write_all(fd, text, size);
+        int r = loop_write(fd, text, size);
 
         /* fdatasync: the size the append grew is metadata it covers. */
         if (r >= 0 && sync && timed_sync(fd, true) < 0)
