@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
@@ -44,6 +43,7 @@
 #include "bus/names.h"
 #include "bus/signals.h"
 #include "bus/thread.h"
+#include "clock.h"
 #include "macro.h"
 #include "base/log.h"
 #include "thread-start.h"
@@ -275,13 +275,6 @@ static void loop_done(Loop *l) {
         loop_disconnect(l);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* The first wait before connecting again, and the longest. */
 #define RECONNECT_FIRST_USEC (250 * 1000ULL)
 #define RECONNECT_MAX_USEC (8 * 1000000ULL)
@@ -298,10 +291,10 @@ static bool loop_wait(Loop *l, uint64_t usec) {
                 { .fd = bus_signals_fd(t->signals), .events = POLLIN },
                 { .fd = t->saved_fd, .events = POLLIN },
         };
-        uint64_t end = now_usec() + usec;
+        uint64_t end = clock_now_usec(CLOCK_MONOTONIC) + usec;
         eventfd_t n;
 
-        for (uint64_t now; !atomic_load(&t->stopping) && (now = now_usec()) < end;) {
+        for (uint64_t now; !atomic_load(&t->stopping) && (now = clock_now_usec(CLOCK_MONOTONIC)) < end;) {
                 if (poll(fds, ELEMENTSOF(fds), (int) ((end - now + 999) / 1000)) < 0 && errno != EINTR)
                         return false; /* only EINTR is expected: wait no more */
                 (void) bus_signals_flush(t->signals, NULL, false);

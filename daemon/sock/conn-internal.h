@@ -3,8 +3,9 @@
 
 /*
  * What the two halves of a socket connection share: conn.c (reading,
- * framing, serving, writing, held replies, timeouts) and conn-new.c
- * (setting one up, its identity, events pushed to it, the host's duties).
+ * framing, serving, writing, held replies, timeouts) and conn-open.c
+ * (setting one up, its identity), conn-push.c (events pushed to it) and
+ * conn-host.c (the host's duties).
  */
 
 #include <event2/event.h>

@@ -48,8 +48,8 @@
  * bounds). The saver wakes each worker after a save (sock_host_saved());
  * the worker releases what may go. A worker never blocks on the disk.
  *
- * Setting a connection up, its identity and pushed events are
- * conn-new.c's.
+ * Setting a connection up and its identity are conn-open.c's, pushed
+ * events conn-push.c's, the host's duties conn-host.c's.
  */
 
 #include <errno.h>
