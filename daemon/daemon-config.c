@@ -156,6 +156,7 @@ ServiceSettings daemon_service_settings(const Config *c) {
                 .charge_batch = c->charge_batch,
                 .max_sessions_per_uid = c->sessions_per_uid,
                 .read_access = c->read_access,
+                .confined_read = c->confined_read,
                 .bounds = {
                         .per_uid = {
                                 [UID_CONNECTIONS] = c->connections_per_uid,
@@ -187,12 +188,13 @@ void daemon_config_log(const Config *c) {
         log_debug("Configuration: socket=%s state-dir=%s workers=%u frame-size=%u groups=%u depth=%u "
                   "sessions-per-uid=%u outstanding-requests=%u output-buffer=%" PRIu64 " idle-timeout=%u "
                   "frame-timeout=%u flush-interval=%u charge-batch=%" PRIu64 " rss-threshold=%" PRIu64
-                  " recursive-protection=%s read=%s cgroup-prefix=%s import-at-start=%s"
+                  " recursive-protection=%s read=%s confined-read=%s cgroup-prefix=%s import-at-start=%s"
                   " sample-interval=%u auto-create=%s metrics=%s allow-remote=%s",
                   c->socket_path, c->state_dir, c->workers, c->frame_size, c->max_groups, c->max_depth,
                   c->sessions_per_uid, c->outstanding_requests, c->output_buffer, c->idle_timeout_sec,
                   c->frame_timeout_sec, c->flush_interval_msec, c->charge_batch, c->rss_threshold,
                   c->recursive_protection ? "yes" : "no", read_access_to_string(c->read_access),
+                  confined_read_to_string(c->confined_read),
                   config_cgroup_prefix(c), c->cgroup_import_at_start ? "yes" : "no",
                   c->cgroup_sample_interval_sec, c->cgroup_auto_create ? "yes" : "no",
                   c->metrics_listen ? c->metrics_listen : "(off)", c->metrics_allow_remote ? "yes" : "no");
@@ -289,6 +291,7 @@ void daemon_config_take_changeable(Config *c, Config *new) {
         c->rss_threshold = new->rss_threshold;
         c->recursive_protection = new->recursive_protection;
         c->read_access = new->read_access;
+        c->confined_read = new->confined_read;
         c->cgroup_import_at_start = new->cgroup_import_at_start;
         c->cgroup_sample_interval_sec = new->cgroup_sample_interval_sec;
         c->cgroup_auto_create = new->cgroup_auto_create;

@@ -13,10 +13,19 @@
  * idempotent, as a poststop hook should be: a group already gone is a
  * success with a note.
  *
- * Placement: at create the hook also adds the daemon's placement rule
- * "the container's kernel memory cgroup -> its group", so that every
- * process of the container that attaches "auto" lands there; at delete it
- * removes every rule that names the group, before the group.
+ * Placement: at create the hook also adds the daemon's confining
+ * placement rule "the container's kernel memory cgroup -> its group", so
+ * that every process of the container that attaches "auto" lands there,
+ * and every process of the container, whatever its uid, acts only inside
+ * that group (memacct(7), CONFINEMENT); at delete it removes every rule
+ * that names the group, before the group.
+ *
+ * The rule's cgroup is only ever one the runtime vouches for: the pid's
+ * own, where the pid is not 1, not the hook or one of its ancestors, not
+ * in the hook's own cgroup (a container's process has a cgroup of its
+ * own), and, when the bundle's config.json names a cgroupsPath, in that
+ * cgroup. The daemon adds its own checks: never "/" or a cgroup that
+ * holds it, one rule per cgroup.
  *
  * Annotations: org.memacct.max/high/low/min are the group's limits;
  * org.memacct.owner=UID|USER delegates the group to that user (for a
@@ -45,6 +54,7 @@
 
 #include "limit-names.h"
 #include "macro.h"
+#include "oci-vouch.h"
 #include "oci.h"
 #include "output.h"
 #include "parse-size.h"
@@ -307,6 +317,21 @@ static int parse_id(json_object *root, OciState *st, char *err, size_t errlen) {
         return 0;
 }
 
+/* "bundle": optional; a path too long to be one is not used. */
+static int parse_bundle(json_object *root, OciState *st, char *err, size_t errlen) {
+        json_object *o;
+        size_t n;
+
+        if (!json_object_object_get_ex(root, "bundle", &o) || json_object_is_type(o, json_type_null))
+                return 0;
+        if (!json_object_is_type(o, json_type_string))
+                return errf(err, errlen, "state JSON: \"bundle\" is %s, not a string", json_type_word(o));
+        n = (size_t) json_object_get_string_len(o);
+        if (n < sizeof(st->bundle) && strlen(json_object_get_string(o)) == n)
+                memcpy(st->bundle, json_object_get_string(o), n + 1);
+        return 0;
+}
+
 /* "pid": the container's process, required by the createRuntime hook. */
 static int parse_pid(json_object *root, OciState *st, char *err, size_t errlen) {
         json_object *o;
@@ -344,6 +369,9 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                 return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
                             json_type_word(o));
         r = parse_id(root, &st, err, errlen);
+        if (r < 0)
+                return r;
+        r = parse_bundle(root, &st, err, errlen);
         if (r < 0)
                 return r;
         if (create) {
@@ -416,54 +444,22 @@ static int ensure_prefix(memacct *m, const char *prefix) {
         return 0;
 }
 
-/*
- * The memory cgroup of @pid from /proc/PID/cgroup, read as memacctd reads
- * it for placement: v1's "memory" line when there is one (on a hybrid
- * host that is where memory is accounted), else the unified "0::" line.
- */
-static int proc_memory_cgroup(pid_t pid, char *buf, size_t size) {
-        char path[64], line[4096 + 256];
-        bool found = false;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return errno == ENOENT ? -ESRCH : -errno;
-        while (fgets(line, sizeof(line), f)) {
-                char *ctl = strchr(line, ':'), *p, *tok, *save = NULL;
-                bool memory = false;
-
-                if (!ctl || !(p = strchr(ctl + 1, ':')))
-                        continue;
-                *p++ = 0;
-                *ctl++ = 0;
-                p[strcspn(p, "\n")] = 0;
-                for (tok = strtok_r(ctl, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-                        memory |= strcmp(tok, "memory") == 0;
-                if (memory || (!found && strcmp(line, "0") == 0 && *ctl == 0)) {
-                        snprintf(buf, size, "%s", p);
-                        found = true;
-                        if (memory)
-                                break;
-                }
-        }
-        fclose(f);
-        return found ? 0 : -ENOENT;
-}
-
-/* The rule "@pid's cgroup -> @path". Return: 0 or the exit status, said. */
-static int add_rule(memacct *m, pid_t pid, const char *path) {
-        char cg[4096];
+/* The confining rule "@st's pid's cgroup -> @path", once vouched for. Return: 0 or the exit status, said. */
+static int add_rule(memacct *m, const OciState *st, const char *path) {
+        char cg[4096], err[512];
         int r;
 
-        r = proc_memory_cgroup(pid, cg, sizeof(cg));
+        r = oci_proc_memory_cgroup(st->pid, cg, sizeof(cg));
         if (r < 0) {
-                fprintf(stderr, "memacctctl: oci-hook: pid %d: cannot read its memory cgroup: %s\n", (int) pid,
-                        strerror(-r));
+                fprintf(stderr, "memacctctl: oci-hook: pid %d: cannot read its memory cgroup: %s\n",
+                        (int) st->pid, strerror(-r));
                 return EXIT_FAILURE;
         }
-        r = memacct_rule_add(m, cg, path);
+        if (oci_vouch(st->pid, st->bundle, cg, err, sizeof(err)) < 0) {
+                fprintf(stderr, "memacctctl: oci-hook: no placement rule: %s\n", err);
+                return EXIT_FAILURE;
+        }
+        r = memacct_rule_add_flags(m, cg, path, MEMACCT_RULE_CONFINE);
         if (r < 0)
                 return failed(m, "placement rule to", path, r);
         return 0;
@@ -509,7 +505,7 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
         }
         if (r < 0)
                 return failed(m, "create", path, r);
-        r = add_rule(m, st->pid, path);
+        r = add_rule(m, st, path);
         if (r != 0) {
                 /* A failed create leaves no group behind. */
                 (void) memacct_remove_group(m, path);

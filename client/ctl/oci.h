@@ -28,6 +28,9 @@ typedef struct OciState {
         /* org.memacct.fail-open=true: an unreachable daemon is a note and
          * exit 0, not a refused container. */
         bool fail_open;
+        /* "bundle": the bundle directory, whose config.json names the
+         * container's cgroupsPath; "" when absent or too long to use. */
+        char bundle[4096];
 } OciState;
 
 /**

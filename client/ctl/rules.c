@@ -43,15 +43,18 @@ int rule_print_list(const memacct_rules *rules, bool json, FILE *out) {
 
                 if (!json) {
                         /* Two columns for an explicit rule, as scripts and
-                         * the OCI hook read them; a third names a mirror. */
-                        fprintf(out, "%s\t%s%s\n", r->cgroup, r->group, r->mirror ? "\tmirror" : "");
+                         * the OCI hook read them; a third names a mirror or
+                         * a confining rule. */
+                        fprintf(out, "%s\t%s%s\n", r->cgroup, r->group,
+                                r->mirror ? "\tmirror" : r->confine ? "\tconfine" : "");
                         continue;
                 }
                 fputs(i ? ",{\"cgroup\":" : "{\"cgroup\":", out);
                 json_string(out, r->cgroup);
                 fputs(",\"group\":", out);
                 json_string(out, r->group);
-                fprintf(out, ",\"mirror\":%s}", r->mirror ? "true" : "false");
+                fprintf(out, ",\"mirror\":%s,\"confine\":%s}", r->mirror ? "true" : "false",
+                        r->confine ? "true" : "false");
         }
         if (json)
                 fputs("]\n", out);
@@ -64,16 +67,33 @@ static int check_cgroup(const char *cgroup) {
         return 0;
 }
 
+/* "rule add [--confine] CGROUP GROUP": --confine taken out of @argv, wherever it is. */
+static unsigned take_confine(int *argc, char **argv) {
+        unsigned flags = 0;
+        int o = 2;
+
+        for (int i = 2; i < *argc; i++) {
+                if (strcmp(argv[i], "--confine") == 0)
+                        flags = MEMACCT_RULE_CONFINE;
+                else
+                        argv[o++] = argv[i];
+        }
+        *argc = o;
+        return flags;
+}
+
 int rule_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct **ret)) {
         const char *sub = argc > 1 ? argv[1] : NULL;
         memacct_rules *rules = NULL;
+        unsigned flags = 0;
         int r;
 
         if (!sub)
                 return usage_error("rule: add, remove or list?");
         if (strcmp(sub, "add") == 0) {
+                flags = take_confine(&argc, argv);
                 if (argc != 4)
-                        return usage_error("rule add: CGROUP GROUP");
+                        return usage_error("rule add: [--confine] CGROUP GROUP");
         } else if (strcmp(sub, "remove") == 0) {
                 if (argc != 3)
                         return usage_error("rule remove: CGROUP");
@@ -89,7 +109,7 @@ int rule_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct *
         if (r != 0)
                 return r;
         if (strcmp(sub, "add") == 0) {
-                r = memacct_rule_add(*mp, argv[2], argv[3]);
+                r = memacct_rule_add_flags(*mp, argv[2], argv[3], flags);
                 return r < 0 ? fail(*mp, "rule add", argv[2], r) : 0;
         }
         if (strcmp(sub, "remove") == 0) {

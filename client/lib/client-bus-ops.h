@@ -51,6 +51,6 @@ int bus_get_client(memacct *m, pid_t pid, unsigned flags, memacct_client_info *r
 
 /* Placement rules on a bus handle (client-bus-rules.c): memacct_rule_add(),
  * memacct_rule_remove(), memacct_rule_list(). */
-int bus_rule_add(memacct *m, const char *cgroup, const char *group);
+int bus_rule_add(memacct *m, const char *cgroup, const char *group, unsigned flags);
 int bus_rule_remove(memacct *m, const char *cgroup);
 int bus_rule_list(memacct *m, memacct_rules **ret);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Placement rules over D-Bus: AddPlacementRule, RemovePlacementRule,
+ * Placement rules over D-Bus: AddPlacementRule(WithFlags), RemovePlacementRule,
  * ListAllPlacementRules (the explicit rules and the mirrors) on the
  * manager, ListPlacementRules (explicit only) from a daemon that predates
  * it. A reply that does not match the method's signature is -EBADMSG.
@@ -14,11 +14,16 @@
 #include "client-error.h"
 #include "client-rules.h"
 
-int bus_rule_add(memacct *m, const char *cgroup, const char *group) {
+int bus_rule_add(memacct *m, const char *cgroup, const char *group, unsigned flags) {
         int r;
 
         bus_lock(m);
-        r = bus_manager_call_locked(m, "AddPlacementRule", NULL, "ss", cgroup, group);
+        /* Without flags the method every daemon has. */
+        if (flags)
+                r = bus_manager_call_locked(m, "AddPlacementRuleWithFlags", NULL, "sst", cgroup, group,
+                                            (uint64_t) flags);
+        else
+                r = bus_manager_call_locked(m, "AddPlacementRule", NULL, "ss", cgroup, group);
         bus_unlock(m);
         return r < 0 ? r : 0;
 }
@@ -40,7 +45,7 @@ static int read_rules(sd_bus_message *reply, bool all, memacct_rules *l) {
         r = sd_bus_message_enter_container(reply, 'a', all ? "(ssb)" : "(ss)");
         while (r >= 0 && (r = all ? sd_bus_message_read(reply, "(ssb)", &cgroup, &group, &mirror)
                                   : sd_bus_message_read(reply, "(ss)", &cgroup, &group)) > 0)
-                r = client_rule_list_append(l, cgroup, group, mirror);
+                r = client_rule_list_append(l, cgroup, group, mirror, false);
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
         return r;

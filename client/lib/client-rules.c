@@ -19,7 +19,7 @@ memacct_rules *client_rule_list_new(void) {
         return calloc(1, sizeof(memacct_rules));
 }
 
-int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group, bool mirror) {
+int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group, bool mirror, bool confine) {
         char *c, *g;
 
         if (l->n == l->cap) {
@@ -38,20 +38,26 @@ int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *gr
                 free(g);
                 return -ENOMEM;
         }
-        l->rules[l->n++] = (memacct_rule) { .cgroup = c, .group = g, .mirror = mirror };
+        l->rules[l->n++] = (memacct_rule) { .cgroup = c, .group = g, .mirror = mirror, .confine = confine };
         return 0;
 }
 
 _public_ int memacct_rule_add(memacct *m, const char *cgroup, const char *group) {
+        return memacct_rule_add_flags(m, cgroup, group, 0);
+}
+
+_public_ int memacct_rule_add_flags(memacct *m, const char *cgroup, const char *group, unsigned flags) {
         Memacct__V1__AddRule add = MEMACCT__V1__ADD_RULE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
 
-        if (!m || !cgroup || !group)
+        if (!m || !cgroup || !group || (flags & ~MEMACCT_RULE_CONFINE))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
-                return m->bus->rule_add(m, cgroup, group);
+                return m->bus->rule_add(m, cgroup, group, flags);
         add.cgroup = (char *) cgroup;
         add.group = (char *) group;
+        add.has_confine = (flags & MEMACCT_RULE_CONFINE) != 0;
+        add.confine = add.has_confine;
         req.op_case = MEMACCT__V1__REQUEST__OP_ADD_RULE;
         req.add_rule = &add;
         return client_call(m, &req, true, NULL);
@@ -96,7 +102,8 @@ _public_ int memacct_rule_list(memacct *m, memacct_rules **ret) {
                 for (size_t i = 0; i < resp->rules->n_rules && r >= 0; i++)
                         r = client_rule_list_append(l, resp->rules->rules[i]->cgroup,
                                                     resp->rules->rules[i]->group,
-                                                    resp->rules->rules[i]->mirror);
+                                                    resp->rules->rules[i]->mirror,
+                                                    resp->rules->rules[i]->confine);
         memacct__v1__response__free_unpacked(resp, NULL);
         if (r < 0) {
                 memacct_rules_free(l);

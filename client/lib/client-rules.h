@@ -19,5 +19,5 @@ struct memacct_rules {
 /** client_rule_list_new() - an empty list. Return: NULL on -ENOMEM. */
 memacct_rules *client_rule_list_new(void);
 
-/** client_rule_list_append() - copy one rule onto @l, @mirror its kind. Return: 0, -ENOMEM. */
-int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group, bool mirror);
+/** client_rule_list_append() - copy one rule onto @l, @mirror its kind, @confine its flag. Return: 0, -ENOMEM. */
+int client_rule_list_append(memacct_rules *l, const char *cgroup, const char *group, bool mirror, bool confine);

@@ -58,7 +58,7 @@ typedef struct BusOps {
         int (*import_cgroups)(memacct *m, const char *from, const char *under,
                               memacct_import_result *ret);
         int (*subscribe)(memacct *m, const char *path);
-        int (*rule_add)(memacct *m, const char *cgroup, const char *group);
+        int (*rule_add)(memacct *m, const char *cgroup, const char *group, unsigned flags);
         int (*rule_remove)(memacct *m, const char *cgroup);
         int (*rule_list)(memacct *m, memacct_rules **ret);
         int (*prune_mirrors)(memacct *m, memacct_pruned **ret);

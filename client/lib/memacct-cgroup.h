@@ -117,17 +117,31 @@ typedef struct memacct_rule {
         const char *cgroup; /* a kernel cgroup path, "/..." */
         const char *group;  /* a group path */
         int mirror;         /* 1: a kernel cgroup mirror, not removable as a rule; 0: an explicit rule */
+        int confine;        /* 1: the rule confines its cgroup's processes to its group (socket only; 0 on a bus) */
 } memacct_rule;
+
+/* memacct_rule_add_flags()'s @flags. */
+#define MEMACCT_RULE_CONFINE 1u /* the cgroup is a container's: its processes are confined to the group */
 
 typedef struct memacct_rules memacct_rules;
 
 /**
- * memacct_rule_add() - the rule @cgroup -> @group (which must exist),
- * replacing @cgroup's rule if there is one; saved by the daemon before
- * it answers. Root only. Return: 0; -EPERM; -ENOENT (no group @group);
- * -EINVAL (not a cgroup path); -ENOSPC (too many rules).
+ * memacct_rule_add() - the rule @cgroup -> @group (which must exist);
+ * saved by the daemon before it answers. A cgroup has one rule: the same
+ * rule again succeeds, another is -EEXIST (remove the old one first). Root
+ * only. Return: 0; -EPERM; -ENOENT (no group @group); -EINVAL (not a
+ * cgroup path); -EEXIST; -ENOSPC (too many rules).
  */
 int memacct_rule_add(memacct *m, const char *cgroup, const char *group);
+
+/**
+ * memacct_rule_add_flags() - memacct_rule_add() with @flags:
+ * MEMACCT_RULE_CONFINE confines every process of @cgroup to @group,
+ * whatever its uid (memacct(7), CONFINEMENT), as the OCI hook does for a
+ * container; such a rule is refused (-EINVAL) for "/" and for a cgroup
+ * that holds the daemon. Unknown flags are -EINVAL.
+ */
+int memacct_rule_add_flags(memacct *m, const char *cgroup, const char *group, unsigned flags);
 
 /**
  * memacct_rule_remove() - remove the explicit rule of @cgroup. Root only.

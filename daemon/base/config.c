@@ -45,6 +45,7 @@ typedef enum KeyType {
         KEY_SIZE,     /* uint64_t, parse_size() */
         KEY_BOOL,     /* bool */
         KEY_ACCESS,   /* ReadAccess */
+        KEY_CONFINED, /* ConfinedRead */
         KEY_GROUP,    /* char *, an absolute group path (mem_path_check()) */
         KEY_LISTEN,   /* char *, config_listen_parse(); empty: NULL */
 } KeyType;
@@ -64,6 +65,13 @@ static const char *const read_access_table[_READ_ACCESS_MAX] = {
 };
 
 DEFINE_STRING_TABLE(read_access, ReadAccess, _READ_ACCESS_MAX)
+
+static const char *const confined_read_table[_CONFINED_READ_MAX] = {
+        [CONFINED_READ_SUBTREE] = "subtree",
+        [CONFINED_READ_ALL] = "all",
+};
+
+DEFINE_STRING_TABLE(confined_read, ConfinedRead, _CONFINED_READ_MAX)
 
 #define KEY(s, n, t, field, lo, hi) { s, n, t, offsetof(Config, field), lo, hi }
 
@@ -99,6 +107,7 @@ static const ConfigKey config_keys[] = {
         KEY("accounting", "recursive-protection", KEY_BOOL, recursive_protection, 0, 1),
 
         KEY("access", "read", KEY_ACCESS, read_access, 0, 0),
+        KEY("access", "confined-read", KEY_CONFINED, confined_read, 0, 0),
 
         KEY("cgroup", "prefix", KEY_GROUP, cgroup_prefix, 1, MEM_PATH_MAX),
         KEY("cgroup", "import-at-start", KEY_BOOL, cgroup_import_at_start, 0, 1),
@@ -433,6 +442,17 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                         return;
                 }
                 *(ReadAccess *) field = a;
+                return;
+        }
+        case KEY_CONFINED: {
+                ConfinedRead cr = confined_read_from_string(value);
+
+                if (cr < 0) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: must be subtree or all", k->section, k->name,
+                             value);
+                        return;
+                }
+                *(ConfinedRead *) field = cr;
                 return;
         }
         }

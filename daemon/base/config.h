@@ -24,6 +24,19 @@ typedef enum ReadAccess {
         _READ_ACCESS_INVALID = -EINVAL,
 } ReadAccess;
 
+/* What a confined peer (service/authz.h) reads outside its own group ([access] confined-read). */
+typedef enum ConfinedRead {
+        CONFINED_READ_SUBTREE, /* nothing: its group and below only (the default) */
+        CONFINED_READ_ALL,     /* what [access] read lets any unprivileged uid read */
+        _CONFINED_READ_MAX,
+        _CONFINED_READ_INVALID = -EINVAL,
+} ConfinedRead;
+
+/** confined_read_to_string() - "subtree", "all"; NULL when out of range. */
+const char *confined_read_to_string(ConfinedRead c);
+/** confined_read_from_string() - the reverse; _CONFINED_READ_INVALID for anything else. */
+ConfinedRead confined_read_from_string(const char *s);
+
 /** read_access_to_string() - "all", "owner", "root"; NULL when out of range. */
 const char *read_access_to_string(ReadAccess a);
 /** read_access_from_string() - the reverse; _READ_ACCESS_INVALID for anything else. */
@@ -65,6 +78,7 @@ typedef struct Config {
 
         /* [access] */
         ReadAccess read_access;
+        ConfinedRead confined_read;
 
         /* [cgroup] */
         char *cgroup_prefix;            /* mirrors go below it; NULL: "/" */
@@ -108,6 +122,7 @@ typedef struct Config {
                 .rss_threshold = 256 * 1024,               \
                 .recursive_protection = false,             \
                 .read_access = READ_ACCESS_ALL,            \
+                .confined_read = CONFINED_READ_SUBTREE,    \
                 .cgroup_import_at_start = false,           \
                 .cgroup_sample_interval_sec = 5,           \
                 .cgroup_auto_create = false,               \

@@ -7,6 +7,7 @@
  * replies are held until saved (bus_call_send()).
  */
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,22 +176,36 @@ BUS_METHOD(bus_method_import_cgroups_keeping_limits, import_cgroups_keeping_limi
 
 /* ---- placement rules ---- */
 
-static int add_placement_rule(BusCall *c) {
+/* AddPlacementRule(ss) and AddPlacementRuleWithFlags(sst): flags as SERVICE_RULE_* (1: confine). */
+static int placement_rule_add(BusCall *c, bool with_flags) {
         const char *cgroup, *group;
+        uint64_t flags = 0;
         Peer *peer;
         int r;
 
-        r = sd_bus_message_read(c->msg, "ss", &cgroup, &group);
+        r = with_flags ? sd_bus_message_read(c->msg, "sst", &cgroup, &group, &flags)
+                       : sd_bus_message_read(c->msg, "ss", &cgroup, &group);
         if (r >= 0)
                 r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = service_add_rule(c->svc, peer, cgroup, group, &c->rf);
+        if (flags > UINT_MAX)
+                flags = UINT_MAX; /* unknown bits: refused as such */
+        r = service_add_rule(c->svc, peer, cgroup, group, (unsigned) flags, &c->rf);
         if (r < 0)
                 return bus_call_refused(c);
         return bus_call_return(c, NULL);
 }
+
+static int add_placement_rule(BusCall *c) {
+        return placement_rule_add(c, false);
+}
 BUS_METHOD(bus_method_add_placement_rule, add_placement_rule, SERVICE_OP_ADD_RULE)
+
+static int add_placement_rule_with_flags(BusCall *c) {
+        return placement_rule_add(c, true);
+}
+BUS_METHOD(bus_method_add_placement_rule_with_flags, add_placement_rule_with_flags, SERVICE_OP_ADD_RULE)
 
 static int remove_placement_rule(BusCall *c) {
         return bus_call_path(c, service_remove_rule);
@@ -198,13 +213,14 @@ static int remove_placement_rule(BusCall *c) {
 BUS_METHOD(bus_method_remove_placement_rule, remove_placement_rule, SERVICE_OP_REMOVE_RULE)
 
 /* ServiceRuleFn of ListPlacementRules: one (cgroup, group) pair; explicit rules only. */
-static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
-        (void) mirror; /* false: listed without the mirrors */
+static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags) {
+        (void) mirror, (void) flags; /* false: listed without the mirrors; flags: ListPlacementRulesWithFlags */
         return sd_bus_message_append(userdata, "(ss)", cgroup, group);
 }
 
 /* ServiceRuleFn of ListAllPlacementRules: one (cgroup, group, mirror). */
-static int listed_any_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
+static int listed_any_rule(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags) {
+        (void) flags;
         return sd_bus_message_append(userdata, "(ssb)", cgroup, group, (int) mirror);
 }
 

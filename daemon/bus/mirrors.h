@@ -22,6 +22,9 @@ int bus_method_prune_mirrors(sd_bus_message *msg, void *userdata, sd_bus_error *
 /** bus_method_add_placement_rule() - AddPlacementRule(s cgroup, s group). */
 int bus_method_add_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
+/** bus_method_add_placement_rule_with_flags() - AddPlacementRuleWithFlags(s cgroup, s group, t flags). */
+int bus_method_add_placement_rule_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
 /** bus_method_remove_placement_rule() - RemovePlacementRule(s cgroup). */
 int bus_method_remove_placement_rule(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 

@@ -11,14 +11,19 @@
  * The file, line by line:
  *   memacctd-rules 1
  *   <cgroup> TAB <group>      one per rule, sorted by cgroup
+ *   <cgroup> TAB <group> TAB confine    a confining rule (PLACEMENT_CONFINE)
  *   end <count>
  * The last line tells a file cut short; the file is replaced whole by a
- * rename, so a reader sees the old one or the new one, never a mix.
+ * rename, so a reader sees the old one or the new one, never a mix. A
+ * file with a confining rule says "memacctd-rules 2": a daemon that knows
+ * no confinement refuses it (and sets it aside) rather than placing a
+ * container's processes without confining them.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +37,12 @@
 #include "cgroup/placement.h"
 
 #define RULES_HEADER "memacctd-rules 1\n"
+#define RULES_HEADER_CONFINE "memacctd-rules 2\n"
 #define RULES_TMP "rules.tmp"
 
 typedef struct Rule {
         char *cgroup, *group;
+        unsigned flags; /* PlacementFlags */
 } Rule;
 
 struct Placement {
@@ -43,6 +50,7 @@ struct Placement {
         char *dir; /* NULL: not saved */
         Rule *rules;
         size_t n, cap;
+        _Atomic size_t confining; /* rules with PLACEMENT_CONFINE; written under the lock */
 };
 
 int placement_new(const char *dir, Placement **ret) {
@@ -132,16 +140,17 @@ static size_t rule_find(const Placement *pl, const char *cgroup, size_t len, boo
         return lo;
 }
 
-static int rules_format(const Placement *pl, char **ret, size_t *ret_size) {
+static int rules_format(Placement *pl, char **ret, size_t *ret_size) {
         char *text = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&text, &size);
 
         if (!f)
                 return -ENOMEM;
-        fputs(RULES_HEADER, f);
+        fputs(atomic_load(&pl->confining) > 0 ? RULES_HEADER_CONFINE : RULES_HEADER, f);
         for (size_t i = 0; i < pl->n; i++)
-                fprintf(f, "%s\t%s\n", pl->rules[i].cgroup, pl->rules[i].group);
+                fprintf(f, "%s\t%s%s\n", pl->rules[i].cgroup, pl->rules[i].group,
+                        pl->rules[i].flags & PLACEMENT_CONFINE ? "\tconfine" : "");
         fprintf(f, "end %zu\n", pl->n);
         if (fclose(f) != 0) {
                 free(text);
@@ -155,7 +164,7 @@ static int rules_format(const Placement *pl, char **ret, size_t *ret_size) {
 /* The table to @pl->dir/rules, as persist_save() writes the state: a
  * temporary file, fsync, rename over, fsync of the directory. Always
  * synced: a rule changes seldom, and its OK says it is on disk. */
-static int rules_save(const Placement *pl) {
+static int rules_save(Placement *pl) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int dirfd = -EBADF;
         size_t size;
@@ -189,37 +198,36 @@ static int rules_reserve(Placement *pl) {
         return 0;
 }
 
-int placement_add(Placement *pl, const char *cgroup, const char *group) {
-        char *c = NULL, *g = strdup(group), *old = NULL;
+/* Count @flags in or out of the confining rules; under the lock. */
+static void count_flags(Placement *pl, unsigned flags, int delta) {
+        if (flags & PLACEMENT_CONFINE)
+                atomic_fetch_add(&pl->confining, (size_t) delta);
+}
+
+int placement_add(Placement *pl, const char *cgroup, const char *group, unsigned flags) {
+        char *c = NULL, *g = NULL;
         bool found;
         size_t i;
         int r;
 
-        if (!g)
-                return -ENOMEM;
         pthread_mutex_lock(&pl->lock);
         i = rule_find(pl, cgroup, strlen(cgroup), &found);
         if (found) {
-                old = pl->rules[i].group;
-                pl->rules[i].group = g;
-                r = rules_save(pl);
-                if (r < 0) {
-                        pl->rules[i].group = old; /* undone: the file has the old one */
-                        old = g;
-                }
-                free(old);
+                r = strcmp(pl->rules[i].group, group) == 0 && pl->rules[i].flags == flags ? 1 : -EEXIST;
                 pthread_mutex_unlock(&pl->lock);
-                return r < 0 ? r : 1;
+                return r;
         }
         r = rules_reserve(pl);
-        if (r >= 0 && !(c = strdup(cgroup)))
+        if (r >= 0 && (!(c = strdup(cgroup)) || !(g = strdup(group))))
                 r = -ENOMEM;
         if (r >= 0) {
                 memmove(pl->rules + i + 1, pl->rules + i, (pl->n - i) * sizeof(Rule));
-                pl->rules[i] = (Rule) { .cgroup = c, .group = g };
+                pl->rules[i] = (Rule) { .cgroup = c, .group = g, .flags = flags };
                 pl->n++;
+                count_flags(pl, flags, 1);
                 r = rules_save(pl);
                 if (r < 0) {
+                        count_flags(pl, flags, -1);
                         pl->n--;
                         memmove(pl->rules + i, pl->rules + i + 1, (pl->n - i) * sizeof(Rule));
                 }
@@ -247,12 +255,14 @@ int placement_remove(Placement *pl, const char *cgroup) {
         gone = pl->rules[i];
         memmove(pl->rules + i, pl->rules + i + 1, (pl->n - i - 1) * sizeof(Rule));
         pl->n--;
+        count_flags(pl, gone.flags, -1);
         r = rules_save(pl);
         if (r < 0) {
                 /* Undone: the room is there, the entry was in it. */
                 memmove(pl->rules + i + 1, pl->rules + i, (pl->n - i) * sizeof(Rule));
                 pl->rules[i] = gone;
                 pl->n++;
+                count_flags(pl, gone.flags, 1);
         } else
                 rules_clear(&gone, 1);
         pthread_mutex_unlock(&pl->lock);
@@ -289,12 +299,60 @@ int placement_match(Placement *pl, const char *cgroup, char *ret_group, size_t s
         return r;
 }
 
+int placement_rule_of(Placement *pl, const char *cgroup, char *ret_group, size_t size, unsigned *ret_flags) {
+        bool found;
+        size_t i;
+        int r = -ENOENT;
+
+        pthread_mutex_lock(&pl->lock);
+        i = rule_find(pl, cgroup, strlen(cgroup), &found);
+        if (found) {
+                r = (size_t) snprintf(ret_group, size, "%s", pl->rules[i].group) >= size ? -ENAMETOOLONG : 0;
+                *ret_flags = pl->rules[i].flags;
+        }
+        pthread_mutex_unlock(&pl->lock);
+        return r;
+}
+
+int placement_confinement(Placement *pl, const char *cgroup, char *ret_group, size_t size) {
+        size_t len = strlen(cgroup);
+        int r = -ENOENT;
+
+        if (atomic_load(&pl->confining) == 0)
+                return -ENOENT;
+        pthread_mutex_lock(&pl->lock);
+        /* As placement_match(), the longest first, but only confining
+         * rules count: a container's processes are confined by the
+         * container's rule even below a plain rule of their own. */
+        for (;;) {
+                bool found;
+                size_t i = rule_find(pl, cgroup, len == 0 ? 1 : len, &found);
+
+                if (found && (pl->rules[i].flags & PLACEMENT_CONFINE)) {
+                        r = (size_t) snprintf(ret_group, size, "%s", pl->rules[i].group) >= size ? -ENAMETOOLONG
+                                                                                                 : 0;
+                        break;
+                }
+                if (len <= 1)
+                        break;
+                while (len > 0 && cgroup[len - 1] != '/')
+                        len--;
+                len = len > 1 ? len - 1 : 1;
+        }
+        pthread_mutex_unlock(&pl->lock);
+        return r;
+}
+
+size_t placement_confining(Placement *pl) {
+        return atomic_load(&pl->confining);
+}
+
 int placement_list(Placement *pl, PlacementFn fn, void *userdata) {
         int r = 0;
 
         pthread_mutex_lock(&pl->lock);
         for (size_t i = 0; i < pl->n && r >= 0; i++)
-                r = fn(userdata, pl->rules[i].cgroup, pl->rules[i].group);
+                r = fn(userdata, pl->rules[i].cgroup, pl->rules[i].group, pl->rules[i].flags);
         pthread_mutex_unlock(&pl->lock);
         return r < 0 ? r : 0;
 }
@@ -308,38 +366,54 @@ size_t placement_count(Placement *pl) {
         return n;
 }
 
-/* One "cgroup TAB group" line of @size bytes, appended in order. */
-static int parse_line(Placement *pl, char *line) {
-        char *tab = strchr(line, '\t');
+/* One "cgroup TAB group [TAB confine]" line, appended in order; "confine" only in a file of @version 2. */
+static int parse_line(Placement *pl, char *line, unsigned version) {
+        char *tab = strchr(line, '\t'), *flag;
+        unsigned flags = 0;
 
         if (!tab)
                 return -EBADMSG;
         *tab = 0;
+        flag = strchr(tab + 1, '\t');
+        if (flag) {
+                *flag++ = 0;
+                if (version < 2 || strcmp(flag, "confine") != 0)
+                        return -EBADMSG;
+                flags = PLACEMENT_CONFINE;
+        }
         if (placement_cgroup_check(line) < 0 || mem_path_check(tab + 1, UINT32_MAX, NULL) < 0)
                 return -EBADMSG;
         if (pl->n > 0 && strcmp(pl->rules[pl->n - 1].cgroup, line) >= 0)
                 return -EBADMSG; /* unsorted or twice: not a file we wrote */
         if (rules_reserve(pl) < 0)
                 return pl->n >= PLACEMENT_RULES_MAX ? -ENOSPC : -ENOMEM;
-        pl->rules[pl->n] = (Rule) { .cgroup = strdup(line), .group = strdup(tab + 1) };
+        pl->rules[pl->n] = (Rule) { .cgroup = strdup(line), .group = strdup(tab + 1), .flags = flags };
         if (!pl->rules[pl->n].cgroup || !pl->rules[pl->n].group) {
                 rules_clear(pl->rules + pl->n, 1);
                 return -ENOMEM;
         }
         pl->n++;
+        count_flags(pl, flags, 1);
         return 0;
 }
 
 int placement_parse(Placement *pl, const char *text, size_t size) {
         _cleanup_free_ char *copy = NULL;
         char *p, *end;
+        unsigned version = 1;
         size_t count;
         int r = 0;
 
         pthread_mutex_lock(&pl->lock);
         rules_clear(pl->rules, pl->n);
         pl->n = 0;
-        if (size < strlen(RULES_HEADER) || memcmp(text, RULES_HEADER, strlen(RULES_HEADER)) != 0 ||
+        atomic_store(&pl->confining, 0);
+        /* Both headers have the same length. */
+        if (size >= strlen(RULES_HEADER_CONFINE) &&
+            memcmp(text, RULES_HEADER_CONFINE, strlen(RULES_HEADER_CONFINE)) == 0)
+                version = 2;
+        if (size < strlen(RULES_HEADER) ||
+            (version == 1 && memcmp(text, RULES_HEADER, strlen(RULES_HEADER)) != 0) ||
             text[size - 1] != '\n' || memchr(text, 0, size)) {
                 r = -EBADMSG;
                 goto out;
@@ -365,7 +439,7 @@ int placement_parse(Placement *pl, const char *text, size_t size) {
                                 r = -EBADMSG;
                         break;
                 }
-                r = parse_line(pl, p);
+                r = parse_line(pl, p, version);
                 if (r < 0)
                         break;
         }
@@ -373,6 +447,7 @@ out:
         if (r < 0) {
                 rules_clear(pl->rules, pl->n);
                 pl->n = 0;
+                atomic_store(&pl->confining, 0);
         } else
                 r = (int) pl->n;
         pthread_mutex_unlock(&pl->lock);

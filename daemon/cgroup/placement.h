@@ -57,13 +57,39 @@ int placement_cgroup_check(const char *cgroup);
  */
 bool placement_covers(const char *rule, const char *cgroup);
 
+/* What a rule does besides placing (placement_add()'s @flags). */
+typedef enum PlacementFlags {
+        /* The cgroup is a container's: its processes are confined to the
+         * group, whatever their uid (service/authz.h). */
+        PLACEMENT_CONFINE = 1 << 0,
+        _PLACEMENT_FLAGS_ALL = PLACEMENT_CONFINE,
+} PlacementFlags;
+
 /**
- * placement_add() - the rule @cgroup -> @group, replacing the one of
- * @cgroup if any, saved before it returns. Paths checked by the caller.
- * Return: 0 (new), 1 (replaced); -ENOSPC (PLACEMENT_RULES_MAX), -ENOMEM,
- * or the -errno of the save (nothing changed then).
+ * placement_add() - the rule @cgroup -> @group with @flags, saved before
+ * it returns. One cgroup is placed by one rule: a rule of @cgroup that
+ * says something else is left as it is. Paths checked by the caller.
+ * Return: 0 (new), 1 (the same rule was there); -EEXIST (another rule of
+ * @cgroup), -ENOSPC (PLACEMENT_RULES_MAX), -ENOMEM, or the -errno of the
+ * save (nothing changed then).
  */
-int placement_add(Placement *pl, const char *cgroup, const char *group);
+int placement_add(Placement *pl, const char *cgroup, const char *group, unsigned flags);
+
+/**
+ * placement_rule_of() - the rule of @cgroup exactly: its group and flags.
+ * Return: 0, -ENOENT, -ENAMETOOLONG (@size too small).
+ */
+int placement_rule_of(Placement *pl, const char *cgroup, char *ret_group, size_t size, unsigned *ret_flags);
+
+/**
+ * placement_confinement() - the group of the confining rule nearest above
+ * @cgroup (or of @cgroup itself), into @ret_group. Return: 0; -ENOENT
+ * (no confining rule covers it); -ENAMETOOLONG.
+ */
+int placement_confinement(Placement *pl, const char *cgroup, char *ret_group, size_t size);
+
+/** placement_confining() - how many rules confine: 0 spares the look-ups. Any thread. */
+size_t placement_confining(Placement *pl);
 
 /**
  * placement_remove() - remove the rule of @cgroup, saved before it
@@ -81,8 +107,8 @@ int placement_remove(Placement *pl, const char *cgroup);
 int placement_match(Placement *pl, const char *cgroup, char *ret_group, size_t size, char *ret_rule,
                     size_t rule_size);
 
-/* Called for each rule, sorted by cgroup; a negative return stops the walk. */
-typedef int (*PlacementFn)(void *userdata, const char *cgroup, const char *group);
+/* Called for each rule (with its PlacementFlags), sorted by cgroup; a negative return stops the walk. */
+typedef int (*PlacementFn)(void *userdata, const char *cgroup, const char *group, unsigned flags);
 
 /** placement_list() - call @fn for each rule, under the table's mutex. Return: 0 or @fn's error. */
 int placement_list(Placement *pl, PlacementFn fn, void *userdata);

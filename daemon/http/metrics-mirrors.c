@@ -26,10 +26,11 @@ typedef struct Gather {
 } Gather;
 
 /* ServiceRuleFn: the mirrors only, copied (the strings are the lister's). */
-static int gather(void *userdata, const char *cgroup, const char *group, bool mirror) {
+static int gather(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags) {
         Gather *g = userdata;
         MetricsMirror *m;
 
+        (void) flags;
         if (!mirror)
                 return 0;
         if (g->n == g->cap) {

@@ -11,53 +11,81 @@
 #include "core/group.h"
 #include "service/authz.h"
 
-bool authz_may_read(ReadAccess access, uid_t uid, MemGroup *g) {
+/* Is @g inside what a confined @who may touch (its group and below)? */
+static bool in_scope(const AuthzWho *who, MemGroup *g) {
+        return who->scope && group_is_descendant(g, who->scope);
+}
+
+/* Strictly below a group delegated to @who: a confined peer's group, or one @who owns above. */
+static bool below_delegated(const AuthzWho *who, MemGroup *g) {
+        if (who->confined)
+                return g->parent && in_scope(who, g->parent);
+        return g->parent && group_is_delegated_to(g->parent, who->uid);
+}
+
+bool authz_may_read(ReadAccess access, ConfinedRead confined, const AuthzWho *who, MemGroup *g) {
+        if (who->confined) {
+                if (in_scope(who, g))
+                        return true;
+                if (confined == CONFINED_READ_SUBTREE)
+                        return false;
+                /* Otherwise as any other unprivileged uid, never as root. */
+                return access == READ_ACCESS_ALL;
+        }
         switch (access) {
         case READ_ACCESS_ROOT:
-                return uid == 0;
+                return who->uid == 0;
         case READ_ACCESS_OWNER:
-                return uid == 0 || group_is_delegated_to(g, uid);
+                return who->uid == 0 || group_is_delegated_to(g, who->uid);
         default:
                 return true;
         }
 }
 
-bool authz_may_use(uid_t uid, MemGroup *g) {
-        return uid == 0 || group_is_delegated_to(g, uid);
+bool authz_may_use(const AuthzWho *who, MemGroup *g) {
+        if (who->confined)
+                return in_scope(who, g);
+        return who->uid == 0 || group_is_delegated_to(g, who->uid);
 }
 
-bool authz_may_modify(uid_t uid, MemGroup *g) {
-        return uid == 0 || (g->parent && group_is_delegated_to(g->parent, uid));
+bool authz_may_modify(const AuthzWho *who, MemGroup *g) {
+        return authz_is_root(who) || below_delegated(who, g);
 }
 
-bool authz_may_create_in(uid_t uid, MemGroup *parent) {
-        return authz_may_use(uid, parent);
+bool authz_may_create_in(const AuthzWho *who, MemGroup *parent) {
+        return authz_may_use(who, parent);
 }
 
-bool authz_may_give(uid_t uid, uid_t owner) {
-        return uid == 0 || owner == uid;
+bool authz_may_give(const AuthzWho *who, uid_t owner) {
+        if (who->confined)
+                return false;
+        return who->uid == 0 || owner == who->uid;
 }
 
-bool authz_may_reset_peak(uid_t uid, MemGroup *g) {
-        return authz_may_modify(uid, g) || (uid != 0 && group_is_delegated_to(g, uid));
+bool authz_may_reset_peak(const AuthzWho *who, MemGroup *g) {
+        if (who->confined)
+                return in_scope(who, g);
+        return authz_may_modify(who, g) || (who->uid != 0 && group_is_delegated_to(g, who->uid));
 }
 
-bool authz_may_read_client(ReadAccess access, uid_t uid, pid_t self, pid_t pid) {
-        return pid == self || uid == 0 || access == READ_ACCESS_ALL;
+bool authz_may_read_client(ReadAccess access, const AuthzWho *who, pid_t pid) {
+        if (who->confined)
+                return pid == who->pid;
+        return pid == who->pid || who->uid == 0 || access == READ_ACCESS_ALL;
 }
 
-bool authz_may_move(uid_t uid, pid_t self, pid_t pid) {
-        return pid == 0 || pid == self || uid == 0;
+bool authz_may_move(const AuthzWho *who, pid_t pid) {
+        return pid == 0 || pid == who->pid || authz_is_root(who);
 }
 
-bool authz_may_force(uid_t uid) {
-        return uid == 0;
+bool authz_may_force(const AuthzWho *who) {
+        return authz_is_root(who);
 }
 
-bool authz_may_import(uid_t uid) {
-        return uid == 0;
+bool authz_may_import(const AuthzWho *who) {
+        return authz_is_root(who);
 }
 
-bool authz_may_place(uid_t uid) {
-        return uid == 0;
+bool authz_may_place(const AuthzWho *who) {
+        return authz_is_root(who);
 }

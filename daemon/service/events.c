@@ -43,7 +43,8 @@ typedef struct Subscription {
 
 struct Events {
         MemCore *core;
-        _Atomic int read_access; /* ReadAccess; relaxed: each event reads it once */
+        _Atomic int read_access;   /* ReadAccess; relaxed: each event reads it once */
+        _Atomic int confined_read; /* ConfinedRead; likewise */
         pthread_mutex_t lock;
         struct cds_list_head subscriptions;
         uint64_t seq; /* memory events raised; under the lock */
@@ -132,6 +133,7 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
                 .uid = requester.uid,
         };
         ReadAccess access = atomic_load_explicit(&e->read_access, memory_order_relaxed);
+        ConfinedRead confined = atomic_load_explicit(&e->confined_read, memory_order_relaxed);
         Encodings encs = {};
         Subscription *s;
         uint64_t seq;
@@ -141,7 +143,7 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
         seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)
                 if (s->sub->delivered != seq && events_path_within(g->path, s->path) &&
-                    authz_may_read(access, s->sub->uid, g)) {
+                    authz_may_read(access, confined, s->sub->who, g)) {
                         s->sub->delivered = seq;
                         deliver(s->sub, &ev, &encs);
                 }
@@ -199,8 +201,9 @@ Events *events_free(Events *e) {
         return NULL;
 }
 
-void events_set_read_access(Events *e, int read_access) {
+void events_set_read_access(Events *e, ReadAccess read_access, ConfinedRead confined_read) {
         atomic_store_explicit(&e->read_access, read_access, memory_order_relaxed);
+        atomic_store_explicit(&e->confined_read, confined_read, memory_order_relaxed);
 }
 
 void events_set_sink(Events *e, EventsSinkFn sink, void *userdata) {

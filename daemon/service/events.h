@@ -24,7 +24,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/config.h"
 #include "core/model.h"
+#include "service/authz.h"
 
 typedef struct Events Events;
 typedef struct MemCore MemCore;
@@ -63,7 +65,7 @@ typedef struct EventDelivery {
 typedef struct EventSubscriber {
         const EventDelivery *delivery; /* NULL: this peer cannot receive events */
         void *userdata;
-        uid_t uid;      /* whose reads it delivers: checked against the read access of each event's time */
+        const AuthzWho *who; /* whose reads it delivers: checked against the read access of each event's time */
         unsigned nsubs; /* its subscriptions; its own thread only */
         uint64_t delivered; /* the last memory event pushed to it; under the fan-out's lock */
 } EventSubscriber;
@@ -83,11 +85,11 @@ Events *events_free(Events *e);
 
 /**
  * events_set_read_access() - who may read now: a memory event reaches a
- * subscriber only while its uid may read the group (authz_may_read()),
+ * subscriber only while it may read the group (authz_may_read()),
  * so a reload that restricts reads stops what it forbids at once. Any
  * thread.
  */
-void events_set_read_access(Events *e, int read_access);
+void events_set_read_access(Events *e, ReadAccess read_access, ConfinedRead confined_read);
 
 /**
  * events_set_sink() - the one broadcasting transport (NULL: none). Set or

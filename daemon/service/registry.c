@@ -221,7 +221,8 @@ int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *
                 return -ENOMEM;
         p->registry = r;
         p->creds = *creds;
-        p->subscriber = (EventSubscriber) { .delivery = delivery, .userdata = userdata, .uid = creds->uid };
+        p->who = (AuthzWho) { .uid = creds->uid, .pid = creds->pid };
+        p->subscriber = (EventSubscriber) { .delivery = delivery, .userdata = userdata, .who = &p->who };
         read_comm(creds->pid, p->comm);
         *ret = p;
         return 0;
@@ -281,7 +282,7 @@ int peer_open_session(Peer *p) {
 
         if (p->session)
                 return 0;
-        k = uid_acquire(r, p->creds.uid);
+        k = uid_acquire(r, p->creds.account);
         if (k < 0)
                 return k;
         /* Keyed by the process instance: a process that later gets
@@ -289,7 +290,7 @@ int peer_open_session(Peer *p) {
         k = session_new_process(r->core, p->creds.pid, p->creds.instance, p->creds.uid, p->creds.gid,
                                 &p->session);
         if (k < 0) {
-                uid_release(r, p->creds.uid);
+                uid_release(r, p->creds.account);
                 return k;
         }
         p->session->userdata = &p->subscriber;
@@ -310,13 +311,13 @@ Peer *registry_peer_free(Peer *p) {
          * Each subscription was counted for the uid (service_subscribe()). */
         nsubs = p->subscriber.nsubs;
         events_unsubscribe_all(r->events, &p->subscriber);
-        registry_uid_release(r, p->creds.uid, UID_SUBSCRIPTIONS, nsubs);
+        registry_uid_release(r, p->creds.account, UID_SUBSCRIPTIONS, nsubs);
         if (p->session) {
                 /* Off the list first: a listing never sees it freed. */
                 peer_unlink(p);
                 /* Releases everything it holds; see the top of the file. */
                 session_free(p->session);
-                uid_release(r, p->creds.uid);
+                uid_release(r, p->creds.account);
                 atomic_fetch_sub_explicit(&r->nsessions, 1, memory_order_relaxed);
                 selfstats_sessions_add(peer_transport(p), -1);
         }
@@ -326,6 +327,7 @@ Peer *registry_peer_free(Peer *p) {
                 r->peer_gone(r->peer_gone_data, p);
         for (size_t i = 0; i < p->ntransient; i++)
                 group_unref(p->transient[i]);
+        group_unref(p->who.scope);
         free(p->transient);
         if (p->stock_page)
                 munmap(p->stock_page, p->stock_page_size);

@@ -39,11 +39,16 @@ typedef struct PeerCreds {
          * stamp. 0: none (in-process peers only; a transport always
          * gives one), and then the pid is all the identity there is. */
         uint64_t instance;
+        /* Whose bounds it counts against (sessions, connections,
+         * subscriptions, groups): @uid, or a confined peer's account
+         * (service_account()). The service sets it; transports leave it. */
+        uid_t account;
 } PeerCreds;
 
 typedef struct Peer {
         Registry *registry;
         PeerCreds creds;
+        AuthzWho who;               /* what authorisation looks at: creds.uid, and confinement */
         EventSubscriber subscriber; /* the session's userdata points here */
         MemSession *session;        /* NULL until peer_open_session() */
         void *stock_page;           /* mapped from the client; NULL: none */

@@ -73,7 +73,7 @@ static int open_session_slow(Peer *p, Refusal *rf) {
         r = peer_open_session(p);
 
         if (r == -EUSERS)
-                return refusal_set(rf, r, "too many sessions for uid %u", (unsigned) p->creds.uid);
+                return refusal_set(rf, r, "too many sessions for uid %u", (unsigned) p->creds.account);
         if (r < 0)
                 return refusal_set(rf, r, "cannot open a session: %s", refusal_errno_text(r));
         return 0;
@@ -131,7 +131,7 @@ static int session_target(Service *svc, Peer *p, const char *path, bool attach, 
                 return r;
         }
         if (!attached) {
-                if (!authz_may_use(p->creds.uid, g)) {
+                if (!authz_may_use(&p->who, g)) {
                         group_unref(g);
                         return refusal_denied(rf, path);
                 }
@@ -179,13 +179,13 @@ static bool delegation_root(MemGroup *g) {
         return g->parent && g->owner != 0 && !group_is_delegated_to(g->parent, g->owner);
 }
 
-static bool kept_by_delegator(uid_t uid, MemGroup *g) {
-        return delegation_root(g) && authz_may_modify(uid, g);
+static bool kept_by_delegator(const AuthzWho *who, MemGroup *g) {
+        return delegation_root(g) && authz_may_modify(who, g);
 }
 
 /* The delegate's side: whoever may use the delegation root but not modify it. */
-static bool kept_by_delegate(uid_t uid, MemGroup *g) {
-        return delegation_root(g) && !authz_may_modify(uid, g);
+static bool kept_by_delegate(const AuthzWho *who, MemGroup *g) {
+        return delegation_root(g) && !authz_may_modify(who, g);
 }
 
 /* The events an operation raises are its caller's: set for its length. */
@@ -209,7 +209,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         int r;
 
         if (c->force) {
-                if (!authz_may_force(p->creds.uid))
+                if (!authz_may_force(&p->who))
                         return refusal_set(rf, -EPERM, "only root forces a charge past max");
                 flags |= MEM_CHARGE_FORCE;
         }
@@ -220,7 +220,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
-                if (kept_by_delegator(p->creds.uid, g))
+                if (kept_by_delegator(&p->who, g))
                         flags |= MEM_CHARGE_DELEGATOR;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0)
@@ -268,7 +268,7 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
-                delegate = kept_by_delegate(p->creds.uid, g);
+                delegate = kept_by_delegate(&p->who, g);
                 r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
                 if (r == 0)
                         service_committed(svc, p, g->path);
@@ -356,8 +356,10 @@ static int move_instance(Peer *p, pid_t pid, uint64_t *ret, uid_t *ret_uid, Refu
         uint64_t now = 0;
         int r;
 
-        *ret_uid = p->creds.uid == 0 ? MEM_UID_ANY : p->creds.uid;
-        if (p->creds.uid != 0 && p->creds.instance == 0) {
+        bool root = authz_is_root(&p->who);
+
+        *ret_uid = root ? MEM_UID_ANY : p->creds.uid;
+        if (!root && p->creds.instance == 0) {
                 *ret = 0;
                 return 0;
         }
@@ -367,7 +369,7 @@ static int move_instance(Peer *p, pid_t pid, uint64_t *ret, uid_t *ret_uid, Refu
         else if (r < 0)
                 return refusal_set(rf, r, "pid %d: cannot tell which process it is: %s", (int) pid,
                                    refusal_errno_text(r));
-        if (p->creds.uid != 0 && now != p->creds.instance)
+        if (!root && now != p->creds.instance)
                 return refusal_set(rf, -ESRCH,
                                    "pid %d: the process that opened this connection has exited; "
                                    "move its session as pid 0", (int) pid);
@@ -386,7 +388,7 @@ int service_move(Service *svc, Peer *p, pid_t pid, const char *path, Refusal *rf
         r = service_lookup_for(svc, p, path, authz_may_use, &g, rf);
         if (r < 0)
                 return r;
-        if (!authz_may_move(p->creds.uid, p->creds.pid, pid))
+        if (!authz_may_move(&p->who, pid))
                 return refusal_set(rf, -EPERM, "only root moves other processes");
         if (pid == 0) {
                 /* Its own session; one that was never opened (a bus peer
@@ -418,7 +420,7 @@ int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_
 
         if (pid == 0)
                 pid = p->creds.pid;
-        if (!authz_may_read_client(service_read_access(svc), p->creds.uid, p->creds.pid, pid))
+        if (!authz_may_read_client(service_read_access(svc), &p->who, pid))
                 return refusal_set(rf, -EPERM, "pid %d: permission denied", (int) pid);
         /* Its own pid is its own process; another is the one that has
          * the pid now, never the one that had it before. */
@@ -440,7 +442,7 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
         r = service_lookup(svc, path && *path ? path : "/", &g, rf);
         if (r < 0)
                 return r;
-        if (!authz_may_read(service_read_access(svc), p->creds.uid, g))
+        if (!service_may_read(svc, p, g))
                 return refusal_denied(rf, g->path);
         if (!p->subscriber.delivery)
                 return refusal_set(rf, -EINVAL, "this transport cannot deliver events");
@@ -448,10 +450,10 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_set(rf, -ENOSPC, "too many subscriptions on one connection");
         /* Every subscription is walked for every event: bounded per uid
          * and in total, so one uid cannot slow everyone's charges. */
-        r = registry_uid_acquire(svc->registry, p->creds.uid, UID_SUBSCRIPTIONS, false);
+        r = registry_uid_acquire(svc->registry, p->creds.account, UID_SUBSCRIPTIONS, false);
         if (r == -EUSERS)
                 return refusal_set(rf, -ENOSPC, "too many subscriptions for uid %u ([limits] "
-                                   "subscriptions-per-uid = %u)", (unsigned) p->creds.uid,
+                                   "subscriptions-per-uid = %u)", (unsigned) p->creds.account,
                                    registry_bounds(svc->registry).per_uid[UID_SUBSCRIPTIONS]);
         if (r == -ENOSPC)
                 return refusal_set(rf, -ENOSPC, "too many subscriptions ([limits] subscriptions = %u)",
@@ -460,7 +462,7 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
                 return refusal_set(rf, r, "out of memory");
         r = events_subscribe(svc->events, &p->subscriber, g->path);
         if (r < 0) {
-                registry_uid_release(svc->registry, p->creds.uid, UID_SUBSCRIPTIONS, 1);
+                registry_uid_release(svc->registry, p->creds.account, UID_SUBSCRIPTIONS, 1);
                 return refusal_set(rf, r, "out of memory");
         }
         return 0;

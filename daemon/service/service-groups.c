@@ -55,7 +55,7 @@ static bool may_read(Service *svc, Peer *p, MemGroup *g) {
 
         if (!p)
                 return access == READ_ACCESS_ALL;
-        return authz_may_read(access, p->creds.uid, g);
+        return authz_may_read(access, service_confined_read(svc), &p->who, g);
 }
 
 /* The parent of a valid path other than "/", with a reference; NULL if none. */
@@ -125,7 +125,7 @@ int service_groups_recount(Service *svc) {
 int service_create_group(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool has_owner,
                          uid_t owner, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *parent = NULL;
-        uid_t uid = p->creds.uid;
+        uid_t uid = p->creds.account; /* whose the group is: a confined peer's account's */
         int r;
 
         if (!path || !*path)
@@ -138,9 +138,10 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
         parent = parent_of(svc->core, path);
         if (!parent)
                 return refusal_set(rf, -ENOENT, "%s: parent group does not exist", path);
-        if (!authz_may_create_in(uid, parent))
-                return refusal_set(rf, -EPERM, "%s: not delegated to uid %u", path, (unsigned) uid);
-        if (has_owner && !authz_may_give(uid, owner))
+        if (!authz_may_create_in(&p->who, parent))
+                return refusal_set(rf, -EPERM, "%s: not delegated to uid %u%s", path, (unsigned) p->creds.uid,
+                                   p->who.confined ? " (confined)" : "");
+        if (has_owner && !authz_may_give(&p->who, owner))
                 return refusal_set(rf, -EPERM, "only root delegates to another uid");
 
         r = service_admit(svc, rf);
@@ -252,7 +253,7 @@ int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refu
                 return refusal_set(rf, -EINVAL, "/: the root is root's");
         /* The rule of a create: a delegate may take a group back, only
          * root gives one to another uid. */
-        if (!authz_may_give(uid, owner))
+        if (!authz_may_give(&p->who, owner))
                 return refusal_set(rf, -EPERM, "only root delegates to another uid");
         if (owner == (uid_t) -1)
                 return refusal_set(rf, -EINVAL, "%s: uid %u is no owner", g->path, (unsigned) owner);
@@ -630,7 +631,7 @@ int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const c
         CgroupCounts counts = {};
         int r;
 
-        if (!authz_may_import(p->creds.uid))
+        if (!authz_may_import(&p->who))
                 return refusal_set(rf, -EPERM, "only root imports cgroups");
         if (!svc->cgroup)
                 return refusal_set(rf, -ENOENT, "no kernel cgroup mirror in this daemon");

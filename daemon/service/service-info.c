@@ -42,7 +42,7 @@ static void state_fill(Service *svc, ServiceInfo *ret) {
 }
 
 int service_get_info(Service *svc, Peer *p, ServiceInfo *ret, Refusal *rf) {
-        if (service_read_access(svc) == READ_ACCESS_ROOT && p->creds.uid != 0)
+        if (service_read_access(svc) == READ_ACCESS_ROOT && !authz_is_root(&p->who))
                 return refusal_set(rf, -EPERM, "only root reads the daemon's state ([access] read = root)");
         *ret = (ServiceInfo) {
                 .version = "memacctd " MEMACCT_VERSION,

@@ -23,6 +23,7 @@ typedef struct LiveSettings {
         _Atomic uint32_t max_frame;
         _Atomic uint64_t charge_batch;
         _Atomic int read_access;
+        _Atomic int confined_read;
 } LiveSettings;
 
 /* A transient group whose creator is gone, and when it may be removed
@@ -77,8 +78,38 @@ int service_groups_recount(Service *svc);
 /** service_now_usec() - CLOCK_MONOTONIC in microseconds (service-info.c). */
 uint64_t service_now_usec(void);
 
+/**
+ * service_account() - the account a peer confined to @group counts its
+ * bounds against: 2^31 + a hash of @group (service-confine.c). Pure.
+ */
+uid_t service_account(const char *group);
+
+/**
+ * service_confinement() - the group the process @pid is confined to, into
+ * @ret_group. Return: 0; -ENOENT (not confined: no confining rule covers
+ * its cgroup, or none is in force); another negative errno: cannot tell
+ * (confine it to nothing).
+ */
+int service_confinement(Service *svc, pid_t pid, char *ret_group, size_t size);
+
+/**
+ * service_identify() - set @creds->account, and say whether the peer is
+ * confined (*@ret_confined) and to which group (@ret_scope; "" when that
+ * cannot be told).
+ */
+void service_identify(Service *svc, PeerCreds *creds, char *ret_scope, size_t size, bool *ret_confined);
+
+/** service_confine() - @p is confined to @scope ("" or a group that is gone: to nothing). */
+void service_confine(Service *svc, Peer *p, const char *scope);
+
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);
+
+/** service_confined_read() - what a confined peer reads outside its group, now. */
+ConfinedRead service_confined_read(Service *svc);
+
+/** service_may_read() - may @p read @g under the read access in force? */
+bool service_may_read(Service *svc, const Peer *p, MemGroup *g);
 
 /**
  * service_admit() - may a durable change be made now (the state can be
@@ -111,7 +142,7 @@ int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf);
  * g->path to the letter. Return: 0; a service_lookup() error or -EPERM,
  * with @rf and no reference taken.
  */
-int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_t uid, MemGroup *g),
+int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(const AuthzWho *who, MemGroup *g),
                        MemGroup **ret, Refusal *rf);
 
 /**

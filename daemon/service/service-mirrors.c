@@ -14,7 +14,7 @@
 int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userdata, Refusal *rf) {
         int r;
 
-        if (!authz_may_import(p->creds.uid))
+        if (!authz_may_import(&p->who))
                 return refusal_set(rf, -EPERM, "only root prunes cgroup mirrors");
         if (!svc->cgroup)
                 return refusal_set(rf, -ENOENT, "no kernel cgroup mirror in this daemon");

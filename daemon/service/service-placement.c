@@ -12,17 +12,24 @@
  * the sessions of every uid's processes in that cgroup); a rule names a
  * group that exists when it is added; a mirror is removed with its group
  * or by a prune, never as a rule; a caller lists the rules whose group it
- * may read, as it lists groups; a rule is on disk before its OK.
+ * may read, as it lists groups; a rule is on disk before its OK; one
+ * cgroup has one rule (a second is refused, not a replacement: a
+ * container's rule must not be re-pointed behind its back); a confining
+ * rule (PLACEMENT_CONFINE, authz.h) is never of "/" or of a cgroup that
+ * holds the daemon.
  */
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "core/group.h"
-#include "cgroup/mirror.h"
 #include "base/log.h"
+#include "cgroup/mirror.h"
 #include "cgroup/placement.h"
+#include "core/group.h"
 #include "service/service-internal.h"
+
+_Static_assert(SERVICE_RULE_CONFINE == PLACEMENT_CONFINE, "one set of rule flags");
 
 static int check_cgroup(const char *cgroup, Refusal *rf) {
         int r;
@@ -39,33 +46,75 @@ static int check_cgroup(const char *cgroup, Refusal *rf) {
         return 0;
 }
 
-int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, Refusal *rf) {
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
+/*
+ * A confining rule confines every process in its cgroup: never all of
+ * them ("/"), and never the daemon's own cgroup or one above it, which
+ * would confine root's tools beside the daemon (its service's cgroup, a
+ * shell in the same session) and so lock out its administration.
+ */
+static int check_confining(const char *cgroup, Refusal *rf) {
+        char own[PLACEMENT_CGROUP_MAX + 1];
         int r;
 
-        if (!authz_may_place(p->creds.uid))
+        if (strcmp(cgroup, "/") == 0)
+                return refusal_set(rf, -EINVAL, "a confining rule of / would confine every process");
+        r = placement_proc_cgroup(getpid(), own, sizeof(own));
+        if (r < 0)
+                return refusal_set(rf, r, "cannot read memacctd's own cgroup to check the rule: %s",
+                                   strerror(-r));
+        if (placement_covers(cgroup, own))
+                return refusal_set(rf, -EINVAL,
+                                   "cgroup %s holds memacctd itself (%s): a confining rule of it would confine "
+                                   "the host's own tools", cgroup, own);
+        return 0;
+}
+
+int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, unsigned flags,
+                     Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        char other[MEM_PATH_MAX + 1];
+        unsigned other_flags;
+        int r;
+
+        if (!authz_may_place(&p->who))
                 return refusal_set(rf, -EPERM, "only root adds placement rules");
         r = check_cgroup(cgroup, rf);
         if (r < 0)
                 return r;
+        if (flags & ~(unsigned) _PLACEMENT_FLAGS_ALL)
+                return refusal_set(rf, -EINVAL, "unknown placement rule flags 0x%x", flags);
         if (!group || !*group)
                 return refusal_set(rf, -EINVAL, "no group given");
+        if (flags & PLACEMENT_CONFINE) {
+                r = check_confining(cgroup, rf);
+                if (r < 0)
+                        return r;
+        }
         r = service_lookup(svc, group, &g, rf);
         if (r < 0)
                 return r;
-        r = placement_add(svc->placement, cgroup, group);
+        r = placement_add(svc->placement, cgroup, group, flags);
+        if (r == -EEXIST && placement_rule_of(svc->placement, cgroup, other, sizeof(other), &other_flags) >= 0)
+                return refusal_set(rf, r, "cgroup %s has a placement rule already, to %s%s: one rule per cgroup "
+                                   "(remove it first)", cgroup, other,
+                                   other_flags & PLACEMENT_CONFINE ? ", confining" : "");
+        if (r == -EEXIST)
+                return refusal_set(rf, r, "cgroup %s has a placement rule already", cgroup);
         if (r == -ENOSPC)
                 return refusal_set(rf, r, "too many placement rules (%d)", PLACEMENT_RULES_MAX);
         if (r < 0)
                 return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
-        log_info("Placement rule %s -> %s %s", cgroup, group, r > 0 ? "replaced" : "added");
+        if (r == 0)
+                log_info("Placement rule %s -> %s%s added by uid %u (pid %d)", cgroup, group,
+                         flags & PLACEMENT_CONFINE ? " (confining)" : "", (unsigned) p->creds.uid,
+                         (int) p->creds.pid);
         return 0;
 }
 
 int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf) {
         int r;
 
-        if (!authz_may_place(p->creds.uid))
+        if (!authz_may_place(&p->who))
                 return refusal_set(rf, -EPERM, "only root removes placement rules");
         r = check_cgroup(cgroup, rf);
         if (r < 0)
@@ -94,6 +143,7 @@ int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf) 
 typedef struct Listed {
         char *cgroup, *group;
         bool mirror;
+        unsigned flags;
 } Listed;
 
 typedef struct ListBuf {
@@ -102,14 +152,20 @@ typedef struct ListBuf {
         bool mirror; /* the kind being gathered */
 } ListBuf;
 
-static int gather(void *userdata, const char *cgroup, const char *group) {
+/* A PlacementFn, and with @flags 0 the CgroupMirrorFn's work too. */
+static int gather(void *userdata, const char *cgroup, const char *group, unsigned flags) {
         ListBuf *b = userdata;
         Listed *v = realloc(b->v, (b->n + 1) * sizeof(*v));
 
         if (!v)
                 return -ENOMEM;
         b->v = v;
-        v[b->n] = (Listed) { .cgroup = strdup(cgroup), .group = strdup(group), .mirror = b->mirror };
+        v[b->n] = (Listed) {
+                .cgroup = strdup(cgroup),
+                .group = strdup(group),
+                .mirror = b->mirror,
+                .flags = flags,
+        };
         if (!v[b->n].cgroup || !v[b->n].group) {
                 free(v[b->n].cgroup);
                 free(v[b->n].group);
@@ -117,6 +173,10 @@ static int gather(void *userdata, const char *cgroup, const char *group) {
         }
         b->n++;
         return 0;
+}
+
+static int gather_mirror(void *userdata, const char *cgroup, const char *group) {
+        return gather(userdata, cgroup, group, 0);
 }
 
 /* By cgroup; of one cgroup, the explicit rule first (it is the one that places), then by group. */
@@ -135,13 +195,12 @@ static bool may_see(Service *svc, Peer *p, const char *group) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         Refusal ignored;
 
-        if (p && p->creds.uid == 0)
+        if (p && authz_is_root(&p->who))
                 return true;
         refusal_init(&ignored);
         if (service_lookup(svc, group, &g, &ignored) < 0)
                 return false;
-        return p ? authz_may_read(service_read_access(svc), p->creds.uid, g)
-                 : service_read_access(svc) == READ_ACCESS_ALL;
+        return p ? service_may_read(svc, p, g) : service_read_access(svc) == READ_ACCESS_ALL;
 }
 
 int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn fn, void *userdata,
@@ -152,13 +211,13 @@ int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn f
         r = placement_list(svc->placement, gather, &b);
         if (r >= 0 && with_mirrors && svc->cgroup) {
                 b.mirror = true;
-                r = cgroup_mirror_list(svc->cgroup, gather, &b);
+                r = cgroup_mirror_list(svc->cgroup, gather_mirror, &b);
         }
         if (r >= 0 && b.n > 1) /* b.v is NULL when there is none: qsort() must not see it */
                 qsort(b.v, b.n, sizeof(*b.v), cmp_listed);
         for (size_t i = 0; i < b.n; i++) {
                 if (r >= 0 && may_see(svc, p, b.v[i].group))
-                        r = fn(userdata, b.v[i].cgroup, b.v[i].group, b.v[i].mirror);
+                        r = fn(userdata, b.v[i].cgroup, b.v[i].group, b.v[i].mirror, b.v[i].flags);
                 free(b.v[i].cgroup);
                 free(b.v[i].group);
         }

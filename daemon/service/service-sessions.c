@@ -30,7 +30,7 @@ typedef struct Entry {
 typedef struct Snapshot {
         Entry *v;
         size_t n, cap;
-        uid_t uid;     /* the caller's */
+        const AuthzWho *who; /* the caller */
         MemGroup *top; /* NULL: all */
         int r;
 } Snapshot;
@@ -62,7 +62,11 @@ static int snapshot_one(Peer *p, void *userdata) {
 
         core_read_lock();
         g = atomic_load(&s->group);
-        visible = sn->uid == 0 || p->creds.uid == sn->uid || (g && group_is_delegated_to(g, sn->uid));
+        if (sn->who->confined)
+                visible = g && sn->who->scope && group_is_descendant(g, sn->who->scope);
+        else
+                visible = sn->who->uid == 0 || p->creds.uid == sn->who->uid ||
+                          (g && group_is_delegated_to(g, sn->who->uid));
         if (visible && sn->top)
                 visible = g && group_is_descendant(g, sn->top);
         if (visible && g && !(path = strdup(g->path)))
@@ -102,7 +106,7 @@ static int snapshot_one(Peer *p, void *userdata) {
 int service_list_sessions(Service *svc, Peer *p, const char *path, ServiceSessionFn fn, void *userdata,
                           Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *top = NULL;
-        Snapshot sn = { .uid = p->creds.uid };
+        Snapshot sn = { .who = &p->who };
         int r = 0;
 
         if (path && *path) {

@@ -229,9 +229,9 @@ unsigned service_transient_orphans(Service *svc) {
  */
 static MemGroup *orphan_claim(Service *svc, Peer *p, MemGroup *g) {
         MemGroup *taken = NULL;
-        uid_t uid = p->creds.uid;
+        uid_t account = p->creds.account;
 
-        if (!atomic_load(&g->transient) || (uid != 0 && uid != atomic_load(&g->owner)))
+        if (!atomic_load(&g->transient) || (!authz_is_root(&p->who) && account != atomic_load(&g->owner)))
                 return NULL;
         pthread_mutex_lock(&svc->transient_lock);
         for (size_t i = 0; i < svc->norphans; i++)

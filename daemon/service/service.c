@@ -21,9 +21,10 @@ static void settings_store(Service *svc, const ServiceSettings *s) {
         atomic_store_explicit(&svc->settings.max_frame, s->max_frame, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.charge_batch, s->charge_batch, memory_order_relaxed);
         atomic_store_explicit(&svc->settings.read_access, (int) s->read_access, memory_order_relaxed);
+        atomic_store_explicit(&svc->settings.confined_read, (int) s->confined_read, memory_order_relaxed);
         registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
         registry_set_bounds(svc->registry, &s->bounds);
-        events_set_read_access(svc->events, s->read_access);
+        events_set_read_access(svc->events, s->read_access, s->confined_read);
 }
 
 int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
@@ -84,6 +85,7 @@ ServiceSettings service_settings(Service *svc) {
                 .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
                 .max_sessions_per_uid = registry_sessions_per_uid(svc->registry),
                 .read_access = service_read_access(svc),
+                .confined_read = service_confined_read(svc),
                 .bounds = registry_bounds(svc->registry),
         };
 }
@@ -94,6 +96,14 @@ uint32_t service_max_frame(Service *svc) {
 
 ReadAccess service_read_access(Service *svc) {
         return (ReadAccess) atomic_load_explicit(&svc->settings.read_access, memory_order_relaxed);
+}
+
+ConfinedRead service_confined_read(Service *svc) {
+        return (ConfinedRead) atomic_load_explicit(&svc->settings.confined_read, memory_order_relaxed);
+}
+
+bool service_may_read(Service *svc, const Peer *p, MemGroup *g) {
+        return authz_may_read(service_read_access(svc), service_confined_read(svc), &p->who, g);
 }
 
 bool service_reads_open(Service *svc) {
@@ -173,12 +183,18 @@ void service_changed(Service *svc) {
 
 int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *delivery, void *userdata,
                      bool open_session, Peer **ret, Refusal *rf) {
+        char scope[MEM_PATH_MAX + 1];
+        PeerCreds c = *creds;
+        bool confined;
         Peer *p;
         int r;
 
-        r = registry_peer_new(svc->registry, creds, delivery, userdata, &p);
+        service_identify(svc, &c, scope, sizeof(scope), &confined);
+        r = registry_peer_new(svc->registry, &c, delivery, userdata, &p);
         if (r < 0)
                 return refusal_set(rf, r, "out of memory");
+        if (confined)
+                service_confine(svc, p, scope);
         if (open_session) {
                 r = peer_open_session(p);
                 if (r < 0) {
@@ -194,10 +210,14 @@ int service_peer_new(Service *svc, const PeerCreds *creds, const EventDelivery *
 
 int service_connection_open(Service *svc, const PeerCreds *creds, UidUsage **ret, Refusal *rf) {
         RegistryBounds b = registry_bounds(svc->registry);
+        char scope[MEM_PATH_MAX + 1];
+        PeerCreds c = *creds;
+        bool confined;
         UidUsage *u;
         int r;
 
-        u = registry_usage_get(svc->registry, creds->uid);
+        service_identify(svc, &c, scope, sizeof(scope), &confined);
+        u = registry_usage_get(svc->registry, c.account);
         if (!u)
                 return refusal_set(rf, -ENOMEM, "out of memory");
         r = registry_usage_acquire(svc->registry, u, UID_CONNECTIONS, false);
@@ -248,7 +268,7 @@ int service_lookup(Service *svc, const char *path, MemGroup **ret, Refusal *rf) 
         return r < 0 ? refusal_path(rf, r, path) : 0;
 }
 
-int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_t uid, MemGroup *g),
+int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(const AuthzWho *who, MemGroup *g),
                        MemGroup **ret, Refusal *rf) {
         MemGroup *g;
         int r;
@@ -256,7 +276,7 @@ int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(uid_
         r = service_lookup(svc, path, &g, rf);
         if (r < 0)
                 return r;
-        if (!may(p->creds.uid, g)) {
+        if (!may(&p->who, g)) {
                 r = refusal_denied(rf, g->path);
                 group_unref(g);
                 return r;

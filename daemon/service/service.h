@@ -49,6 +49,7 @@ typedef struct ServiceSettings {
         uint64_t charge_batch;         /* the largest stock refill clients should ask for */
         unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
         ReadAccess read_access;
+        ConfinedRead confined_read;    /* what a confined peer reads outside its group */
         RegistryBounds bounds;         /* connections, subscriptions, groups, output per uid; 0: none */
 } ServiceSettings;
 
@@ -535,13 +536,21 @@ int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf);
 
 /* ---- placement rules (service-placement.c) ---- */
 
+/* A placement rule's flags, as the transports carry them. */
+#define SERVICE_RULE_CONFINE 1u /* the cgroup is a container's: its processes are confined to the group */
+
 /**
  * service_add_rule() - the placement rule @cgroup (a kernel cgroup path)
- * -> @group (which exists), replacing @cgroup's rule if any; on disk
- * before it returns. Root only. Return: 0; -EPERM, -EINVAL, a lookup
- * error of @group, -ENOSPC (too many rules), the -errno of the save.
+ * -> @group (which exists), with @flags (SERVICE_RULE_CONFINE: confine the
+ * cgroup's processes to @group, authz.h); on disk before it
+ * returns. Root only. One cgroup has one rule: the same rule again is a
+ * success, another is refused (remove the old one first). A confining
+ * rule is never of "/" or of a cgroup that holds the daemon itself.
+ * Return: 0; -EPERM, -EINVAL, a lookup error of @group, -EEXIST, -ENOSPC
+ * (too many rules), the -errno of the save.
  */
-int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, Refusal *rf);
+int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *group, unsigned flags,
+                     Refusal *rf);
 
 /**
  * service_remove_rule() - remove the placement rule of @cgroup; on disk
@@ -551,9 +560,9 @@ int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *grou
  */
 int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf);
 
-/* Called for each rule a list covers (@mirror: a kernel cgroup mirror's);
- * a negative errno stops (-ENOSPC: too large). */
-typedef int (*ServiceRuleFn)(void *userdata, const char *cgroup, const char *group, bool mirror);
+/* Called for each rule a list covers (@mirror: a kernel cgroup mirror's;
+ * @flags: SERVICE_RULE_*); a negative errno stops (-ENOSPC: too large). */
+typedef int (*ServiceRuleFn)(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags);
 
 /**
  * service_list_rules() - call @fn for each placement rule whose group the

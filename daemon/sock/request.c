@@ -398,7 +398,7 @@ static int on_import(Request *x, const Memacct__V1__ImportCgroups *m) {
 
 /* ServiceRuleFn of ListRules: one more Rule, its strings copied (the
  * table may change once the service lets go of it). */
-static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror) {
+static int listed_rule(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags) {
         Request *x = userdata;
         Memacct__V1__RuleList *rl = &x->res.rl;
         Memacct__V1__Rule *ru, **v;
@@ -415,6 +415,8 @@ static int listed_rule(void *userdata, const char *cgroup, const char *group, bo
         ru->group = strdup(group);
         ru->has_mirror = mirror;
         ru->mirror = mirror;
+        ru->has_confine = (flags & SERVICE_RULE_CONFINE) != 0;
+        ru->confine = ru->has_confine;
         rl->rules[rl->n_rules++] = ru;
         if (!ru->cgroup || !ru->group)
                 return -ENOMEM;
@@ -570,7 +572,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         case MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS:
                 return on_import(x, req->import_cgroups);
         case MEMACCT__V1__REQUEST__OP_ADD_RULE:
-                return service_add_rule(x->svc, x->peer, req->add_rule->cgroup, req->add_rule->group, &x->rf);
+                return service_add_rule(x->svc, x->peer, req->add_rule->cgroup, req->add_rule->group,
+                                        req->add_rule->confine ? SERVICE_RULE_CONFINE : 0, &x->rf);
         case MEMACCT__V1__REQUEST__OP_REMOVE_RULE:
                 return service_remove_rule(x->svc, x->peer, req->remove_rule->cgroup, &x->rf);
         case MEMACCT__V1__REQUEST__OP_LIST_RULES:

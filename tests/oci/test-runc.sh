@@ -10,6 +10,11 @@
 # 10M while the container runs, nothing once it has exited, and after
 # runc delete (the poststop hook) neither the group nor its rule is left.
 #
+# The container's root is confined to its group (memacct(7), CONFINEMENT):
+# inside, every operation that would reach outside the group, raise its
+# own limits, force, place or import is refused, and those inside it are
+# allowed; the matrix (operation, exit status, expected) is printed.
+#
 # A host that cannot run a trivial container at all (no cgroup access, no
 # namespaces, ...) is a SKIP with runc's reason: that is not ours. Once a
 # trivial container runs, every failure is a FAIL.
@@ -138,6 +143,7 @@ check_eq "a container without hooks runs" "$(cat "$TMP/probe.log")" probe-ran
 # ---- the container with the hooks ----
 
 check_start_daemon || exit 1
+check_run "a group outside the container" 0 ctl create /other max=32M
 
 CTL_IN='/opt/memacct/bin/memacctctl --socket /run/memacct/memacctd.sock'
 configure "
@@ -150,6 +156,30 @@ done
 # 10M held of the 16M max: 8M more must be refused. timeout ends it if not.
 timeout 10 $CTL_IN hold auto 8M >/out/over.out 2>&1
 echo \$? >/out/over.status
+# What the container's root may do: each operation's exit status.
+G=/containers/$ID
+m() { name=\$1; shift; $CTL_IN \"\$@\" >>/out/matrix.log 2>&1; echo \"\$name \$?\" >>/out/matrix; }
+m raise-own-max set \$G max=64G
+m lower-own-max set \$G max=1M
+m set-other-max set /other max=1
+m create-outside create /evil
+m create-inside create \$G/sub max=4M
+m set-inside set \$G/sub max=2M
+m charge-inside charge \$G/sub 4K
+m uncharge-inside uncharge \$G/sub 4K
+m charge-outside charge /other 4K
+m force-max set \$G/sub max=1 --force
+m give-owner set \$G/sub owner=4242
+m remove-own remove \$G
+m rule-add rule add / \$G
+m rule-remove rule remove /
+m import import-cgroups
+m show-other show /other
+m show-root show /
+m show-own show \$G
+m reset-own-peak reset-peak \$G
+m remove-inside remove \$G/sub
+echo done >>/out/matrix
 # Until the test has looked; then out, the holder still holding (the
 # runtime kills it with the container).
 i=0
@@ -170,8 +200,8 @@ else
         exit 1 # nothing after this can hold
 fi
 check_eq "the group has the annotation's max" "$(field "$GROUP" 'd["max"]')" $((16 * M))
-check_eq "its placement rule is there" \
-        "$(ctl --json rule list | jget '[r["group"] for r in d]')" "[\"$GROUP\"]"
+check_eq "its placement rule is there, and confines" \
+        "$(ctl --json rule list | jget '[(r["group"], r["confine"]) for r in d]')" "[('$GROUP', True)]"
 
 container_holds() {
         file_has "$OUT/hold.out" '^holding'
@@ -189,6 +219,42 @@ check_eq "the over-max hold in the container exits 1 (its output: $(cat "$OUT/ov
 check_match "the over-max hold was refused by the max" "$(cat "$OUT/over.out" 2>&1)" \
         "hold refused: auto: limit exceeded \\(max of $GROUP\\)"
 check_eq "the refused 8M left nothing behind" "$(current "$GROUP")" $((10 * M))
+
+# ---- what the container's root may do: the confinement matrix ----
+
+wait_for 30 file_has "$OUT/matrix" '^done' || true
+# operation, expected exit status (0 allowed, 1 refused)
+EXPECTED='raise-own-max 1
+lower-own-max 1
+set-other-max 1
+create-outside 1
+create-inside 0
+set-inside 0
+charge-inside 0
+uncharge-inside 0
+charge-outside 1
+force-max 1
+give-owner 1
+remove-own 1
+rule-add 1
+rule-remove 1
+import 1
+show-other 1
+show-root 1
+show-own 0
+reset-own-peak 0
+remove-inside 0'
+printf '%-16s %-8s %s\n' operation got expected
+while read -r op want; do
+        got=$(sed -n "s/^$op //p" "$OUT/matrix")
+        printf '%-16s %-8s %s\n' "$op" "${got:-?}" "$want"
+        check_eq "inside the container, $op exits $want" "$got" "$want"
+done <<<"$EXPECTED"
+check_eq "the container could not raise its max" "$(field "$GROUP" 'd["max"]')" $((16 * M))
+check_eq "nor touch /other" "$(field /other 'd["max"]')" $((32 * M))
+check_eq "nor create outside" "$(ctl show /evil >/dev/null 2>&1 && echo yes || echo no)" no
+check_eq "the rule is still the hook's alone" "$(ctl --json rule list | jget 'len(d)')" 1
+check_match "a refusal names the group" "$(cat "$OUT/matrix.log")" "$GROUP: permission denied"
 
 # ---- the container exits: its session ends with it ----
 

@@ -17,6 +17,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+/* Who asks, unconfined: a uid (and a pid). */
+#define WHO(u) (&(AuthzWho) { .uid = (u) })
+#define WHO_PID(u, p) (&(AuthzWho) { .uid = (u), .pid = (p) })
+
 #include "service-test.h"
 #include "service/authz.h"
 
@@ -76,8 +80,8 @@ static void test_may_use_and_create_in_cover_the_delegated_subtree(void **state)
                 for (size_t u = 0; u < NRIGHTS; u++) {
                         bool want = listed(rights[u].use, groups[i]);
 
-                        assert_int_equal(authz_may_use(rights[u].uid, g), want);
-                        assert_int_equal(authz_may_create_in(rights[u].uid, g), want);
+                        assert_int_equal(authz_may_use(WHO(rights[u].uid), g), want);
+                        assert_int_equal(authz_may_create_in(WHO(rights[u].uid), g), want);
                 }
                 group_unref(g);
         }
@@ -90,7 +94,7 @@ static void test_may_modify_only_strictly_below_the_delegated_group(void **state
                 MemGroup *g = group_at(f, groups[i]);
 
                 for (size_t u = 0; u < NRIGHTS; u++)
-                        assert_int_equal(authz_may_modify(rights[u].uid, g),
+                        assert_int_equal(authz_may_modify(WHO(rights[u].uid), g),
                                          listed(rights[u].modify, groups[i]));
                 group_unref(g);
         }
@@ -103,7 +107,7 @@ static void test_may_reset_peak_includes_the_delegated_group_itself(void **state
                 MemGroup *g = group_at(f, groups[i]);
 
                 for (size_t u = 0; u < NRIGHTS; u++)
-                        assert_int_equal(authz_may_reset_peak(rights[u].uid, g),
+                        assert_int_equal(authz_may_reset_peak(WHO(rights[u].uid), g),
                                          listed(rights[u].reset, groups[i]));
                 group_unref(g);
         }
@@ -118,10 +122,10 @@ static void test_may_read_under_each_read_access(void **state) {
                 for (size_t u = 0; u < NRIGHTS; u++) {
                         uid_t uid = rights[u].uid;
 
-                        assert_true(authz_may_read(READ_ACCESS_ALL, uid, g));
-                        assert_int_equal(authz_may_read(READ_ACCESS_OWNER, uid, g),
+                        assert_true(authz_may_read(READ_ACCESS_ALL, CONFINED_READ_SUBTREE, WHO(uid), g));
+                        assert_int_equal(authz_may_read(READ_ACCESS_OWNER, CONFINED_READ_SUBTREE, WHO(uid), g),
                                          listed(rights[u].read_owner, groups[i]));
-                        assert_int_equal(authz_may_read(READ_ACCESS_ROOT, uid, g), uid == UID_ROOT);
+                        assert_int_equal(authz_may_read(READ_ACCESS_ROOT, CONFINED_READ_SUBTREE, WHO(uid), g), uid == UID_ROOT);
                 }
                 group_unref(g);
         }
@@ -133,7 +137,7 @@ static void test_a_group_owned_by_root_delegates_nothing(void **state) {
 
         /* Owner 0 is "not delegated": root's rights come from being root. */
         assert_false(group_is_delegated_to(a, UID_ROOT));
-        assert_true(authz_may_use(UID_ROOT, a));
+        assert_true(authz_may_use(WHO(UID_ROOT), a));
         group_unref(a);
 }
 
@@ -143,7 +147,7 @@ static void test_may_give_is_root_only_but_for_oneself(void **state) {
         (void) state;
         for (size_t i = 0; i < 4; i++)
                 for (size_t j = 0; j < 4; j++)
-                        assert_int_equal(authz_may_give(uids[i], uids[j]), uids[i] == UID_ROOT || i == j);
+                        assert_int_equal(authz_may_give(WHO(uids[i]), uids[j]), uids[i] == UID_ROOT || i == j);
 }
 
 static void test_may_read_client_own_pid_always_others_by_access(void **state) {
@@ -153,34 +157,34 @@ static void test_may_read_client_own_pid_always_others_by_access(void **state) {
         for (size_t i = 0; i < 3; i++) {
                 ReadAccess a = all[i];
 
-                assert_true(authz_may_read_client(a, UID_DELEGATE, PID_DELEGATE, PID_DELEGATE));
-                assert_true(authz_may_read_client(a, UID_ROOT, PID_ROOT, PID_DELEGATE));
-                assert_int_equal(authz_may_read_client(a, UID_DELEGATE, PID_DELEGATE, PID_OTHER),
+                assert_true(authz_may_read_client(a, WHO_PID(UID_DELEGATE, PID_DELEGATE), PID_DELEGATE));
+                assert_true(authz_may_read_client(a, WHO_PID(UID_ROOT, PID_ROOT), PID_DELEGATE));
+                assert_int_equal(authz_may_read_client(a, WHO_PID(UID_DELEGATE, PID_DELEGATE), PID_OTHER),
                                  a == READ_ACCESS_ALL);
-                assert_int_equal(authz_may_read_client(a, UID_STRANGER, PID_STRANGER, PID_ROOT),
+                assert_int_equal(authz_may_read_client(a, WHO_PID(UID_STRANGER, PID_STRANGER), PID_ROOT),
                                  a == READ_ACCESS_ALL);
         }
 }
 
 static void test_may_move_own_sessions_or_as_root(void **state) {
         (void) state;
-        assert_true(authz_may_move(UID_DELEGATE, PID_DELEGATE, 0));
-        assert_true(authz_may_move(UID_DELEGATE, PID_DELEGATE, PID_DELEGATE));
-        assert_false(authz_may_move(UID_DELEGATE, PID_DELEGATE, PID_OTHER));
-        assert_false(authz_may_move(UID_STRANGER, PID_STRANGER, PID_ROOT));
-        assert_true(authz_may_move(UID_ROOT, PID_ROOT, PID_OTHER));
-        assert_true(authz_may_move(UID_ROOT, PID_ROOT, 0));
+        assert_true(authz_may_move(WHO_PID(UID_DELEGATE, PID_DELEGATE), 0));
+        assert_true(authz_may_move(WHO_PID(UID_DELEGATE, PID_DELEGATE), PID_DELEGATE));
+        assert_false(authz_may_move(WHO_PID(UID_DELEGATE, PID_DELEGATE), PID_OTHER));
+        assert_false(authz_may_move(WHO_PID(UID_STRANGER, PID_STRANGER), PID_ROOT));
+        assert_true(authz_may_move(WHO_PID(UID_ROOT, PID_ROOT), PID_OTHER));
+        assert_true(authz_may_move(WHO_PID(UID_ROOT, PID_ROOT), 0));
 }
 
 static void test_may_force_and_import_are_root_only(void **state) {
         static const uid_t others[] = { UID_DELEGATE, UID_OTHER, UID_STRANGER, 1 };
 
         (void) state;
-        assert_true(authz_may_force(UID_ROOT));
-        assert_true(authz_may_import(UID_ROOT));
+        assert_true(authz_may_force(WHO(UID_ROOT)));
+        assert_true(authz_may_import(WHO(UID_ROOT)));
         for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-                assert_false(authz_may_force(others[i]));
-                assert_false(authz_may_import(others[i]));
+                assert_false(authz_may_force(WHO(others[i])));
+                assert_false(authz_may_import(WHO(others[i])));
         }
 }
 
@@ -361,7 +365,7 @@ static void test_service_reads_follow_may_read(void **state) {
                 for (size_t u = 0; u < NRIGHTS; u++)
                         for (size_t i = 0; i < NGROUPS; i++) {
                                 MemGroup *g = group_at(f, groups[i]);
-                                bool want = authz_may_read(all[a], rights[u].uid, g);
+                                bool want = authz_may_read(all[a], CONFINED_READ_SUBTREE, WHO(rights[u].uid), g);
                                 int r;
 
                                 group_unref(g);
@@ -376,8 +380,54 @@ static void test_service_reads_follow_may_read(void **state) {
         }
 }
 
+/*
+ * Confinement: uid 0 or not, a peer confined to /d/x uses, creates in and
+ * reads /d/x and below, modifies strictly below it, and nothing else; it
+ * forces, imports, places and gives nothing; a scope that is gone allows
+ * nothing at all.
+ */
+static void test_confined_rights_whatever_the_uid(void **state) {
+        static const char *const paths[] = { "/", "/a", "/d", "/d/x", "/d/x/y", "/e" };
+        Fixture *f = *state;
+        MemGroup *scope = group_at(f, "/d/x");
+        const uid_t uids[] = { UID_ROOT, UID_DELEGATE, UID_STRANGER };
+
+        for (size_t i = 0; i < ELEMENTSOF(uids); i++) {
+                AuthzWho in = { .uid = uids[i], .pid = PID_EXTRA, .confined = true, .scope = scope };
+                AuthzWho nowhere = { .uid = uids[i], .pid = PID_EXTRA, .confined = true };
+
+                assert_false(authz_is_root(&in));
+                for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+                        MemGroup *g = group_at(f, paths[k]);
+                        bool inside = listed("/d/x /d/x/y", paths[k]);
+
+                        assert_int_equal(authz_may_use(&in, g), inside);
+                        assert_int_equal(authz_may_create_in(&in, g), inside);
+                        assert_int_equal(authz_may_modify(&in, g), strcmp(paths[k], "/d/x/y") == 0);
+                        assert_int_equal(authz_may_reset_peak(&in, g), inside);
+                        assert_int_equal(authz_may_read(READ_ACCESS_ALL, CONFINED_READ_SUBTREE, &in, g), inside);
+                        assert_true(authz_may_read(READ_ACCESS_ALL, CONFINED_READ_ALL, &in, g));
+                        assert_int_equal(authz_may_read(READ_ACCESS_ROOT, CONFINED_READ_ALL, &in, g), inside);
+                        assert_false(authz_may_use(&nowhere, g));
+                        assert_false(authz_may_modify(&nowhere, g));
+                        assert_false(authz_may_read(READ_ACCESS_ALL, CONFINED_READ_SUBTREE, &nowhere, g));
+                        group_unref(g);
+                }
+                assert_false(authz_may_force(&in));
+                assert_false(authz_may_import(&in));
+                assert_false(authz_may_place(&in));
+                assert_false(authz_may_give(&in, uids[i]));
+                assert_false(authz_may_move(&in, PID_OTHER));
+                assert_true(authz_may_move(&in, 0));
+                assert_false(authz_may_read_client(READ_ACCESS_ALL, &in, PID_OTHER));
+                assert_true(authz_may_read_client(READ_ACCESS_ALL, &in, PID_EXTRA));
+        }
+        group_unref(scope);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                SERVICE_TEST(test_confined_rights_whatever_the_uid),
                 SERVICE_TEST(test_may_use_and_create_in_cover_the_delegated_subtree),
                 SERVICE_TEST(test_may_modify_only_strictly_below_the_delegated_group),
                 SERVICE_TEST(test_may_reset_peak_includes_the_delegated_group_itself),

@@ -78,7 +78,7 @@ static void test_auto_is_answered_with_the_rules_group(void **state) {
         }
         me = fixture_peer_with_pid(f, UID_ROOT, getpid(), true, false);
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, cg, "/d/x", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, cg, "/d/x", 0, &rf), &rf);
         assert_not_refused(attach_to(f, me, "auto", buf, sizeof(buf), &rf), &rf);
         assert_string_equal(buf, "/d/x");
         memset(buf, 0, sizeof(buf));

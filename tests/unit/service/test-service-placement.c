@@ -78,9 +78,9 @@ static void test_longest_prefix_wins(void **state) {
         (void) state;
         assert_int_equal(placement_new(NULL, &pl), 0);
         assert_string_equal(match(pl, "/a"), "none");
-        assert_int_equal(placement_add(pl, "/a", "/ga"), 0);
-        assert_int_equal(placement_add(pl, "/a/b", "/gab"), 0);
-        assert_int_equal(placement_add(pl, "/a/b/c/d", "/gabcd"), 0);
+        assert_int_equal(placement_add(pl, "/a", "/ga", 0), 0);
+        assert_int_equal(placement_add(pl, "/a/b", "/gab", 0), 0);
+        assert_int_equal(placement_add(pl, "/a/b/c/d", "/gabcd", 0), 0);
         assert_string_equal(match(pl, "/a"), "/ga");
         assert_string_equal(match(pl, "/a/x"), "/ga");
         assert_string_equal(match(pl, "/a/b"), "/gab");
@@ -90,12 +90,14 @@ static void test_longest_prefix_wins(void **state) {
         assert_string_equal(match(pl, "/ab"), "none");
         assert_string_equal(match(pl, "/"), "none");
         /* "/" is the last resort, and only that. */
-        assert_int_equal(placement_add(pl, "/", "/groot"), 0);
+        assert_int_equal(placement_add(pl, "/", "/groot", 0), 0);
         assert_string_equal(match(pl, "/ab"), "/groot");
         assert_string_equal(match(pl, "/a/b"), "/gab");
-        /* A rule of the same cgroup replaces the one there. */
-        assert_int_equal(placement_add(pl, "/a/b", "/other"), 1);
-        assert_string_equal(match(pl, "/a/b/c"), "/other");
+        /* One cgroup, one rule: the same again is no change, another is refused. */
+        assert_int_equal(placement_add(pl, "/a/b", "/gab", 0), 1);
+        assert_int_equal(placement_add(pl, "/a/b", "/other", 0), -EEXIST);
+        assert_int_equal(placement_add(pl, "/a/b", "/gab", PLACEMENT_CONFINE), -EEXIST);
+        assert_string_equal(match(pl, "/a/b/c"), "/gab");
         assert_int_equal(placement_count(pl), 4);
         assert_int_equal(placement_remove(pl, "/a/b"), 0);
         assert_int_equal(placement_remove(pl, "/a/b"), -ENOENT);
@@ -104,21 +106,45 @@ static void test_longest_prefix_wins(void **state) {
         placement_free(pl);
 }
 
-static int collect(void *userdata, const char *cgroup, const char *group) {
+static int collect(void *userdata, const char *cgroup, const char *group, unsigned flags) {
         char *buf = userdata;
         size_t n = strlen(buf);
 
-        snprintf(buf + n, 1024 - n, "%s=%s;", cgroup, group);
+        snprintf(buf + n, 1024 - n, "%s=%s%s;", cgroup, group, flags & PLACEMENT_CONFINE ? "!" : "");
         return 0;
 }
 
 /* ServiceRuleFn: "cgroup=group;" for a rule, "cgroup~group;" for a mirror. */
-static int collect_kind(void *userdata, const char *cgroup, const char *group, bool mirror) {
+static int collect_kind(void *userdata, const char *cgroup, const char *group, bool mirror, unsigned flags) {
         char *buf = userdata;
         size_t n = strlen(buf);
 
+        (void) flags;
         snprintf(buf + n, 1024 - n, "%s%s%s;", cgroup, mirror ? "~" : "=", group);
         return 0;
+}
+
+/* Confinement goes by the nearest confining rule at or above the cgroup, whatever plain rules lie between. */
+static void test_confinement_is_the_nearest_confining_rule(void **state) {
+        char group[64];
+        Placement *pl = NULL;
+
+        (void) state;
+        assert_int_equal(placement_new(NULL, &pl), 0);
+        assert_int_equal(placement_confinement(pl, "/c/x", group, sizeof(group)), -ENOENT);
+        assert_int_equal(placement_add(pl, "/c", "/gc", PLACEMENT_CONFINE), 0);
+        assert_int_equal(placement_add(pl, "/c/x", "/gx", 0), 0);
+        assert_int_equal(placement_add(pl, "/c/x/y", "/gy", PLACEMENT_CONFINE), 0);
+        assert_int_equal(placement_confinement(pl, "/c/x/z", group, sizeof(group)), 0);
+        assert_string_equal(group, "/gc");
+        assert_int_equal(placement_confinement(pl, "/c/x/y/w", group, sizeof(group)), 0);
+        assert_string_equal(group, "/gy");
+        assert_int_equal(placement_confinement(pl, "/cc", group, sizeof(group)), -ENOENT);
+        assert_int_equal(placement_confinement(pl, "/", group, sizeof(group)), -ENOENT);
+        /* Placement itself goes by the longest rule of either kind. */
+        assert_string_equal(match(pl, "/c/x/z"), "/gx");
+        assert_int_equal(placement_confining(pl), 2);
+        placement_free(pl);
 }
 
 static void remove_file(const char *dir, const char *name) {
@@ -137,9 +163,9 @@ static void test_rules_survive_a_restart(void **state) {
         (void) state;
         assert_non_null(mkdtemp(dir));
         assert_int_equal(placement_new(dir, &pl), 0);
-        assert_int_equal(placement_add(pl, "/c/one", "/g1"), 0);
-        assert_int_equal(placement_add(pl, "/b", "/g2"), 0);
-        assert_int_equal(placement_add(pl, "/c/two", "/g3"), 0);
+        assert_int_equal(placement_add(pl, "/c/one", "/g1", 0), 0);
+        assert_int_equal(placement_add(pl, "/b", "/g2", 0), 0);
+        assert_int_equal(placement_add(pl, "/c/two", "/g3", 0), 0);
         assert_int_equal(placement_remove(pl, "/c/two"), 0);
         placement_free(pl);
 
@@ -150,10 +176,18 @@ static void test_rules_survive_a_restart(void **state) {
         assert_string_equal(listed, "/b=/g2;/c/one=/g1;");
         assert_string_equal(match(again, "/c/one/x"), "/g1");
         /* It saves where it loaded from. */
-        assert_int_equal(placement_add(again, "/d", "/g4"), 0);
+        assert_int_equal(placement_add(again, "/d", "/g4", 0), 0);
+        /* A confining rule keeps its flag across a restart (a file of version 2). */
+        assert_int_equal(placement_add(again, "/e", "/g5", PLACEMENT_CONFINE), 0);
         placement_free(again);
         assert_int_equal(placement_new(NULL, &again), 0);
-        assert_int_equal(placement_load(again, dir), 3);
+        assert_int_equal(placement_load(again, dir), 4);
+        listed[0] = 0;
+        assert_int_equal(placement_list(again, collect, listed), 0);
+        assert_string_equal(listed, "/b=/g2;/c/one=/g1;/d=/g4;/e=/g5!;");
+        assert_int_equal(placement_confining(again), 1);
+        assert_int_equal(placement_remove(again, "/e"), 0);
+        assert_int_equal(placement_confining(again), 0);
 
         /* A file cut short is set aside, and the table is empty. */
         snprintf(path, sizeof(path), "%s/%s", dir, PLACEMENT_FILE);
@@ -175,7 +209,10 @@ static void test_rules_survive_a_restart(void **state) {
 static void test_parse_refuses_damage(void **state) {
         static const char *bad[] = {
                 "",
-                "memacctd-rules 2\nend 0\n",
+                "memacctd-rules 3\nend 0\n",
+                "memacctd-rules 1\n/a\t/g\tconfine\nend 1\n", /* a flag needs version 2 */
+                "memacctd-rules 2\n/a\t/g\tbogus\nend 1\n",
+                "memacctd-rules 2\n/a\t/g\tconfine\textra\nend 1\n",
                 "memacctd-rules 1\n",
                 "memacctd-rules 1\n/a\t/g\nend 2\n",
                 "memacctd-rules 1\n/b\t/g\n/a\t/g\nend 2\n", /* unsorted */
@@ -191,6 +228,10 @@ static void test_parse_refuses_damage(void **state) {
         (void) state;
         assert_int_equal(placement_new(NULL, &pl), 0);
         assert_int_equal(placement_parse(pl, good, strlen(good)), 2);
+        assert_int_equal(placement_confining(pl), 0);
+        good = "memacctd-rules 2\n/a\t/g\tconfine\n/a/b\t/h\nend 2\n";
+        assert_int_equal(placement_parse(pl, good, strlen(good)), 2);
+        assert_int_equal(placement_confining(pl), 1);
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 assert_int_equal(placement_parse(pl, bad[i], strlen(bad[i])), -EBADMSG);
                 assert_int_equal(placement_count(pl), 0);
@@ -205,10 +246,10 @@ static void test_only_root_adds_or_removes(void **state) {
         int r;
 
         refusal_init(&rf);
-        r = service_add_rule(f->svc, f->delegate, "/x", "/d", &rf);
+        r = service_add_rule(f->svc, f->delegate, "/x", "/d", 0, &rf);
         assert_refused(r, &rf, -EPERM, "only root adds placement rules");
         refusal_init(&rf);
-        r = service_add_rule(f->svc, f->root, "/x", "/d", &rf);
+        r = service_add_rule(f->svc, f->root, "/x", "/d", 0, &rf);
         assert_not_refused(r, &rf);
         refusal_init(&rf);
         r = service_remove_rule(f->svc, f->delegate, "/x", &rf);
@@ -232,15 +273,15 @@ static void test_rule_needs_its_group_and_a_cgroup_path(void **state) {
         int r;
 
         refusal_init(&rf);
-        r = service_add_rule(f->svc, f->root, "/x", "/nonesuch", &rf);
+        r = service_add_rule(f->svc, f->root, "/x", "/nonesuch", 0, &rf);
         assert_int_equal(r, -ENOENT);
         assert_int_equal(rf.error, -ENOENT);
         refusal_init(&rf);
-        r = service_add_rule(f->svc, f->root, "x/y", "/a", &rf);
+        r = service_add_rule(f->svc, f->root, "x/y", "/a", 0, &rf);
         assert_refused(r, &rf, -EINVAL,
                        "'x/y' is not a kernel cgroup path (absolute, no empty, '.' or '..' part, no trailing '/')");
         refusal_init(&rf);
-        r = service_add_rule(f->svc, f->root, "/x", "", &rf);
+        r = service_add_rule(f->svc, f->root, "/x", "", 0, &rf);
         assert_refused(r, &rf, -EINVAL, "no group given");
 }
 
@@ -252,8 +293,8 @@ static void test_list_as_groups_are_read(void **state) {
         int r;
 
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/k/a", "/a", &rf), &rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/k/d", "/d/x", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/k/a", "/a", 0, &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/k/d", "/d/x", 0, &rf), &rf);
         fixture_settings(f, READ_ACCESS_OWNER, 0);
         r = service_list_rules(f->svc, f->delegate, true, collect_kind, listed, &rf);
         assert_not_refused(r, &rf);
@@ -290,9 +331,9 @@ static void test_auto_attach_follows_the_rule(void **state) {
         }
         me = fixture_peer_with_pid(f, UID_ROOT, getpid(), true, false);
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, parent, "/b", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, parent, "/b", 0, &rf), &rf);
         if (strcmp(cg, "/") != 0)
-                assert_not_refused(service_add_rule(f->svc, f->root, "/", "/a", &rf), &rf);
+                assert_not_refused(service_add_rule(f->svc, f->root, "/", "/a", 0, &rf), &rf);
         r = service_attach(f->svc, me, "auto", &rf);
         assert_not_refused(r, &rf);
         c = session_bytes(NULL, MIB);
@@ -312,7 +353,7 @@ static void test_no_rule_falls_back_to_the_mirror(void **state) {
         int r;
 
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/no/such/cgroup/here", "/b", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/no/such/cgroup/here", "/b", 0, &rf), &rf);
         r = service_attach(f->svc, me, "auto", &rf);
         assert_refused(r, &rf, -ENOENT, "no group given, and no kernel cgroup mirror to place the session by");
         remove_file(f->state_dir, PLACEMENT_FILE);
@@ -392,7 +433,7 @@ static void test_mirrors_listed_as_rules(void **state) {
         Refusal rf;
 
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/d/x", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/d/x", 0, &rf), &rf);
         assert_not_refused(service_list_rules(f->svc, f->root, true, collect_kind, listed, &rf), &rf);
         /* By cgroup; of /c, the explicit rule before the mirror. */
         assert_string_equal(listed, "/c=/d/x;/c~/k/c;/c/in/deep~/k/c/in/deep;");
@@ -425,7 +466,7 @@ static void test_mirror_is_not_removed_as_a_rule(void **state) {
         assert_refused(r, &rf, -ENOENT, "no placement rule for kernel cgroup /m");
         /* An explicit rule of a mirrored cgroup goes, and the mirror stays a rule. */
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/a", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/a", 0, &rf), &rf);
         assert_not_refused(service_remove_rule(f->svc, f->root, "/c", &rf), &rf);
         r = service_remove_rule(f->svc, f->root, "/c", &rf);
         assert_int_equal(r, -EBUSY);
@@ -454,12 +495,12 @@ static void test_placement_order(void **state) {
         /* An explicit rule beats any mirror, even that of a longer cgroup:
          * the cgroups nested in a container stay in its group. */
         refusal_init(&rf);
-        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/b", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c", "/b", 0, &rf), &rf);
         assert_string_equal(place(f, "/c/in/deep"), "/b");
         assert_string_equal(place(f, "/c/in/deep/new"), "/b");
         assert_string_equal(place(f, "/c"), "/b");
         /* The longest explicit rule among them. */
-        assert_not_refused(service_add_rule(f->svc, f->root, "/c/in", "/a", &rf), &rf);
+        assert_not_refused(service_add_rule(f->svc, f->root, "/c/in", "/a", 0, &rf), &rf);
         assert_string_equal(place(f, "/c/in/deep"), "/a");
         assert_string_equal(place(f, "/c/x"), "/b");
         unmirror(f, cs);
@@ -479,6 +520,7 @@ static void test_auto_create_before_the_ancestor(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_confinement_is_the_nearest_confining_rule),
                 cmocka_unit_test(test_covers_by_components),
                 cmocka_unit_test(test_cgroup_check),
                 cmocka_unit_test(test_longest_prefix_wins),
