@@ -42,6 +42,9 @@ static void help(void) {
                "                                  mirror the kernel's memory cgroups as groups\n"
                "  prune                           remove the mirrors of vanished kernel cgroups\n"
                "                                  (one line per group removed or kept, and why)\n"
+               "  rule add [--confine] CGROUP GROUP | rule remove CGROUP | rule list\n"
+               "                                  placement rules: CGROUP's processes attach to\n"
+               "                                  GROUP (--confine: and act only inside it)\n"
                "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
                "                                  a live view of the subtree (keys: c k p e\n"
                "                                  order by current peak path events, q quits)\n"
@@ -83,6 +86,7 @@ enum {
         ARG_FROM,
         ARG_UNDER,
         ARG_RESET_LIMITS,
+        ARG_CONFINE,
         ARG_GROUP,
         ARG_NAME,
         ARG_KEEP_GROUP,
@@ -105,6 +109,7 @@ static const struct option options[] = {
         { "from", required_argument, NULL, ARG_FROM },
         { "under", required_argument, NULL, ARG_UNDER },
         { "reset-limits", no_argument, NULL, ARG_RESET_LIMITS },
+        { "confine", no_argument, NULL, ARG_CONFINE },
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
@@ -170,6 +175,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case ARG_RESET_LIMITS:
                         arg.reset_limits = true;
+                        break;
+                case ARG_CONFINE:
+                        arg.confine = true;
                         break;
                 case ARG_GROUP:
                         arg.group = optarg;
@@ -245,6 +253,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
+        if (arg.confine && strcmp(verb, "rule") != 0)
+                return usage_error("--confine: only for rule add"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
                 return usage_error("--group, --name and --keep-group: only for run"), false;
         if ((arg.top_order || arg.top_depth || arg.top_interval || arg.top_iterations ||

@@ -25,6 +25,7 @@ typedef struct CtlOptions {
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
         bool reset_limits;  /* import-cgroups --reset-limits */
+        bool confine;       /* rule add --confine */
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */

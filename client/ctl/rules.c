@@ -67,31 +67,16 @@ static int check_cgroup(const char *cgroup) {
         return 0;
 }
 
-/* "rule add [--confine] CGROUP GROUP": --confine taken out of @argv, wherever it is. */
-static unsigned take_confine(int *argc, char **argv) {
-        unsigned flags = 0;
-        int o = 2;
-
-        for (int i = 2; i < *argc; i++) {
-                if (strcmp(argv[i], "--confine") == 0)
-                        flags = MEMACCT_RULE_CONFINE;
-                else
-                        argv[o++] = argv[i];
-        }
-        *argc = o;
-        return flags;
-}
-
 int rule_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct **ret)) {
         const char *sub = argc > 1 ? argv[1] : NULL;
         memacct_rules *rules = NULL;
-        unsigned flags = 0;
         int r;
 
         if (!sub)
                 return usage_error("rule: add, remove or list?");
+        if (arg.confine && strcmp(sub, "add") != 0)
+                return usage_error("rule %s: --confine is for rule add", sub);
         if (strcmp(sub, "add") == 0) {
-                flags = take_confine(&argc, argv);
                 if (argc != 4)
                         return usage_error("rule add: [--confine] CGROUP GROUP");
         } else if (strcmp(sub, "remove") == 0) {
@@ -109,7 +94,7 @@ int rule_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct *
         if (r != 0)
                 return r;
         if (strcmp(sub, "add") == 0) {
-                r = memacct_rule_add_flags(*mp, argv[2], argv[3], flags);
+                r = memacct_rule_add_flags(*mp, argv[2], argv[3], arg.confine ? MEMACCT_RULE_CONFINE : 0);
                 return r < 0 ? fail(*mp, "rule add", argv[2], r) : 0;
         }
         if (strcmp(sub, "remove") == 0) {

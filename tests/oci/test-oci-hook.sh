@@ -13,6 +13,13 @@
 # org.memacct.fail-open (an unreachable daemon is exit 0) are checked on
 # states made here.
 #
+# Each "container" process runs in a kernel memory cgroup of its own,
+# made by the test (a box), as a runtime would start it: the hook adds a
+# confining rule only for a cgroup it vouches for, never for pid 1, its
+# own process tree, its own cgroup or elsewhere than the bundle's
+# cgroupsPath, each of which is tried. Without a writable memory cgroup
+# hierarchy the test is skipped.
+#
 # Environment: MEMACCTD, MEMACCTCTL, OCI_FIXTURES, MEMACCT_TEST_HELPER
 # (tests/oci/meson.build).
 
@@ -61,10 +68,10 @@ rules_to() {
         ctl --json rule list | jget '"\n".join(r["cgroup"] for r in d if r["group"] == "'"$1"'")'
 }
 
-# start_holder SIZE: a "container" process with a memacctd session holding
-# SIZE in /; its pid in HOLDER.
+# start_holder SIZE: a "container" process, in the box holder-SIZE, with a
+# memacctd session holding SIZE in /; its pid in HOLDER.
 start_holder() {
-        bg "$TMP/holder.$1.out" "$MEMACCTCTL" --socket "$SOCK" hold / "$1"
+        in_box "holder-$1" "$TMP/holder.$1.out" "$MEMACCTCTL" --socket "$SOCK" hold / "$1"
         HOLDER=$BG_PID
         if wait_for 10 file_has "$TMP/holder.$1.out" '^holding'; then
                 pass
@@ -73,10 +80,44 @@ start_holder() {
         fi
 }
 
+# ---- boxes: a memory cgroup of its own for each "container" ----
+
+if [[ -w /sys/fs/cgroup/memory/cgroup.procs ]]; then
+        CGMOUNT=/sys/fs/cgroup/memory
+elif [[ -r /sys/fs/cgroup/cgroup.controllers && -w /sys/fs/cgroup/cgroup.procs ]]; then
+        CGMOUNT=/sys/fs/cgroup
+else
+        skip_test "no writable memory cgroup hierarchy to start a container's process in"
+fi
+CGBASE=/memacct-oci-$$
+mkdir "$CGMOUNT$CGBASE" || skip_test "cannot make a memory cgroup under $CGMOUNT"
+remove_boxes() {
+        local d pid
+
+        for d in "$CGMOUNT$CGBASE"/*/ "$CGMOUNT$CGBASE/"; do
+                [[ -d $d ]] || continue
+                while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$d/cgroup.procs"
+        done
+        sleep 0.1
+        rmdir "$CGMOUNT$CGBASE"/*/ "$CGMOUNT$CGBASE" 2>/dev/null || true
+}
+on_exit remove_boxes
+
+# in_box NAME OUT CMD...: CMD in the background in the box NAME (made if
+# need be), its output in OUT; its pid in BG_PID.
+in_box() {
+        local dir=$CGMOUNT$CGBASE/$1 out=$2
+
+        shift 2
+        mkdir -p "$dir"
+        bg "$out" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@"
+        wait_for 10 grep -qx "$BG_PID" "$dir/cgroup.procs" || fail "pid $BG_PID is in box $1"
+}
+
 check_start_daemon
 
-# A live pid for the fixtures that must fail before it matters.
-bg "$TMP/sleep.out" sleep 300
+# A live pid, in a box of its own, for the fixtures that must fail before it matters.
+in_box sleeper "$TMP/sleep.out" sleep 300
 SLEEPER=$BG_PID
 
 # ---- malformed states: exit 1, a message naming the field, no group ----
@@ -173,9 +214,10 @@ check_eq "web-1 has the container's session" \
 CG=$(mem_cgroup "$container" || true)
 check_eq "create web-1: the placement rule, the container's cgroup -> web-1" \
         "$(rules_to /containers/web-1)" "$CG"
-check_match "create web-1: the rule is listed as text too" "$(ctl rule list)" "^$CG	/containers/web-1\$"
-# (The holders run in our own cgroup, as the container's pid does.)
-bg "$TMP/auto.out" "$MEMACCTCTL" --socket "$SOCK" hold auto 8K
+check_match "create web-1: the rule is listed as text too, confining" "$(ctl rule list)" \
+        "^$CG	/containers/web-1	confine\$"
+# Another process of the container: in its cgroup.
+in_box holder-4K "$TMP/auto.out" "$MEMACCTCTL" --socket "$SOCK" hold auto 8K
 auto=$BG_PID
 wait_for 10 file_has "$TMP/auto.out" '^holding' || true
 check_match "a process of the container that attaches auto lands in web-1" "$(cat "$TMP/auto.out")" \
@@ -192,6 +234,52 @@ check_eq "web-1 keeps its rule" "$(rules_to /containers/web-1)" "$CG"
 
 # The malformed states again, now that the prefix exists.
 malformed
+
+# ---- a rule only for a cgroup the runtime vouches for ----
+
+# vouch NAME PID ERE [BUNDLE]: create refused, ERE on stderr, no group, no rule.
+vouch() {
+        local file=$GEN/vouch-$1.json before
+
+        /usr/bin/python3 -I -S -c '
+import json, sys
+s = {"ociVersion": "1.0.2", "id": sys.argv[1], "status": "created", "pid": int(sys.argv[2])}
+if sys.argv[3]:
+    s["bundle"] = sys.argv[3]
+json.dump(s, sys.stdout)' "$1" "$2" "${4:-}" >"$file"
+        before=$(paths)
+        hook create "$file"
+        check_eq "vouch $1: exit status (stderr: $ERR)" "$RC" 1
+        check_match "vouch $1: message" "$ERR" "$3"
+        check_eq "vouch $1: no group left behind" "$(paths)" "$before"
+        check_eq "vouch $1: no rule to it" "$(rules_to "/containers/$1")" ""
+}
+vouch init 1 'no placement rule: pid 1 is the host.s init'
+vouch self $$ "no placement rule: pid $$ is this hook or one of its ancestors"
+bg "$TMP/plain.out" sleep 300
+plain=$BG_PID
+vouch own-cgroup "$plain" "no placement rule: pid $plain is in the hook's own cgroup"
+stop_bg "$plain" TERM >/dev/null || true
+# The bundle's config.json names the container's cgroup: another is foreign.
+mkdir -p "$TMP/bundle-foreign" "$TMP/bundle-own" "$TMP/bundle-systemd"
+echo '{"linux": {"cgroupsPath": "/elsewhere/foreign"}}' >"$TMP/bundle-foreign/config.json"
+vouch foreign "$SLEEPER" "no placement rule: pid $SLEEPER is in $CGBASE/sleeper, not in the bundle's cgroupsPath /elsewhere/foreign" \
+        "$TMP/bundle-foreign"
+echo '{"linux": {"cgroupsPath": "system.slice:runc:other"}}' >"$TMP/bundle-systemd/config.json"
+vouch systemd "$SLEEPER" "not in the bundle's cgroupsPath system.slice:runc:other" "$TMP/bundle-systemd"
+echo "{\"linux\": {\"cgroupsPath\": \"$CGBASE/sleeper\"}}" >"$TMP/bundle-own/config.json"
+file=$GEN/vouch-own.json
+echo "{\"ociVersion\": \"1.0.2\", \"id\": \"own\", \"pid\": $SLEEPER, \"bundle\": \"$TMP/bundle-own\"}" >"$file"
+hook create "$file"
+check_eq "the bundle's own cgroupsPath: create exits 0 (stderr: $ERR)" "$RC" 0
+check_eq "and its rule is there" "$(rules_to /containers/own)" "$CGBASE/sleeper"
+hook delete "$file"
+check_gone "delete own" /containers/own
+# The daemon's own checks, whoever asks: never /, one rule per cgroup.
+check_run "a confining rule of / is refused" 1 ctl rule add --confine / /containers
+check_match "with why" "$ERR" 'a confining rule of / would confine every process'
+check_run "a second rule for web-1's cgroup is refused" 1 ctl rule add "$CG" /containers
+check_match "naming the rule there" "$ERR" "has a placement rule already, to /containers/web-1, confining"
 
 # ---- create for a pid without a session: the group is made, a note ----
 

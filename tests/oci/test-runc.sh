@@ -44,8 +44,8 @@ ID=memacct-test-$$
 RUNC_ROOT=$TMP/runc
 BUNDLE=$TMP/bundle
 ROOTFS=$BUNDLE/rootfs
-OUT=$TMP/out
-mkdir -p "$RUNC_ROOT" "$ROOTFS" "$OUT"
+OUTD=$TMP/out
+mkdir -p "$RUNC_ROOT" "$ROOTFS" "$OUTD"
 
 # The container is ours to remove, whatever happened.
 cleanup_container() {
@@ -81,7 +81,7 @@ check_match "ldd finds the libmemacct.so of memacctctl" "$LIBDIR" '^/'
 # bind mounts, the annotation, and with HOOKS the hooks of the hooks.d files.
 configure() {
         "$PY" -I -S - "$BUNDLE/config.json" "$1" "${2:-}" "$MEMACCTCTL" "$LIBDIR" "$TMP/run" \
-                "$OUT" "$OCI_HOOKS_D" "$SOCK" <<'EOF'
+                "$OUTD" "$OCI_HOOKS_D" "$SOCK" <<'EOF'
 import json, os, re, sys
 
 config, script, hooks, ctl, libdir, rundir, out, hooks_d, sock = sys.argv[1:]
@@ -168,7 +168,8 @@ m set-inside set \$G/sub max=2M
 m charge-inside charge \$G/sub 4K
 m uncharge-inside uncharge \$G/sub 4K
 m charge-outside charge /other 4K
-m force-max set \$G/sub max=1 --force
+m force-max-inside set \$G/sub max=1 --force
+m force-max-own set \$G max=1 --force
 m give-owner set \$G/sub owner=4242
 m remove-own remove \$G
 m rule-add rule add / \$G
@@ -201,28 +202,28 @@ else
 fi
 check_eq "the group has the annotation's max" "$(field "$GROUP" 'd["max"]')" $((16 * M))
 check_eq "its placement rule is there, and confines" \
-        "$(ctl --json rule list | jget '[(r["group"], r["confine"]) for r in d]')" "[('$GROUP', True)]"
+        "$(ctl --json rule list | jget '[[r["group"], r["confine"]] for r in d]')" "[[\"$GROUP\", true]]"
 
 container_holds() {
-        file_has "$OUT/hold.out" '^holding'
+        file_has "$OUTD/hold.out" '^holding'
 }
 if wait_for 20 container_holds; then
         pass
 else
-        fail "the container's hold auto 10M: $(cat "$OUT/hold.out" "$OUT/hold.fail" 2>&1)"
+        fail "the container's hold auto 10M: $(cat "$OUTD/hold.out" "$OUTD/hold.fail" 2>&1)"
 fi
-wait_for 20 test -e "$OUT/over.status" || true
+wait_for 20 test -e "$OUTD/over.status" || true
 check_eq "the container's group holds its 10M" "$(current "$GROUP")" $((10 * M))
 check_eq "and so does the prefix group" "$(current /containers)" $((10 * M))
-check_eq "the over-max hold in the container exits 1 (its output: $(cat "$OUT/over.out" 2>&1))" \
-        "$(cat "$OUT/over.status" 2>&1)" 1
-check_match "the over-max hold was refused by the max" "$(cat "$OUT/over.out" 2>&1)" \
+check_eq "the over-max hold in the container exits 1 (its output: $(cat "$OUTD/over.out" 2>&1))" \
+        "$(cat "$OUTD/over.status" 2>&1)" 1
+check_match "the over-max hold was refused by the max" "$(cat "$OUTD/over.out" 2>&1)" \
         "hold refused: auto: limit exceeded \\(max of $GROUP\\)"
 check_eq "the refused 8M left nothing behind" "$(current "$GROUP")" $((10 * M))
 
 # ---- what the container's root may do: the confinement matrix ----
 
-wait_for 30 file_has "$OUT/matrix" '^done' || true
+wait_for 30 file_has "$OUTD/matrix" '^done' || true
 # operation, expected exit status (0 allowed, 1 refused)
 EXPECTED='raise-own-max 1
 lower-own-max 1
@@ -233,7 +234,8 @@ set-inside 0
 charge-inside 0
 uncharge-inside 0
 charge-outside 1
-force-max 1
+force-max-inside 0
+force-max-own 1
 give-owner 1
 remove-own 1
 rule-add 1
@@ -246,7 +248,7 @@ reset-own-peak 0
 remove-inside 0'
 printf '%-16s %-8s %s\n' operation got expected
 while read -r op want; do
-        got=$(sed -n "s/^$op //p" "$OUT/matrix")
+        got=$(sed -n "s/^$op //p" "$OUTD/matrix")
         printf '%-16s %-8s %s\n' "$op" "${got:-?}" "$want"
         check_eq "inside the container, $op exits $want" "$got" "$want"
 done <<<"$EXPECTED"
@@ -254,11 +256,11 @@ check_eq "the container could not raise its max" "$(field "$GROUP" 'd["max"]')" 
 check_eq "nor touch /other" "$(field /other 'd["max"]')" $((32 * M))
 check_eq "nor create outside" "$(ctl show /evil >/dev/null 2>&1 && echo yes || echo no)" no
 check_eq "the rule is still the hook's alone" "$(ctl --json rule list | jget 'len(d)')" 1
-check_match "a refusal names the group" "$(cat "$OUT/matrix.log")" "$GROUP: permission denied"
+check_match "a refusal names the group" "$(cat "$OUTD/matrix.log")" "$GROUP: permission denied"
 
 # ---- the container exits: its session ends with it ----
 
-: >"$OUT/release"
+: >"$OUTD/release"
 stopped() {
         "$RUNC" --root "$RUNC_ROOT" state "$ID" 2>/dev/null | jget 'd["status"]' | grep -qx stopped
 }
