@@ -78,7 +78,9 @@ static int import_chain(CgroupMirror *cs, const char *cg, bool *ret_created, Ref
 }
 
 /* cgroup_mirror_place() under cs->lock: the group into @group (MEM_PATH_MAX + 1 bytes). */
-static int place_locked(CgroupMirror *cs, const char *cg, char *group, bool *ret_created, Refusal *rf) {
+static int place_locked(CgroupMirror *cs, const char *cg, bool may_create, char *group, bool *ret_created,
+                        Refusal *rf) {
+        bool create = cs->auto_create && may_create;
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int r, own;
 
@@ -90,11 +92,11 @@ static int place_locked(CgroupMirror *cs, const char *cg, char *group, bool *ret
                 own = mem_path_check(group, UINT32_MAX, NULL);
         if (own >= 0) {
                 r = group_get(cs->core, group, &g);
-                if (r == 0 && (group_is_mirror(g) || !cs->auto_create))
+                if (r == 0 && (group_is_mirror(g) || !create))
                         return 0; /* its own mirror, or a group there that auto-create may not take */
                 if (r < 0 && r != -ENOENT)
                         return refusal_set(rf, r, "%s: %s", group, cgroup_errno_text(r));
-                if (cs->auto_create)
+                if (create)
                         return import_chain(cs, cg, ret_created, rf);
         }
         /* No mirror of its own, and none to be made: its nearest mirrored
@@ -110,20 +112,24 @@ static int place_locked(CgroupMirror *cs, const char *cg, char *group, bool *ret
                 if (own < 0)
                         return refusal_set(rf, own, "cgroup %s: no group can mirror it (%s)", cg,
                                            cgroup_errno_text(own));
+                if (cs->auto_create && !may_create)
+                        return refusal_set(rf, -EPERM,
+                                           "%s: no mirror of kernel cgroup %s, and [cgroup] auto-create makes one "
+                                           "for root only", own_group, cg);
                 return refusal_set(rf, -ENOENT,
                                    "%s: no mirror of kernel cgroup %s (import it with memacctctl import-cgroups, "
                                    "or set [cgroup] auto-create = yes)", own_group, cg);
         }
 }
 
-int cgroup_mirror_place(CgroupMirror *cs, const char *cgroup, char *ret_path, size_t path_size,
-                      bool *ret_created, Refusal *rf) {
+int cgroup_mirror_place(CgroupMirror *cs, const char *cgroup, bool may_create, char *ret_path, size_t path_size,
+                        bool *ret_created, Refusal *rf) {
         char group[MEM_PATH_MAX + 1];
         int r;
 
         *ret_created = false;
         pthread_mutex_lock(&cs->lock);
-        r = place_locked(cs, cgroup, group, ret_created, rf);
+        r = place_locked(cs, cgroup, may_create, group, ret_created, rf);
         pthread_mutex_unlock(&cs->lock);
         if (r < 0)
                 return r;

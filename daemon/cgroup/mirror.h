@@ -158,8 +158,9 @@ int cgroup_mirror_pid_cgroup(CgroupMirror *cs, pid_t pid, char *buf, size_t size
  * cgroup_mirror_place() - the group a session of a process in the kernel
  * cgroup @cgroup attaches to when it names none ("" or "auto") and no
  * explicit placement rule covers @cgroup (service_place() asks those
- * first): the mirror of @cgroup; else, when auto-create allows, that
- * mirror imported (the cgroup and its ancestors, not its children; user-set
+ * first): the mirror of @cgroup; else, when auto-create and @may_create
+ * allow (the service decides who may have mirrors made), that mirror
+ * imported (the cgroup and its ancestors, not its children; user-set
  * limits are kept, as by an import); else the mirror of @cgroup's nearest
  * mirrored ancestor (the longest mirror, by whole components, that covers
  * it), so that a process in a cgroup made after the import is accounted
@@ -171,8 +172,8 @@ int cgroup_mirror_pid_cgroup(CgroupMirror *cs, pid_t pid, char *buf, size_t size
  * auto-create is off, or no memory hierarchy), -ENAMETOOLONG, or an import
  * error.
  */
-int cgroup_mirror_place(CgroupMirror *cs, const char *cgroup, char *ret_path, size_t path_size,
-                      bool *ret_created, Refusal *rf);
+int cgroup_mirror_place(CgroupMirror *cs, const char *cgroup, bool may_create, char *ret_path, size_t path_size,
+                        bool *ret_created, Refusal *rf);
 
 /* One mirror, (kernel cgroup, group); a negative return stops the walk. */
 typedef int (*CgroupMirrorFn)(void *userdata, const char *cgroup, const char *group);

@@ -148,7 +148,11 @@ int service_lookup_for(Service *svc, Peer *p, const char *path, bool (*may)(cons
 /**
  * service_place() - the group an Attach of "" or "auto" from @p means,
  * into @buf (@size bytes): service_place_cgroup() of @p's kernel memory
- * cgroup. The one decision both transports' Attach reaches.
+ * cgroup. The one decision both transports' Attach reaches. Only root
+ * has mirrors made ([cgroup] auto-create): a mirror is root's group, an
+ * import takes over the groups at its paths, and another caller could
+ * not use the mirror anyway; so a refused Attach leaves the tree as it
+ * was.
  * Return: 0; -ESRCH (no such process), -ENOENT, an import error, with @rf.
  */
 int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
@@ -157,8 +161,9 @@ int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
  * service_place_cgroup() - where a process in the kernel cgroup @cgroup
  * lands: the explicit rule that covers it with the longest cgroup; else,
  * whatever the length of either, the mirrors' word (cgroup_mirror_place():
- * its own mirror, imported if auto-create allows, else its nearest mirrored
- * ancestor's). A mirror made is told to the saver.
+ * its own mirror, imported if auto-create and @may_create allow, else its
+ * nearest mirrored ancestor's). A mirror made is told to the saver.
  * Return: 0; -ENOENT, -ENAMETOOLONG, an import error, with @rf.
  */
-int service_place_cgroup(Service *svc, const char *cgroup, char *buf, size_t size, Refusal *rf);
+int service_place_cgroup(Service *svc, const char *cgroup, bool may_create, char *buf, size_t size,
+                         Refusal *rf);

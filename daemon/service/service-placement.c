@@ -229,7 +229,8 @@ int service_list_rules(Service *svc, Peer *p, bool with_mirrors, ServiceRuleFn f
         return 0;
 }
 
-int service_place_cgroup(Service *svc, const char *cgroup, char *buf, size_t size, Refusal *rf) {
+int service_place_cgroup(Service *svc, const char *cgroup, bool may_create, char *buf, size_t size,
+                         Refusal *rf) {
         char rule[PLACEMENT_CGROUP_MAX + 1];
         bool created = false;
         int r;
@@ -248,7 +249,7 @@ int service_place_cgroup(Service *svc, const char *cgroup, char *buf, size_t siz
         if (!svc->cgroup)
                 return refusal_set(rf, -ENOENT,
                                    "no group given, and no kernel cgroup mirror to place the session by");
-        r = cgroup_mirror_place(svc->cgroup, cgroup, buf, size, &created, rf);
+        r = cgroup_mirror_place(svc->cgroup, cgroup, may_create, buf, size, &created, rf);
         /* A mirror made on demand is made again on demand: saved, but
          * nobody's OK waits for it. */
         if (created)
@@ -269,5 +270,5 @@ int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf) {
         if (r < 0)
                 return refusal_set(rf, r == -ESRCH ? -ESRCH : -ENOENT, "pid %d: cannot read its memory cgroup: %s",
                                    (int) pid, strerror(-r));
-        return service_place_cgroup(svc, cg, buf, size, rf);
+        return service_place_cgroup(svc, cg, authz_is_root(&p->who), buf, size, rf);
 }

@@ -290,6 +290,66 @@ static void test_attach_auto_without_auto_create_says_how_to_mirror(void **state
         assert_int_equal(fixture_commits(f), 0);
 }
 
+/* Every group's path, owner, mirror flag and max: what a refused call must leave as it was. */
+static void tree_dump(Fixture *f, char *buf, size_t size) {
+        static const char *const paths[] = { "/", "/a", "/b", "/d", "/d/x", "/d/x/y", "/e", PREFIX };
+        size_t n = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && n < size; i++) {
+                MemGroupInfo in;
+
+                if (!tree_exists(f, paths[i]))
+                        continue;
+                in = tree_info(f, paths[i]);
+                n += (size_t) snprintf(buf + n, size - n, "%s owner=%u mirror=%d max=%llu;", paths[i],
+                                       (unsigned) in.owner, (int) in.mirror, (unsigned long long) in.max);
+        }
+        n += (size_t) snprintf(buf + n, n < size ? size - n : 0, "groups=%u", core_group_count(f->core));
+}
+
+/*
+ * With auto-create on, an Attach "auto" that is refused (the caller is not
+ * root) has no side effect: no mirror is made, and a group root made at
+ * the mirror's path is not taken over (its limits stay, it is no mirror).
+ */
+static void test_refused_attach_auto_changes_nothing(void **state) {
+        Fixture *f = *state;
+        Peer *p = fixture_peer_with_pid(f, UID_DELEGATE, getpid(), true, false);
+        char group[MEM_PATH_MAX + 1], before[2048], after[2048];
+        MemLimits l = limits_max(3 * MIB);
+        Refusal rf;
+        int r;
+
+        own_mirror(f, group, sizeof(group));
+        refusal_init(&rf);
+        assert_not_refused(service_create_group(f->svc, f->root, PREFIX, NULL, false, 0, &rf), &rf);
+        tree_dump(f, before, sizeof(before));
+        r = service_attach(f->svc, p, "auto", &rf);
+        assert_int_equal(r, -EPERM);
+        tree_dump(f, after, sizeof(after));
+        assert_string_equal(after, before);
+        assert_false(tree_exists(f, group) && tree_info(f, group).mirror);
+        /* Root made a group where the mirror would go: the refused attach takes nothing over. */
+        if (strcmp(group, PREFIX) != 0 && !tree_exists(f, group)) {
+                char parent[MEM_PATH_MAX + 1];
+
+                snprintf(parent, sizeof(parent), "%s", group);
+                *strrchr(parent, '/') = 0;
+                if (tree_exists(f, parent)) {
+                        assert_not_refused(service_create_group(f->svc, f->root, group, &l, false, 0, &rf), &rf);
+                        tree_dump(f, before, sizeof(before));
+                        refusal_init(&rf);
+                        assert_int_equal(service_attach(f->svc, p, "auto", &rf), -EPERM);
+                        assert_false(tree_info(f, group).mirror);
+                        assert_true(tree_info(f, group).max == 3 * MIB);
+                        tree_dump(f, after, sizeof(after));
+                        assert_string_equal(after, before);
+                }
+        }
+        assert_null(atomic_load(&p->session->group));
+}
+
 static void test_attach_auto_of_a_process_that_is_gone_is_refused(void **state) {
         Fixture *f = *state;
         Peer *p = fixture_peer_with_pid(f, UID_ROOT, NO_SUCH_PID, true, false);
@@ -315,6 +375,7 @@ int main(void) {
                 CGROUP_TEST(test_set_limits_on_a_mirror_is_kept_by_import),
                 CGROUP_TEST(test_attach_auto_places_the_session_by_its_cgroup_and_commits),
                 CGROUP_TEST(test_attach_auto_without_auto_create_says_how_to_mirror),
+                CGROUP_TEST(test_refused_attach_auto_changes_nothing),
                 CGROUP_TEST(test_attach_auto_of_a_process_that_is_gone_is_refused),
         };
 

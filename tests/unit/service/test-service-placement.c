@@ -423,7 +423,7 @@ static const char *place(Fixture *f, const char *cgroup) {
         static Refusal rf;
 
         refusal_init(&rf);
-        return service_place_cgroup(f->svc, cgroup, group, sizeof(group), &rf) == 0 ? group : rf.message;
+        return service_place_cgroup(f->svc, cgroup, true, group, sizeof(group), &rf) == 0 ? group : rf.message;
 }
 
 static void test_mirrors_listed_as_rules(void **state) {
