@@ -27,11 +27,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +294,39 @@ static int save_batch(Saver *d, char **paths, size_t n, bool sync) {
         return 0;
 }
 
+/*
+ * Is the journal just written still <state dir>/journal? write(2) and
+ * fdatasync(2) succeed on a file whose directory was removed or renamed
+ * (rm -rf of the directory, tmpfiles, a lazy unmount): what they saved
+ * would be acknowledged and then missing at the next start. So before a
+ * save counts, the journal's descriptor and a fresh look-up of its path
+ * must name one file (st_dev, st_ino). A mismatch fails the save as a
+ * full disk does: durable changes are refused, the journal is dropped,
+ * and the next try writes the whole state, which succeeds once the
+ * directory is back. One stat(2) per save, next to an fsync.
+ * Return: 0, or a negative errno with d->step.
+ */
+static int journal_check(Saver *d) {
+        char path[PATH_MAX];
+        struct stat fd_st, path_st;
+        int r = 0;
+
+        if (d->journal_fd < 0)
+                return 0;
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", d->state_dir, PERSIST_JOURNAL) >= sizeof(path))
+                r = -ENAMETOOLONG;
+        else if (fstat(d->journal_fd, &fd_st) < 0 || stat(path, &path_st) < 0)
+                r = -errno;
+        else if (fd_st.st_dev != path_st.st_dev || fd_st.st_ino != path_st.st_ino || fd_st.st_nlink == 0)
+                r = -ESTALE;
+        if (r < 0) {
+                snprintf(d->step, sizeof(d->step), "find the journal: the directory is gone or replaced");
+                close(d->journal_fd);
+                d->journal_fd = -1;
+        }
+        return r;
+}
+
 /* Room for the next batches and the next whole state. */
 static int reserve_next(Saver *d) {
         int r = reserve(d);
@@ -335,6 +370,8 @@ static int save(Saver *d, bool last) {
 
         atomic_store(&d->saving_since, clock_now_msec(CLOCK_MONOTONIC));
         r = whole ? save_whole(d, sync) : save_batch(d, paths, n, sync);
+        if (r >= 0)
+                r = journal_check(d);
         atomic_store(&d->saving_since, 0);
         for (size_t i = 0; i < n; i++)
                 free(paths[i]);

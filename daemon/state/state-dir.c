@@ -12,11 +12,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/charge.h"
@@ -284,11 +286,30 @@ out:
         return r;
 }
 
-/* Set a damaged file aside, so that the next save cannot overwrite it. */
+/*
+ * Set a damaged file aside, so that the next save cannot overwrite it:
+ * as @bad, or, when an earlier damaged file has that name, as
+ * @bad.YYYYmmddTHHMMSSZ (.N after it when one second held several).
+ * RENAME_NOREPLACE: no damaged file ever replaces another, each may be
+ * the only copy of someone's state.
+ */
 static int set_aside(int dirfd, const char *dir, const char *name, const char *bad) {
-        if (renameat(dirfd, name, dirfd, bad) < 0)
-                return log_error_errno(errno, "Cannot rename the damaged %s/%s to %s: %m", dir, name, bad);
-        log_error("Kept the damaged state as %s/%s", dir, bad);
+        char to[NAME_MAX + 1], stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+
+        snprintf(to, sizeof(to), "%s", bad);
+        if (!gmtime_r(&now, &tm) || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
+                snprintf(stamp, sizeof(stamp), "%lld", (long long) now);
+        for (unsigned n = 0; renameat2(dirfd, name, dirfd, to, RENAME_NOREPLACE) < 0; n++) {
+                if (errno != EEXIST || n >= 1000)
+                        return log_error_errno(errno, "Cannot rename the damaged %s/%s to %s: %m", dir, name, to);
+                if (n == 0)
+                        snprintf(to, sizeof(to), "%s.%s", bad, stamp);
+                else
+                        snprintf(to, sizeof(to), "%s.%s.%u", bad, stamp, n);
+        }
+        log_error("Kept the damaged state as %s/%s", dir, to);
         return 0;
 }
 

@@ -2,6 +2,7 @@
 /* The state file: round trips into a fresh core, and every way a damaged
  * file is caught without losing the last good state. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -401,6 +402,40 @@ static void test_garbage_without_old_starts_empty_and_keeps_it(void **state) {
         core_gone(fresh);
 }
 
+/* A second damaged state never replaces the first: it gets a name of its own, with the time. */
+static void test_damaged_states_are_never_overwritten(void **state) {
+        Fixture *f = *state;
+        const char first[] = "junk one\n", second[] = "junk two, longer\n";
+        unsigned found = 0;
+        struct dirent *e;
+        MemCore *fresh;
+        DIR *d;
+
+        for (int round = 0; round < 3; round++) {
+                file_write(f, "state", round == 0 ? first : second, round == 0 ? sizeof(first) - 1 : sizeof(second) - 1);
+                fresh = core_fresh();
+                assert_int_equal(persist_restore(fresh, f->dir), 0);
+                core_gone(fresh);
+        }
+        {
+                size_t nb;
+                char *bad = file_read(f, "state.bad", &nb);
+
+                assert_int_equal(nb, sizeof(first) - 1);
+                assert_memory_equal(bad, first, nb);
+                free(bad);
+        }
+        d = opendir(f->dir);
+        assert_non_null(d);
+        while ((e = readdir(d)))
+                if (strncmp(e->d_name, "state.bad.", 10) == 0) {
+                        found += strlen(e->d_name) >= 10 + 16; /* YYYYmmddTHHMMSSZ */
+                        assert_int_equal(unlinkat(dirfd(d), e->d_name, 0), 0);
+                }
+        closedir(d);
+        assert_int_equal(found, 2);
+}
+
 static void test_damaged_old_is_set_aside_too(void **state) {
         Fixture *f = *state;
         MemCore *fresh;
@@ -619,6 +654,7 @@ static void test_check_finds_a_duplicate_among_many(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_damaged_states_are_never_overwritten, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip_restores_groups_limits_owners_and_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_the_transient_mark_is_saved_and_restored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_session_charges_are_not_saved, setup, teardown),
