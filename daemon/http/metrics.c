@@ -17,7 +17,12 @@
  *  - at most [metrics] connections are open; one more evicts the oldest
  *    connection stalled for a second or more in its current phase
  *    (waiting for a head, or for its answer to be read: a scrape's phases
- *    take milliseconds), or is answered 503 and closed at once;
+ *    take milliseconds), else the oldest still waiting for its head,
+ *    however young: a new scraper always has a slot, whoever holds idle
+ *    connections (a scraper sends its head within a millisecond of the
+ *    accept, so it is never the oldest idle one for long); only when
+ *    every connection has an answer in flight is the newcomer answered
+ *    503 and closed at once;
  *  - a request head (and its body) must be complete head-timeout seconds
  *    after it may start (the accept, or the end of the previous answer),
  *    whatever the byte rate; the input kept is at most header-size +
@@ -148,6 +153,19 @@ static int evict_stalled(Metrics *m, int state, const MetricsConn *keep) {
                 if (!oldest || c->since_usec < oldest->since_usec)
                         oldest = c;
         }
+        if (!oldest)
+                return 0;
+        conn_free(oldest);
+        return 1;
+}
+
+/* Close the oldest connection still waiting for its request head, however young. Return: 1 if one went. */
+static int evict_idle(Metrics *m) {
+        MetricsConn *c, *oldest = NULL;
+
+        TAILQ_FOREACH(c, &m->conns, link)
+                if (c->state == CONN_READING && (!oldest || c->since_usec < oldest->since_usec))
+                        oldest = c;
         if (!oldest)
                 return 0;
         conn_free(oldest);
@@ -309,7 +327,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
         (void) l;
         (void) sa;
         (void) salen;
-        if (m->n_conns >= m->max_connections && evict_stalled(m, -1, NULL) == 0) {
+        if (m->n_conns >= m->max_connections && evict_stalled(m, -1, NULL) == 0 && evict_idle(m) == 0) {
                 refuse(m, fd);
                 return;
         }
