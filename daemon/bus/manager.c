@@ -22,6 +22,7 @@
 #include "bus/names.h"
 #include "bus/peer.h"
 #include "bus/sessions.h"
+#include "status.h"
 
 void bus_manager_release(BusManager *m) {
         bus_held_release(&m->held, m->service);
@@ -156,6 +157,35 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/*
+ * GetManagedObjects answers every group's properties in one message; sd-bus
+ * builds it whole, on the bus thread, for any caller. At 40,000 groups it
+ * passed the bus's 32 MiB message limit, the bus daemon dropped the
+ * connection; at 20,000, one call every half second that was never read
+ * held up root's calls for seconds and grew the daemon by hundreds of MiB.
+ * So above BUS_MANAGED_OBJECTS_MAX groups it is refused before sd-bus
+ * builds anything (a filter runs before the object dispatch), pointing at
+ * ListGroupsPage, which pages; below, it answers as the ObjectManager
+ * interface promises, a reply of about 2 KiB a group at most.
+ */
+static int filter_managed_objects(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        BusManager *m = userdata;
+        unsigned n;
+
+        (void) error;
+        if (!m->service || !sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager",
+                                                          "GetManagedObjects"))
+                return 0;
+        n = service_group_count(m->service);
+        if (n <= BUS_MANAGED_OBJECTS_MAX)
+                return 0;
+        (void) sd_bus_reply_method_errorf(msg, status_to_dbus_error(MEM_STATUS_RESOURCE_EXHAUSTED),
+                                          "GetManagedObjects: %u groups are more than one reply carries here "
+                                          "(at most %u): list them with ListGroupsPage", n,
+                                          BUS_MANAGED_OBJECTS_MAX);
+        return 1;
+}
+
 int bus_manager_register(BusManager *m) {
         int r;
 
@@ -164,6 +194,8 @@ int bus_manager_register(BusManager *m) {
         if (r < 0)
                 return r;
         r = sd_bus_add_object_manager(m->bus, NULL, BUS_MANAGER_PATH);
+        if (r >= 0)
+                r = sd_bus_add_filter(m->bus, NULL, filter_managed_objects, m);
         if (r < 0)
                 return r;
         if (m->service) {

@@ -22,6 +22,9 @@
 #include "bus/signals.h"
 #include "service/service.h"
 
+/* Groups above which GetManagedObjects is refused (manager.c says why). */
+#define BUS_MANAGED_OBJECTS_MAX 4096u
+
 typedef struct BusManager {
         sd_bus *bus;
         Service *service;    /* NULL: only introspection is served */
