@@ -47,9 +47,9 @@ int daemon_start(Daemon *d);
 
 /**
  * daemon_run() - tell systemd READY=1 and run the main loop until SIGTERM
- * or SIGINT, or until the bus connection is lost. SIGHUP reloads
- * (daemon_reload()) from within it.
- * Return: 0; -ENOTCONN when the bus was lost (exit with a failure).
+ * or SIGINT (a lost bus connection is made again, bus/thread.c). SIGHUP
+ * reloads (daemon_reload()) from within it.
+ * Return: 0.
  */
 int daemon_run(Daemon *d);
 

@@ -56,13 +56,9 @@ static int run_daemon(const Args *args) {
                 (void) daemon_stop(d);
                 return EXIT_FAILURE;
         }
-        r = daemon_run(d);
+        (void) daemon_run(d);
         k = daemon_stop(d);
         d = daemon_free(d);
-        if (r == -ENOTCONN) {
-                log_error("Stopped: the bus connection was lost");
-                return EXIT_FAILURE;
-        }
         if (k < 0) {
                 log_error("The final state save failed; the state on disk may be behind");
                 return EXIT_FAILURE;

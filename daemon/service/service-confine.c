@@ -61,6 +61,12 @@ int service_confinement(Service *svc, pid_t pid, char *ret_group, size_t size) {
         return placement_confinement(svc->placement, cg, ret_group, size);
 }
 
+bool service_is_root(Service *svc, pid_t pid, uid_t uid) {
+        char scope[MEM_PATH_MAX + 1];
+
+        return uid == 0 && service_confinement(svc, pid, scope, sizeof(scope)) == -ENOENT;
+}
+
 void service_identify(Service *svc, PeerCreds *creds, char *ret_scope, size_t size, bool *ret_confined) {
         int r = service_confinement(svc, creds->pid, ret_scope, size);
 

@@ -107,7 +107,9 @@ bool service_may_read(Service *svc, const Peer *p, MemGroup *g) {
 }
 
 bool service_reads_open(Service *svc) {
-        return service_read_access(svc) == READ_ACCESS_ALL;
+        if (service_read_access(svc) != READ_ACCESS_ALL)
+                return false;
+        return service_confined_read(svc) == CONFINED_READ_ALL || placement_confining(svc->placement) == 0;
 }
 
 void service_set_saver(Service *svc, Saver *d) {

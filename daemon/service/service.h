@@ -74,8 +74,22 @@ ServiceSettings service_settings(Service *svc);
 /** service_max_frame() - the frame limit in force, read on every frame; any thread. */
 uint32_t service_max_frame(Service *svc);
 
-/** service_reads_open() - may anyone read every group (read access "all")? Any thread. */
+/**
+ * service_reads_open() - may anyone read every group: read access "all",
+ * and no confined peer kept to its own subtree (no confining rule in
+ * force, or [access] confined-read = all)? What may be broadcast, and
+ * where no caller needs asking. Any thread.
+ */
 bool service_reads_open(Service *svc);
+
+/**
+ * service_is_root() - is the process @pid of @uid root to the daemon: uid
+ * 0, and not confined to a group (a container's root is not)? For the
+ * transports' own favours to root (the socket's root worker, its reserved
+ * descriptor). Reads /proc only while a confining rule is in force. Any
+ * thread.
+ */
+bool service_is_root(Service *svc, pid_t pid, uid_t uid);
 
 /** service_set_saver() - who saves durable changes (NULL: nothing is saved); before other threads use @svc. */
 void service_set_saver(Service *svc, Saver *d);

@@ -327,10 +327,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         (void) l;
         (void) sa;
         (void) socklen;
-        /* Root's worker serves root alone; everyone else round-robin. A
-         * descriptor whose credentials cannot be read goes to a shared
-         * worker, which fails it the same way. */
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == 0)
+        /* Root's worker serves root alone (not a container's root:
+         * service_is_root()); everyone else round-robin. A descriptor
+         * whose credentials cannot be read goes to a shared worker, which
+         * fails it the same way. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+            service_is_root(s->service, cred.pid, cred.uid))
                 w = &s->workers[s->nshared];
         else {
                 w = &s->workers[s->next];
@@ -388,7 +390,8 @@ static bool accept_reserved(SockServer *s, int lfd) {
         close(s->reserve_fd);
         s->reserve_fd = -1;
         fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == 0)
+        if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+            service_is_root(s->service, cred.pid, cred.uid))
                 accept_cb(s->listener, fd, NULL, 0, s);
         else if (fd >= 0) {
                 log_debug("Out of descriptors: closed a connection of pid %d uid %u", (int) cred.pid,

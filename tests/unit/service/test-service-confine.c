@@ -197,10 +197,18 @@ static void test_confined_read_all(void **state) {
 
         if (!box_open(&b))
                 skip();
+        assert_true(service_reads_open(f->svc));
         c = confined_root(f, &b, "/d/x");
+        /* Nothing may be broadcast while a confined peer reads its subtree only. */
+        assert_false(service_reads_open(f->svc));
+        /* The socket's root worker is for the host's root, not a container's. */
+        assert_false(service_is_root(f->svc, b.child, 0));
+        assert_true(service_is_root(f->svc, getpid(), 0));
+        assert_false(service_is_root(f->svc, getpid(), UID_DELEGATE));
         s.confined_read = CONFINED_READ_ALL;
         service_set_settings(f->svc, &s);
         assert_not_refused(read_one(f, c, "/a", &rf), &rf);
+        assert_true(service_reads_open(f->svc));
         s.read_access = READ_ACCESS_ROOT;
         service_set_settings(f->svc, &s);
         /* Not as root: uid 0 inside a container reads what any uid reads. */
