@@ -30,6 +30,7 @@ targets=(
         parse-size
         path
         request
+        rules
         state
         wire-hot
 )
