@@ -123,6 +123,7 @@ static const struct option options[] = {
         {}
 };
 
+/* The option table's switch, one case per option (a documented table). */
 int options_parse(int argc, char **argv, int *ret_first) {
         int c;
 

@@ -287,7 +287,8 @@ static int parse_user_limits(const char *value, unsigned *ret) {
  * each key exactly once. One pass over each token finds its '=' and its
  * end, and keys are told apart by length and memcmp(): a restore parses
  * millions of them (strtok_r(), strchr() and strcmp() against every name
- * were half of the parse).
+ * were half of the parse). A documented table: one branch per field of
+ * the format (state-text.c's paragraph lists them).
  */
 int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, F_TRANSIENT, _F_MAX };
