@@ -13,6 +13,7 @@
 #  - two uids each holding as many idle peers as the bus lets them (256),
 #    each known to memacctd by one call: 512 peers, which cost memacctd
 #    one match rule each before and filled its 512;
+#  - arguments of 30 MiB, from another uid, one call after the other;
 #  - then root: its calls answer, the daemon still owns the name, its log
 #    says nothing was lost.
 # Root's latency over the bus and the socket is printed during each
@@ -99,6 +100,19 @@ check_eq "every looped GetManagedObjects was refused" "$(cat "$TMP/gmo-loop.out"
 rss=$(rss_kib)
 echo "VmRSS: $base_rss KiB at rest, $rss KiB after the loop"
 check_eq "the daemon did not grow by more than 64 MiB" "$((rss - base_rss < 65536))" 1
+
+# ---- arguments of 30 MiB, one after the other, from another uid ----
+
+setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMACCT_BUS_PEERS" --big "$BUS_ADDR" $((30 * 1024 * 1024)) 10 \
+        >"$TMP/big.out" 2>&1 &
+big=$!
+latency "under 30 MiB arguments"
+wait "$big" || true
+echo "the 30 MiB calls: $(cat "$TMP/big.out")"
+check_match "each 30 MiB argument is refused, not served" "$(cat "$TMP/big.out")" '^big [0-9]+'
+check_run "root still calls over the bus" 0 bctl call org.memacct1 /org/memacct1 org.memacct1.Manager GetInfo
+rss=$(rss_kib)
+echo "VmRSS after the 30 MiB arguments: $rss KiB"
 
 # ---- 512 idle peers from two uids ----
 
