@@ -169,6 +169,32 @@ check_eq "auto-create made the mirror and placed the session" "$(field "$MIRROR/
 check_match "the new mirror has kernel_current" "$(field "$MIRROR/c" 'd["kernel_current"]')" '^[0-9]+$'
 stop_bg "$HOLD" TERM >/dev/null 2>&1 || true
 
+# ---- a refused auto attach changes nothing, auto-create or not ----
+
+# Another uid in a cgroup with no mirror: auto-create makes mirrors for
+# root only, so its attach is refused, and before that nothing may be
+# imported, taken over or saved. Root made a group where the mirror
+# would go, with a limit of its own.
+if make_cgroup /d && setpriv --help >/dev/null 2>&1; then
+        check_run "root makes a group at the mirror's path" 0 ctl create "$MIRROR/d" max=3M
+        snapshot() {
+                ctl --json tree /
+                cat "$STATE/state" "$STATE/journal" 2>/dev/null | sha256sum
+        }
+        before=$(snapshot)
+        check_run "another uid's hold auto, auto-create = yes, is refused" 1 \
+                in_cgroup /d setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$MEMACCTCTL" --socket "$SOCK" hold auto 1M
+        check_match "saying mirrors are made for root only" "$ERR" "auto-create makes one for root only|permission denied"
+        sleep 0.3 # a save, were there one to make
+        check_eq "the tree and the saved state are byte for byte as before" "$(snapshot)" "$before"
+        check_eq "root's group keeps its limit" "$(field "$MIRROR/d" 'd["max"]')" $((3 * MiB))
+        check_eq "and is no mirror (a mirror shows kernel_current)" \
+                "$(field "$MIRROR/d" '"kernel_current" in d')" False
+else
+        echo "SKIP (the refused auto attach): cannot make $HIER/$NAME/d or no setpriv"
+fi
+
 # ---- kernel_current follows a process that allocates in the cgroup ----
 
 kernel_current() {
