@@ -18,9 +18,8 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
-static int peer(const char *address, sd_bus **ret) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
+/* A client connection to the bus at @address, started. */
+static int connect_bus(const char *address, sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
 
@@ -31,6 +30,21 @@ static int peer(const char *address, sd_bus **ret) {
                 r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
                 r = sd_bus_start(bus);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+static int peer(const char *address, sd_bus **ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        r = connect_bus(address, &bus);
         if (r >= 0)
                 r = sd_bus_call_method(bus, "org.memacct1", "/org/memacct1", "org.memacct1.Manager", "GetInfo",
                                        &error, &reply, "");
@@ -54,13 +68,7 @@ static int big(const char *address, size_t bytes, int count) {
         path[0] = '/';
         memset(path + 1, 'a', bytes - 1);
         path[bytes] = 0;
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_address(bus, address);
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, 1);
-        if (r >= 0)
-                r = sd_bus_start(bus);
+        r = connect_bus(address, &bus);
         for (int i = 0; r >= 0 && i < count; i++) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
                 sd_bus_message *reply = NULL;
