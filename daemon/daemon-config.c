@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "daemon-internal.h"
+#include "daemon.h"
 #include "macro.h"
 
 /*
@@ -130,6 +131,32 @@ int daemon_config_read(const Args *args, const char *path, bool explicit, Config
                 return r;
         }
         *ret = c;
+        return 0;
+}
+
+int daemon_check_config(const Args *args) {
+        const char *file = args->check_file ? args->check_file : args->config_path;
+        _cleanup_free_ char *path = NULL, *error = NULL;
+        Config c;
+        int r;
+
+        path = file ? strdup(file) : NULL;
+        r = file ? (path ? 0 : -ENOMEM) : paths_default_config(&path);
+        if (r >= 0)
+                r = daemon_config_read(args, path, file != NULL, &c, &error);
+        if (r < 0) {
+                /* As nginx -t and sshd -t: the words alone, FILE:LINE: first. */
+                if (error)
+                        fprintf(stderr, "%s\n", error);
+                else
+                        fprintf(stderr, "%s: %s\n", path ? path : "memacctd.conf", strerror(-r));
+                return r;
+        }
+        if (path && access(path, F_OK) == 0)
+                printf("%s: the configuration is good\n", path);
+        else
+                printf("%s: no such file; the defaults are good\n", path ? path : "memacctd.conf");
+        config_done(&c);
         return 0;
 }
 

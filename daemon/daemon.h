@@ -23,6 +23,15 @@
 typedef struct Daemon Daemon;
 
 /**
+ * daemon_check_config() - memacctd --check-config [FILE]: read FILE (else
+ * --config, else the default file) with the command line over it, as a
+ * start or a reload would, and print what is wrong ("FILE:LINE: reason")
+ * on stderr, or that it is good on stdout. Starts nothing.
+ * Return: 0, or the negative errno of the failure.
+ */
+int daemon_check_config(const Args *args);
+
+/**
  * daemon_new() - a daemon for the command line @args: the bus chosen,
  * memacctd.conf read (the command line over it, the defaults under
  * both), nothing started. A failure is logged.

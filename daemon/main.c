@@ -77,6 +77,8 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? OPTIONS_EXIT_USAGE : EXIT_SUCCESS;
         log_set_max_level(LOG_NOTICE + args.verbose);
         raise_nofile();
+        if (args.check_config)
+                return daemon_check_config(&args) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (args.bus_introspect)
                 return bus_introspect(args.bus_introspect, stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         return run_daemon(&args);

@@ -35,6 +35,10 @@ static void help(void) {
                "                        else none)\n"
                "     --metrics ADDRESS  Serve Prometheus metrics over HTTP on ADDRESS:PORT\n"
                "                        (e.g. 127.0.0.1:9464) or unix:PATH; '' for none\n"
+               "     --check-config [FILE]\n"
+               "                        Read FILE (default: --config, else the default file)\n"
+               "                        as a start would, print what is wrong as FILE:LINE:\n"
+               "                        and exit 1, or say it is good and exit 0\n"
                "     --bus-introspect PATH\n"
                "                        Print the introspection XML of object PATH ('list':\n"
                "                        the paths) and exit\n"
@@ -68,6 +72,7 @@ int options_parse(int argc, char *argv[], Args *args) {
                 ARG_BUS,
                 ARG_BUS_INTROSPECT,
                 ARG_METRICS,
+                ARG_CHECK_CONFIG,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -80,6 +85,7 @@ int options_parse(int argc, char *argv[], Args *args) {
                 { "bus", required_argument, NULL, ARG_BUS },
                 { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
                 { "metrics", required_argument, NULL, ARG_METRICS },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 {}
         };
         int c;
@@ -129,6 +135,9 @@ int options_parse(int argc, char *argv[], Args *args) {
                                                        optarg);
                         args->metrics = optarg;
                         break;
+                case ARG_CHECK_CONFIG:
+                        args->check_config = true;
+                        break;
                 case 'v':
                         args->verbose++;
                         break;
@@ -138,6 +147,9 @@ int options_parse(int argc, char *argv[], Args *args) {
                         return log_error_errno(EINVAL, "Unhandled option %d", c);
                 }
         }
+        /* The one argument there is: --check-config's file. */
+        if (args->check_config && optind < argc)
+                args->check_file = argv[optind++];
         if (optind < argc)
                 return log_error_errno(EINVAL, "Unexpected argument '%s'", argv[optind]);
         return 1;

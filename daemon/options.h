@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * memacctd's command line (getopt_long): what it says, not yet merged
  * with memacctd.conf (daemon.c does that; the command line wins).
@@ -18,6 +20,8 @@ typedef struct Args {
         const char *bus;            /* "system", "user", "none", an address; NULL: not given */
         const char *bus_introspect; /* an object path, or "list" */
         const char *metrics;        /* a listen address, "" for none; NULL: not given */
+        bool check_config;          /* --check-config: read the configuration, say what is wrong, exit */
+        const char *check_file;     /* --check-config FILE; NULL: --config, else the default */
 } Args;
 
 /**

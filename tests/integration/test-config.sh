@@ -158,6 +158,11 @@ start_bad() {
         check_eq "bad config ($name): refuses to start" "$RC" 1
         check_match "bad config ($name): says where" "$ERR" "$want"
         check_eq "bad config ($name): never listened" "$([[ -e $SOCK ]] && echo yes || echo no)" no
+        # memacctd --check-config says the same, and starts nothing.
+        run "$MEMACCTD" --check-config "$file"
+        check_eq "bad config ($name): --check-config exits 1" "$RC" 1
+        check_match "bad config ($name): --check-config says FILE:LINE: first" "$ERR" "^$want"
+        check_eq "bad config ($name): --check-config prints nothing else" "$OUT" ""
 }
 
 # ---- bad files refuse to start, with FILE:LINE ----
@@ -174,6 +179,15 @@ start_bad bad-access $'[access]\nread = everybody\n' "$TMP/bad-access.conf:2: .*
 run timeout 20 "$MEMACCTD" --config "$TMP/missing.conf" --socket "$SOCK" --state-dir "$STATE"
 check_eq "a missing --config file refuses to start" "$RC" 1
 check_match "and names it" "$ERR" "$TMP/missing.conf"
+check_run "--check-config of a missing file exits 1" 1 "$MEMACCTD" --check-config "$TMP/missing.conf"
+check_match "naming it" "$ERR" "^$TMP/missing.conf: "
+printf '[limits]\nframe-size = 32K\n' >"$TMP/good.conf"
+check_run "--check-config of a good file exits 0" 0 "$MEMACCTD" --check-config "$TMP/good.conf"
+check_eq "and says so" "$OUT" "$TMP/good.conf: the configuration is good"
+check_run "--check-config takes --config's file" 0 "$MEMACCTD" --config "$TMP/good.conf" --check-config
+check_run "the command line counts too: a bad --metrics is a usage error" 2 "$MEMACCTD" --check-config "$TMP/good.conf" \
+        --metrics nonsense
+check_run "--check-config takes one file (a usage error)" 2 "$MEMACCTD" --check-config "$TMP/good.conf" extra
 
 # ---- the file is in force ----
 

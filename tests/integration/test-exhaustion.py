@@ -48,9 +48,14 @@ SUBSCRIPTIONS_PER_UID = 256
 SUBSCRIPTIONS_PER_CONNECTION = 64
 OUTPUT_PER_UID = 16 << 20
 
-# Generous: a loaded CI machine with two shared cores, not a benchmark
-# (and four times that under a sanitizer: see sanitized()).
-LATENCY_P99_MAX = 0.250
+# Root's p99 during an attack, against its p99 with no attack measured in
+# the same run on the same machine: at most LATENCY_FACTOR times that
+# (taken as at least LATENCY_FLOOR, so that an idle machine's tenth of a
+# millisecond is no bound), so a machine busy with another build moves
+# both figures and the bound with them. Not a benchmark: it catches root
+# starved behind an attacker, not a slow machine.
+LATENCY_FACTOR = 25
+LATENCY_FLOOR = 0.010
 RSS_GROWTH_MAX = 128 << 20  # above the RSS before the attack
 
 
@@ -157,6 +162,7 @@ class Daemon:
         # A sanitized daemon is slower and its freed memory is held in
         # quarantine: the bounds scale.
         self.slowdown = 4 if sanitized(os.environ["MEMACCTD"]) else 1
+        self.baseline_p99 = None
 
     def start(self):
         self.proc = subprocess.Popen([os.environ["MEMACCTD"], "--socket", self.sock, "--config", self.config,
@@ -306,8 +312,21 @@ def get_root(conn):
     return status(conn.call(REQ_GET_GROUP, f_bytes(1, "/")))
 
 
+def baseline(daemon):
+    """Root's p99 with no attack, once per run: what each attack's bound is taken against."""
+    if daemon.baseline_p99 is None:
+        probe = Probe(daemon.sock, get_root)
+        probe.start()
+        time.sleep(1.0)
+        daemon.baseline_p99, n = probe.finish()
+        print(f"root's p99 latency with no attack: {daemon.baseline_p99 * 1000:.1f} ms over {n} requests",
+              flush=True)
+    return daemon.baseline_p99
+
+
 def attack(daemon, name, child, op=get_root, during=None, hold=1.0):
     """Run @child's attack with a root probe; return its result."""
+    base = baseline(daemon)
     rss_before = daemon.status_field("VmRSS")
     daemon.reset_peak()
     probe = Probe(daemon.sock, op)
@@ -324,8 +343,10 @@ def attack(daemon, name, child, op=get_root, during=None, hold=1.0):
           f"{peak >> 20} MiB (before: {rss_before >> 20} MiB)", flush=True)
     check("error" not in res, f"{name}: the attacker ran: {res.get('error')}")
     check(not probe.failures, f"{name}: every root request succeeds: {probe.failures[:3]}")
-    lat_max, rss_max = LATENCY_P99_MAX * daemon.slowdown, RSS_GROWTH_MAX * daemon.slowdown
-    check(n > 0 and p99 < lat_max, f"{name}: root's p99 latency {p99 * 1000:.1f} ms < {lat_max * 1000:.0f} ms")
+    lat_max = LATENCY_FACTOR * max(base, LATENCY_FLOOR)
+    rss_max = RSS_GROWTH_MAX * daemon.slowdown
+    check(n > 0 and p99 < lat_max, f"{name}: root's p99 latency {p99 * 1000:.1f} ms < {lat_max * 1000:.0f} ms "
+          f"({LATENCY_FACTOR} times the {base * 1000:.1f} ms with no attack)")
     check(peak - rss_before < rss_max, f"{name}: peak RSS {peak >> 20} MiB within {rss_max >> 20} MiB of "
           f"{rss_before >> 20} MiB")
     return res

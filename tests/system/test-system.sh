@@ -269,6 +269,15 @@ if [[ $RC != 0 ]]; then pass; else fail "after the reload to read = root, nobody
 reload_with $'[access]\nread = all'
 check_run "after the reload to read = all, nobody reads the tree" 0 as_nobody memacctctl tree
 check_eq "a reload keeps the process" "$(c systemctl show -P MainPID memacctd.service)" "$pid0"
+# A file with an error: systemctl reload fails (ExecReload checks it
+# first), and the running configuration stays.
+printf '[access]\nread = everybody\n' | c tee /etc/memacctd/memacctd.conf >/dev/null
+check_run "systemctl reload with a broken file fails" 1 c systemctl reload memacctd
+check_match "the journal says where" \
+        "$(c journalctl -b -u memacctd.service -o cat --no-pager | tail -n 20)" "memacctd.conf:2: .*read"
+check_run "the daemon still serves, with the running configuration" 0 as_nobody memacctctl tree
+check_eq "and is the same process" "$(c systemctl show -P MainPID memacctd.service)" "$pid0"
+printf '[access]\nread = all\n' | c tee /etc/memacctd/memacctd.conf >/dev/null
 
 # ---- SIGKILL: Restart= brings it back ----
 
