@@ -70,10 +70,10 @@ verify_units() {
         [[ $RC == 0 && -z $OUT ]]
 }
 
-# copy_units DIR: the installed units, ExecStart pointing into DEST.
+# copy_units DIR: the installed units, ExecStart and ExecReload pointing into DEST.
 copy_units() {
         mkdir -p "$1"
-        sed "s|^ExecStart=$MEMACCT_SBINDIR/|ExecStart=$DEST$MEMACCT_SBINDIR/|" "$UNITS/memacctd.service" \
+        sed -E "s#^(ExecStart|ExecReload)=$MEMACCT_SBINDIR/#\1=$DEST$MEMACCT_SBINDIR/#" "$UNITS/memacctd.service" \
                 >"$1/memacctd.service"
         cp "$UNITS/memacctd.socket" "$UNITS/memacctd-metrics.socket" "$1/"
 }
