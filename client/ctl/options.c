@@ -21,11 +21,16 @@ CtlOptions arg;
 static void help(void) {
         printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--user] [--json] COMMAND ...\n\n"
                "Drive memacctd, userspace hierarchical memory accounting.\n\n"
-               "  create PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE] [owner=USER]\n"
-               "  remove PATH\n"
+               "  create [-p] PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE] [owner=USER]\n"
+               "                                  -p: create the missing parents first\n"
+               "  remove [-r [--force]] PATH      -r: the subtree, deepest first; refused where\n"
+               "                                  kept charges or sessions remain (--force:\n"
+               "                                  release the kept charges)\n"
                "  set PATH KEY=VALUE...           keys: max high low min (--force for max),\n"
                "                                  owner (a user name or uid)\n"
-               "  show PATH [--reclaim-root PATH] [--exact]\n"
+               "  show PATH [--reclaim-root PATH] [--exact] [-P KEY]\n"
+               "                                  -P KEY: that value alone (current, max,\n"
+               "                                  events.max ...: the keys of --json show)\n"
                "  tree [PATH]\n"
                "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
                "  uncharge PATH SIZE [--stat ITEM]\n"
@@ -87,6 +92,9 @@ enum {
         ARG_UNDER,
         ARG_RESET_LIMITS,
         ARG_CONFINE,
+        ARG_PARENTS,
+        ARG_RECURSIVE,
+        ARG_PROPERTY,
         ARG_GROUP,
         ARG_NAME,
         ARG_KEEP_GROUP,
@@ -110,6 +118,9 @@ static const struct option options[] = {
         { "under", required_argument, NULL, ARG_UNDER },
         { "reset-limits", no_argument, NULL, ARG_RESET_LIMITS },
         { "confine", no_argument, NULL, ARG_CONFINE },
+        { "parents", no_argument, NULL, 'p' },
+        { "recursive", no_argument, NULL, 'r' },
+        { "property", required_argument, NULL, 'P' },
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
@@ -130,7 +141,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         /* Our own messages, in our words: a leading ':' in the option string
          * tells a missing argument (':') from an unknown option ('?'). */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hs:d:i:n:b", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -179,6 +190,15 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case ARG_CONFINE:
                         arg.confine = true;
+                        break;
+                case 'p':
+                        arg.parents = true;
+                        break;
+                case 'r':
+                        arg.recursive = true;
+                        break;
+                case 'P':
+                        arg.property = optarg;
                         break;
                 case ARG_GROUP:
                         arg.group = optarg;
@@ -237,8 +257,8 @@ int options_parse(int argc, char **argv, int *ret_first) {
 }
 
 bool options_allowed(const char *verb) {
-        if (arg.force && strcmp(verb, "set") != 0)
-                return usage_error("--force: only for set"), false;
+        if (arg.force && strcmp(verb, "set") != 0 && !(arg.recursive && strcmp(verb, "remove") == 0))
+                return usage_error("--force: only for set and remove -r"), false;
         if (arg.stat && strcmp(verb, "charge") != 0 && strcmp(verb, "uncharge") != 0 &&
             strcmp(verb, "hold") != 0)
                 return usage_error("--stat: only for charge, uncharge and hold"), false;
@@ -254,6 +274,12 @@ bool options_allowed(const char *verb) {
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
+        if (arg.parents && strcmp(verb, "create") != 0)
+                return usage_error("-p: only for create"), false;
+        if (arg.recursive && strcmp(verb, "remove") != 0)
+                return usage_error("-r: only for remove"), false;
+        if (arg.property && strcmp(verb, "show") != 0)
+                return usage_error("-P: only for show"), false;
         if (arg.confine && strcmp(verb, "rule") != 0)
                 return usage_error("--confine: only for rule add"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)

@@ -26,6 +26,9 @@ typedef struct CtlOptions {
         const char *under;  /* import-cgroups --under */
         bool reset_limits;  /* import-cgroups --reset-limits */
         bool confine;       /* rule add --confine */
+        bool parents;       /* create -p: the missing parents too */
+        bool recursive;     /* remove -r: the subtree, deepest first */
+        const char *property; /* show -P KEY: that value alone */
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */
