@@ -30,6 +30,12 @@ int main(int argc, char **argv) {
                 return r;
         if (first >= argc)
                 return usage_error("missing command");
+        if (strcmp(argv[first], "help") == 0) {
+                if (first + 1 < argc)
+                        return command_help(argv[first + 1]);
+                options_help();
+                return 0;
+        }
         /* getopt takes an optional argument only as --bus=ADDRESS. */
         if (arg.bus && !arg.bus_address &&
             (strcmp(argv[first], "system") == 0 || strcmp(argv[first], "user") == 0 ||
