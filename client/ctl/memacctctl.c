@@ -30,11 +30,21 @@ int main(int argc, char **argv) {
                 return r;
         if (first >= argc)
                 return usage_error("missing command");
-        /* getopt takes an optional argument only as --bus=ADDRESS. */
+        if (strcmp(argv[first], "help") == 0) {
+                if (first + 1 < argc)
+                        return command_help(argv[first + 1]);
+                options_help();
+                return 0;
+        }
+        /* getopt takes an optional argument only as --bus=ADDRESS; --bus
+         * system, as a user types it, is that too (no command has such a name). */
         if (arg.bus && !arg.bus_address &&
             (strcmp(argv[first], "system") == 0 || strcmp(argv[first], "user") == 0 ||
-             strchr(argv[first], ':')))
-                return usage_error("write --bus=%s (with '=')", argv[first]);
+             strchr(argv[first], ':'))) {
+                arg.bus_address = argv[first++];
+                if (first >= argc)
+                        return usage_error("missing command");
+        }
         v = verb_find(argv[first]);
         if (!v)
                 return usage_error("unknown command '%s'", argv[first]);

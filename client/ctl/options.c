@@ -18,42 +18,55 @@
 
 CtlOptions arg;
 
-static void help(void) {
+/*
+ * The commands, one block each: a line "  NAME ...", then its lines
+ * indented further. --help prints them all, `help NAME` and `NAME --help`
+ * the block of NAME (command_help()).
+ */
+static const char commands[] =
+        "  create [-p] PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE] [owner=USER]\n"
+        "                                  -p: create the missing parents first\n"
+        "  remove [-r [--force]] PATH      -r: the subtree, deepest first; refused where\n"
+        "                                  kept charges or sessions remain (--force:\n"
+        "                                  release the kept charges)\n"
+        "  set PATH KEY=VALUE...           keys: max high low min (--force for max),\n"
+        "                                  owner (a user name or uid)\n"
+        "  show PATH [--reclaim-root PATH] [--exact] [-P KEY]\n"
+        "                                  -P KEY: that value alone (current, max,\n"
+        "                                  events.max ...: the keys of --json show)\n"
+        "  tree [PATH]\n"
+        "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
+        "  uncharge PATH SIZE [--stat ITEM]\n"
+        "  hold PATH SIZE [--stat ITEM]    a session charge held until the command is\n"
+        "                                  interrupted (SIGINT/SIGTERM), then released;\n"
+        "                                  PATH auto: the mirror of our kernel cgroup\n"
+        "  move PID PATH\n"
+        "  client PID [--exact]\n"
+        "  reset-peak PATH\n"
+        "  watch PATH                      print events under PATH as they happen\n"
+        "  info                            the daemon at a glance\n"
+        "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
+        "  import-cgroups [--from CGROUP] [--under PATH] [--reset-limits]\n"
+        "                                  mirror the kernel's memory cgroups as groups\n"
+        "  prune                           remove the mirrors of vanished kernel cgroups\n"
+        "                                  (one line per group removed or kept, and why)\n"
+        "  rule add [--confine] CGROUP GROUP | rule remove CGROUP | rule list\n"
+        "                                  placement rules: CGROUP's processes attach to\n"
+        "                                  GROUP (--confine: and act only inside it)\n"
+        "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
+        "                                  a live view of the subtree (keys: c k p e\n"
+        "                                  order by current peak path events, q quits)\n"
+        "  oci-hook create|delete [--prefix PATH]\n"
+        "                                  the OCI runtime hook: the state JSON on stdin;\n"
+        "                                  the group PATH/<id> (default /containers)\n"
+        "  run [--group PATH | --name NAME] [KEY=SIZE...] [--keep-group] -- CMD [ARG...]\n"
+        "                                  CMD in a new group (/run.slice/NAME, or\n"
+        "                                  /run.slice/run-PID-RANDOM), removed after it\n";
+
+void options_help(void) {
         printf("memacctctl [--socket PATH | --bus[=ADDRESS]] [--user] [--json] COMMAND ...\n\n"
                "Drive memacctd, userspace hierarchical memory accounting.\n\n"
-               "  create PATH [max=SIZE] [high=SIZE] [low=SIZE] [min=SIZE] [owner=USER]\n"
-               "  remove PATH\n"
-               "  set PATH KEY=VALUE...           keys: max high low min (--force for max),\n"
-               "                                  owner (a user name or uid)\n"
-               "  show PATH [--reclaim-root PATH] [--exact]\n"
-               "  tree [PATH]\n"
-               "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
-               "  uncharge PATH SIZE [--stat ITEM]\n"
-               "  hold PATH SIZE [--stat ITEM]    a session charge held until the command is\n"
-               "                                  interrupted (SIGINT/SIGTERM), then released;\n"
-               "                                  PATH auto: the mirror of our kernel cgroup\n"
-               "  move PID PATH\n"
-               "  client PID [--exact]\n"
-               "  reset-peak PATH\n"
-               "  watch PATH                      print events under PATH as they happen\n"
-               "  info                            the daemon at a glance\n"
-               "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
-               "  import-cgroups [--from CGROUP] [--under PATH] [--reset-limits]\n"
-               "                                  mirror the kernel's memory cgroups as groups\n"
-               "  prune                           remove the mirrors of vanished kernel cgroups\n"
-               "                                  (one line per group removed or kept, and why)\n"
-               "  rule add [--confine] CGROUP GROUP | rule remove CGROUP | rule list\n"
-               "                                  placement rules: CGROUP's processes attach to\n"
-               "                                  GROUP (--confine: and act only inside it)\n"
-               "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
-               "                                  a live view of the subtree (keys: c k p e\n"
-               "                                  order by current peak path events, q quits)\n"
-               "  oci-hook create|delete [--prefix PATH]\n"
-               "                                  the OCI runtime hook: the state JSON on stdin;\n"
-               "                                  the group PATH/<id> (default /containers)\n"
-               "  run [--group PATH | --name NAME] [KEY=SIZE...] [--keep-group] -- CMD [ARG...]\n"
-               "                                  CMD in a new group (/run.slice/NAME, or\n"
-               "                                  /run.slice/run-PID-RANDOM), removed after it\n\n"
+               "%s\n"
                "Options:\n"
                "  --socket PATH   the daemon's socket (default: $MEMACCT_SOCKET, else the\n"
                "                  system daemon's, " MEMACCT_SYSTEM_SOCKET ")\n"
@@ -69,7 +82,29 @@ static void help(void) {
                "  --help          show this help (so does -h without a command)\n"
                "  --version       show the version\n\n"
                "SIZE: bytes with an optional K/M/G/T suffix (1024-based), or max.\n"
-               "ITEM: anon file shmem kernel sock swap device other.\n");
+               "ITEM: anon file shmem kernel sock swap device other.\n", commands);
+}
+
+int command_help(const char *name) {
+        size_t n = strlen(name);
+        bool in = false, found = false;
+
+        for (const char *line = commands; *line;) {
+                const char *end = strchrnul(line, '\n');
+
+                /* A block starts at two spaces and a name; its own lines are indented further. */
+                if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+                        in = strncmp(line + 2, name, n) == 0 && (line[2 + n] == ' ' || line + 2 + n == end);
+                if (in) {
+                        printf("%.*s\n", (int) (end - line), line);
+                        found = true;
+                }
+                line = *end ? end + 1 : end;
+        }
+        if (!found)
+                return usage_error("help: unknown command '%s'", name);
+        puts("\nSIZE: bytes with an optional K/M/G/T suffix (1024-based), or max; memacctctl(1) has the rest.");
+        return 0;
 }
 
 enum {
@@ -87,6 +122,9 @@ enum {
         ARG_UNDER,
         ARG_RESET_LIMITS,
         ARG_CONFINE,
+        ARG_PARENTS,
+        ARG_RECURSIVE,
+        ARG_PROPERTY,
         ARG_GROUP,
         ARG_NAME,
         ARG_KEEP_GROUP,
@@ -110,6 +148,9 @@ static const struct option options[] = {
         { "under", required_argument, NULL, ARG_UNDER },
         { "reset-limits", no_argument, NULL, ARG_RESET_LIMITS },
         { "confine", no_argument, NULL, ARG_CONFINE },
+        { "parents", no_argument, NULL, 'p' },
+        { "recursive", no_argument, NULL, 'r' },
+        { "property", required_argument, NULL, 'P' },
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
@@ -130,7 +171,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         /* Our own messages, in our words: a leading ':' in the option string
          * tells a missing argument (':') from an unknown option ('?'). */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hs:d:i:n:b", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -148,8 +189,8 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         arg.human = true;
                         break;
                 case ARG_HELP:
-                        help();
-                        return 0;
+                        arg.help = true;
+                        break;
                 case ARG_VERSION:
                         printf("memacctctl %s\n", MEMACCT_VERSION);
                         return 0;
@@ -179,6 +220,15 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case ARG_CONFINE:
                         arg.confine = true;
+                        break;
+                case 'p':
+                        arg.parents = true;
+                        break;
+                case 'r':
+                        arg.recursive = true;
+                        break;
+                case 'P':
+                        arg.property = optarg;
                         break;
                 case ARG_GROUP:
                         arg.group = optarg;
@@ -217,9 +267,12 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         return usage_error("invalid option '%s'", argv[optind - 1]);
                 }
         }
+        /* --help with a command is that command's help, as systemctl CMD --help. */
+        if (arg.help)
+                return optind < argc ? command_help(argv[optind]) : (options_help(), 0);
         /* -h was help before it was --human-readable: alone it still is. */
         if (arg.human && optind >= argc) {
-                help();
+                options_help();
                 return 0;
         }
         if (arg.socket && arg.bus)
@@ -237,8 +290,8 @@ int options_parse(int argc, char **argv, int *ret_first) {
 }
 
 bool options_allowed(const char *verb) {
-        if (arg.force && strcmp(verb, "set") != 0)
-                return usage_error("--force: only for set"), false;
+        if (arg.force && strcmp(verb, "set") != 0 && !(arg.recursive && strcmp(verb, "remove") == 0))
+                return usage_error("--force: only for set and remove -r"), false;
         if (arg.stat && strcmp(verb, "charge") != 0 && strcmp(verb, "uncharge") != 0 &&
             strcmp(verb, "hold") != 0)
                 return usage_error("--stat: only for charge, uncharge and hold"), false;
@@ -254,6 +307,12 @@ bool options_allowed(const char *verb) {
                 return usage_error("--prefix: only for oci-hook"), false;
         if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
+        if (arg.parents && strcmp(verb, "create") != 0)
+                return usage_error("-p: only for create"), false;
+        if (arg.recursive && strcmp(verb, "remove") != 0)
+                return usage_error("-r: only for remove"), false;
+        if (arg.property && strcmp(verb, "show") != 0)
+                return usage_error("-P: only for show"), false;
         if (arg.confine && strcmp(verb, "rule") != 0)
                 return usage_error("--confine: only for rule add"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)

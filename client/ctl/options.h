@@ -17,6 +17,7 @@ typedef struct CtlOptions {
         bool user;               /* --user: the user's own daemon, not the system's */
         bool json;
         bool human; /* -h: sizes as 1.5K, 20M in text output */
+        bool help;  /* --help: the help, of the command given if any */
         bool force;
         bool exact;
         const char *stat;
@@ -26,6 +27,9 @@ typedef struct CtlOptions {
         const char *under;  /* import-cgroups --under */
         bool reset_limits;  /* import-cgroups --reset-limits */
         bool confine;       /* rule add --confine */
+        bool parents;       /* create -p: the missing parents too */
+        bool recursive;     /* remove -r: the subtree, deepest first */
+        const char *property; /* show -P KEY: that value alone */
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */
@@ -36,6 +40,12 @@ typedef struct CtlOptions {
 
 /* This run's options: written by options_parse() alone, in main(). */
 extern CtlOptions arg;
+
+/** options_help() - --help: every command and option, on stdout. */
+void options_help(void);
+
+/** command_help() - `help NAME`, `NAME --help`: the lines of --help about NAME. Return: the exit status. */
+int command_help(const char *name);
 
 /**
  * options_parse() - parse @argv into arg, leaving the index of the command

@@ -10,6 +10,7 @@
  * watch --json is a stream of JSON lines.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 #include "delegate.h"
 #include "macro.h"
+#include "options.h"
 #include "output.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
@@ -77,6 +79,23 @@ static const char *cause(memacct *m, int r) {
 int fail(memacct *m, const char *what, const char *path, int r) {
         const char *refused = r == -EDQUOT && m ? memacct_refused_path(m) : NULL;
 
+        if (arg.json) {
+                /* A script asked for JSON: the failure is JSON too, one object on stderr. */
+                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+                if (o) {
+                        json_object_object_add(o, "command", json_object_new_string(what));
+                        json_object_object_add(o, "path", json_object_new_string(path));
+                        json_object_object_add(o, "error", json_object_new_string(message_past_path(cause(m, r), path)));
+                        json_object_object_add(o, "errno", json_object_new_int(-r));
+                        json_object_object_add(o, "refused", json_object_new_boolean(r == -EDQUOT || r == -EPERM));
+                        if (refused)
+                                json_object_object_add(o, "refused_by", json_object_new_string(refused));
+                        fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+                        return EXIT_FAILURE;
+                }
+        }
         fprintf(stderr, "memacctctl: %s %s: %s: %s", what,
                 r == -EDQUOT || r == -EPERM ? "refused" : "failed", path,
                 message_past_path(cause(m, r), path));
@@ -262,6 +281,30 @@ static json_object *json_group(const memacct_group_info *g) {
                 json_object_object_add(o, group_counters[i].json_key, counters);
         }
         return o;
+}
+
+int print_group_property(const memacct_group_info *g, const char *key) {
+        _cleanup_(json_object_putp) json_object *o = json_group(g);
+        _cleanup_free_ char *copy = strdup(key);
+        json_object *v = o;
+        char *save = NULL;
+
+        if (!o || !copy) {
+                fputs("memacctctl: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        /* "events.max": a key in the object that "events" names. */
+        for (char *k = strtok_r(copy, ".", &save); k; k = strtok_r(NULL, ".", &save))
+                if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, k, &v)) {
+                        fprintf(stderr, "memacctctl: show -P: no key '%s' (the keys of --json show, "
+                                        "dotted: current, max, events.max, stat.anon ...)\n", key);
+                        return EXIT_FAILURE;
+                }
+        if (json_object_is_type(v, json_type_string))
+                puts(json_object_get_string(v));
+        else
+                puts(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return 0;
 }
 
 int print_group(const memacct_group_info *g, bool json) {

@@ -52,6 +52,13 @@ int fail(memacct *m, const char *what, const char *path, int r);
 int print_group(const memacct_group_info *g, bool json);
 
 /**
+ * print_group_property() - show -P KEY: the one value of @g that KEY names
+ * in --json show's object ("events.max": dotted into objects), a string
+ * bare, a number as it is. Return: the exit status.
+ */
+int print_group_property(const memacct_group_info *g, const char *key);
+
+/**
  * print_tree() - memacctctl tree: the subtree's root @top, then the groups
  * of @list below it in pre-order (the list may or may not repeat @top), as
  * a table or a JSON array. @rows, when not NULL, has one entry per entry of

@@ -119,10 +119,77 @@ static unsigned exact_flag(void) {
         return arg.exact ? MEMACCT_EXACT : 0;
 }
 
+/* create -p: each missing group above @path, without limits, as mkdir -p does. */
+static int create_parents(memacct *m, const char *path) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return fail(m, "create", path, -ENOMEM);
+        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+                int r;
+
+                *s = 0;
+                r = memacct_create_group(m, p, NULL, MEMACCT_NO_OWNER);
+                *s = '/';
+                if (r < 0 && r != -EEXIST) {
+                        *s = 0;
+                        return fail(m, "create", p, r);
+                }
+        }
+        return 0;
+}
+
 /* create and set: a group path, then limits and owner=; delegate.c has them. */
 static int verb_limits(memacct **mp, int argc, char **argv) {
+        if (arg.parents && argv[1][0] == '/') {
+                memacct *m = connected(mp);
+                int r;
+
+                if (!m)
+                        return EXIT_FAILURE;
+                r = create_parents(m, argv[1]);
+                if (r != 0)
+                        return r;
+        }
         return delegate_verb_main(mp, argc, argv, arg.force, connect_or_fail);
 }
+
+/*
+ * remove -r: the subtree, deepest first (a pre-order list backwards). Where
+ * a group of it keeps charges or has sessions, nothing is removed unless
+ * --force: the kept charges are then released with their groups (a group
+ * with sessions is still refused, busy, by the daemon).
+ */
+static int remove_recursive(memacct *m, const char *path) {
+        _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
+        size_t n;
+        int r;
+
+        r = memacct_list_groups(m, path, MEMACCT_RECURSIVE | MEMACCT_EXACT, &list);
+        if (r < 0)
+                return fail(m, "remove", path, r);
+        n = memacct_group_list_size(list);
+        for (size_t i = 0; i < n && !arg.force; i++) {
+                const memacct_group_info *g = memacct_group_list_get(list, i);
+
+                if (g->kept > 0 || g->nr_sessions > 0) {
+                        fprintf(stderr, "memacctctl: remove refused: %s: %s %s remain%s (--force to release kept "
+                                        "charges)\n", path, g->path,
+                                g->kept > 0 ? "kept charges" : "sessions", g->kept > 0 ? "" : " attached");
+                        return EXIT_FAILURE;
+                }
+        }
+        for (size_t i = n; i-- > 0;) {
+                const char *p = memacct_group_list_get(list, i)->path;
+
+                r = memacct_remove_group(m, p);
+                if (r < 0 && r != -ENOENT)
+                        return fail(m, "remove", p, r);
+        }
+        return 0;
+}
+
+
 
 /* remove and reset-peak: one group path, one call. */
 static int verb_path(memacct **mp, int argc, char **argv) {
@@ -132,6 +199,8 @@ static int verb_path(memacct **mp, int argc, char **argv) {
         (void) argc;
         if (!m)
                 return EXIT_FAILURE;
+        if (strcmp(argv[0], "remove") == 0 && arg.recursive)
+                return remove_recursive(m, argv[1]);
         if (strcmp(argv[0], "remove") == 0)
                 r = memacct_remove_group(m, argv[1]);
         else
@@ -150,6 +219,8 @@ static int verb_show(memacct **mp, int argc, char **argv) {
         r = memacct_get_group(m, argv[1], arg.reclaim_root, exact_flag(), &g);
         if (r < 0)
                 return fail(m, "show", argv[1], r);
+        if (arg.property)
+                return print_group_property(g, arg.property);
         return print_group(g, arg.json);
 }
 

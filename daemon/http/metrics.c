@@ -17,12 +17,12 @@
  *  - at most [metrics] connections are open; one more evicts the oldest
  *    connection stalled for a second or more in its current phase
  *    (waiting for a head, or for its answer to be read: a scrape's phases
- *    take milliseconds), else the oldest still waiting for its head,
- *    however young: a new scraper always has a slot, whoever holds idle
+ *    take milliseconds), else the oldest that never sent a byte, however
+ *    young: a new scraper always has a slot, whoever holds idle
  *    connections (a scraper sends its head within a millisecond of the
- *    accept, so it is never the oldest idle one for long); only when
- *    every connection has an answer in flight is the newcomer answered
- *    503 and closed at once;
+ *    accept, so it is never the oldest idle one for long), and no
+ *    scraper's kept-alive connection or scrape under way is cut for it;
+ *    when there is none, the newcomer is answered 503 and closed at once;
  *  - a request head (and its body) must be complete head-timeout seconds
  *    after it may start (the accept, or the end of the previous answer),
  *    whatever the byte rate; the input kept is at most header-size +
@@ -92,6 +92,7 @@ struct MetricsConn {
         ConnState state;
         uint64_t since_usec; /* CLOCK_MONOTONIC: when the current phase began */
         bool close_after;    /* close once the answer is sent */
+        bool answered;       /* an answer was queued on it: a scraper, not an idle opener */
         TAILQ_ENTRY(MetricsConn) link;
 };
 
@@ -159,12 +160,19 @@ static int evict_stalled(Metrics *m, int state, const MetricsConn *keep) {
         return 1;
 }
 
-/* Close the oldest connection still waiting for its request head, however young. Return: 1 if one went. */
+/*
+ * Close the oldest connection that never sent a byte, however young: an
+ * idle opener. Never one that was answered (a scraper keeping its
+ * connection alive between scrapes) or is sending a head (a scrape under
+ * way). Return: 1 if one went.
+ */
 static int evict_idle(Metrics *m) {
         MetricsConn *c, *oldest = NULL;
 
         TAILQ_FOREACH(c, &m->conns, link)
-                if (c->state == CONN_READING && (!oldest || c->since_usec < oldest->since_usec))
+                if (c->state == CONN_READING && !c->answered &&
+                    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+                    (!oldest || c->since_usec < oldest->since_usec))
                         oldest = c;
         if (!oldest)
                 return 0;
@@ -213,6 +221,7 @@ static int conn_send(MetricsConn *c, MetricsResponse *resp) {
 
         bufferevent_disable(c->bev, EV_READ);
         c->state = CONN_WRITING;
+        c->answered = true;
         c->since_usec = clock_now_usec(CLOCK_MONOTONIC);
         c->close_after = c->close_after || resp->close;
         r = queue_text(out, &resp->head);

@@ -223,8 +223,11 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                 if (kept_by_delegator(&p->who, g))
                         flags |= MEM_CHARGE_DELEGATOR;
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
-                if (r == 0)
+                if (r == 0) {
                         service_committed(svc, p, g->path);
+                        service_audit(p, "Kept charge of %llu %s bytes on %s%s", (unsigned long long) c->bytes,
+                                      mem_stat_item_to_string(item), g->path, c->force ? " (forced)" : "");
+                }
         } else if (c->stock)
                 r = session_charge_stock(p->session, c->bytes, item, &res);
         else
@@ -270,8 +273,11 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                         return r;
                 delegate = kept_by_delegate(&p->who, g);
                 r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
-                if (r == 0)
+                if (r == 0) {
                         service_committed(svc, p, g->path);
+                        service_audit(p, "Kept charge of %llu %s bytes released from %s",
+                                      (unsigned long long) c->bytes, mem_stat_item_to_string(item), g->path);
+                }
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
         else

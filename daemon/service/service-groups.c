@@ -156,6 +156,7 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
                 return refusal_path(rf, r, path);
         }
         service_committed(svc, p, path);
+        service_audit(p, "Group %s created, owner %u", path, (unsigned) (has_owner ? owner : uid));
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
         events_emit(svc->events, EVENT_GROUP_ADDED, path, 0);
@@ -187,8 +188,29 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         if (r < 0)
                 return refusal_path(rf, r, g->path);
         service_committed(svc, p, g->path);
+        service_audit(p, "Group %s removed", g->path);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
+}
+
+/* "Limits of PATH set: max=1048576 high=max", for the record. */
+static void audit_limits(const Peer *p, const char *path, const MemLimits *l, bool force) {
+        const unsigned bits[] = { MEM_LIMIT_MAX, MEM_LIMIT_HIGH, MEM_LIMIT_LOW, MEM_LIMIT_MIN };
+        const char *const names[] = { "max", "high", "low", "min" };
+        const uint64_t values[] = { l->max, l->high, l->low, l->min };
+        char buf[160] = "";
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(bits) && n < sizeof(buf); i++) {
+                if (!(l->set & bits[i]))
+                        continue;
+                if (values[i] == UINT64_MAX)
+                        n += (size_t) snprintf(buf + n, sizeof(buf) - n, " %s=max", names[i]);
+                else
+                        n += (size_t) snprintf(buf + n, sizeof(buf) - n, " %s=%llu", names[i],
+                                               (unsigned long long) values[i]);
+        }
+        service_audit(p, "Limits of %s set:%s%s", path, buf, force ? " (forced)" : "");
 }
 
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
@@ -219,6 +241,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         if (group_is_mirror(g))
                 group_add_user_limits(g, limits->set);
         service_committed(svc, p, g->path);
+        audit_limits(p, g->path, limits, force);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }
@@ -275,6 +298,7 @@ int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refu
         if (r < 0)
                 return r;
         service_committed(svc, p, g->path);
+        service_audit(p, "Group %s delegated to uid %u (was %u)", g->path, (unsigned) owner, (unsigned) old);
         return 0;
 }
 
@@ -646,9 +670,10 @@ int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const c
                 service_committed(svc, p, NULL); /* any number of groups */
         if (r < 0)
                 return r;
-        log_info("Imported kernel cgroups from %s: %u created, %u updated, %u unchanged, %u user-set limit%s kept%s",
-                 from && *from ? from : "/", counts.created, counts.updated, counts.unchanged, counts.kept,
-                 counts.kept == 1 ? "" : "s", flags & SERVICE_IMPORT_RESET_LIMITS ? " (limits reset)" : "");
+        service_audit(p, "Kernel cgroups imported from %s: %u created, %u updated, %u unchanged, %u user-set "
+                      "limit%s kept%s", from && *from ? from : "/", counts.created, counts.updated,
+                      counts.unchanged, counts.kept, counts.kept == 1 ? "" : "s",
+                      flags & SERVICE_IMPORT_RESET_LIMITS ? " (limits reset)" : "");
         *ret = (ServiceImportCounts) {
                 .created = counts.created,
                 .updated = counts.updated,

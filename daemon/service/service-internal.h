@@ -102,6 +102,14 @@ void service_identify(Service *svc, PeerCreds *creds, char *ret_scope, size_t si
 /** service_confine() - @p is confined to @scope ("" or a group that is gone: to nothing). */
 void service_confine(Service *svc, Peer *p, const char *scope);
 
+/**
+ * service_audit() - log a change @p made, with who made it: "WHAT, by uid
+ * U pid P (COMM) over the socket|bus", at notice, the daemon's default
+ * level: the journal's record of who changed what (memacctd(8), Audit).
+ * Called after the change is made, on the caller's thread.
+ */
+void service_audit(const Peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);
 

@@ -25,7 +25,7 @@ int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userda
         r = cgroup_mirror_prune(svc->cgroup, fn, userdata);
         if (r > 0) {
                 service_committed(svc, p, NULL);
-                log_info("Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
+                service_audit(p, "Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
         }
         return r;
 }

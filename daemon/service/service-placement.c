@@ -105,9 +105,8 @@ int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *grou
         if (r < 0)
                 return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
         if (r == 0)
-                log_info("Placement rule %s -> %s%s added by uid %u (pid %d)", cgroup, group,
-                         flags & PLACEMENT_CONFINE ? " (confining)" : "", (unsigned) p->creds.uid,
-                         (int) p->creds.pid);
+                service_audit(p, "Placement rule %s -> %s%s added", cgroup, group,
+                              flags & PLACEMENT_CONFINE ? " (confining)" : "");
         return 0;
 }
 
@@ -134,7 +133,7 @@ int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf) 
                 return refusal_set(rf, r, "no placement rule for kernel cgroup %s", cgroup);
         if (r < 0)
                 return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
-        log_info("Placement rule of %s removed", cgroup);
+        service_audit(p, "Placement rule of %s removed", cgroup);
         return 0;
 }
 

@@ -12,9 +12,12 @@
  * (saver.h).
  */
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "service/service-internal.h"
 
 static void settings_store(Service *svc, const ServiceSettings *s) {
@@ -96,6 +99,22 @@ uint32_t service_max_frame(Service *svc) {
 
 ReadAccess service_read_access(Service *svc) {
         return (ReadAccess) atomic_load_explicit(&svc->settings.read_access, memory_order_relaxed);
+}
+
+void service_audit(const Peer *p, const char *fmt, ...) {
+        char what[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        if (p->internal) {
+                log_notice("%s, by memacctd itself", what);
+                return;
+        }
+        log_notice("%s, by uid %u pid %d (%s)%s over the %s", what, (unsigned) p->creds.uid, (int) p->creds.pid,
+                   p->comm[0] ? p->comm : "?", p->who.confined ? " confined" : "",
+                   p->subscriber.delivery ? "socket" : "bus");
 }
 
 ConfinedRead service_confined_read(Service *svc) {

@@ -501,8 +501,10 @@ check_run "--bus --user without a user bus" 1 \
 check_match "it names the user bus" "$ERR" "cannot reach memacctd on the user bus"
 check_run "--user with --bus=ADDRESS is a usage error" 2 "$MEMACCTCTL" --user --bus=system show /
 check_run "--bus with --socket is a usage error" 2 "$MEMACCTCTL" --bus --socket "$SOCK" show /
-check_run "--bus system (no '=') is a usage error" 2 "$MEMACCTCTL" --bus system show /
-check_match "that says how to write it" "$ERR" "write --bus=system"
+check_run "--bus system (no '='), as a user types it, is the system bus" 0 \
+        env DBUS_SYSTEM_BUS_ADDRESS="$BUS" "$MEMACCTCTL" --bus system show /H
+check_run "--bus ADDRESS (no '=') too" 0 "$MEMACCTCTL" --bus "$BUS" show /H
+check_run "--bus system with no command is a usage error" 2 "$MEMACCTCTL" --bus system
 check_run "a bus address with nothing there" 1 "$MEMACCTCTL" --bus=unix:path="$TMP/none" show /
 check_match "it says where it looked" "$ERR" "cannot reach memacctd on the bus at unix:path=$TMP/none"
 

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The journal's record of who changed what: every create, remove, limit
+# change, delegation, placement rule and kept charge is logged at the
+# daemon's default level, after it is made, naming the uid, pid, command
+# and transport that made it; a refused change is not logged as made.
+
+source "$(dirname "$0")/../lib.sh"
+
+check_start_daemon || exit 1
+
+logged() {
+        grep -c -- "$1" "$DAEMON_LOG" || true
+}
+
+check_run "create" 0 ctl create /app max=1G
+check_match "a create is logged with who made it" "$(<"$DAEMON_LOG")" \
+        "notice: Group /app created, owner 0, by uid 0 pid [0-9]+ \\(memacctctl\\) over the socket"
+check_run "set limits" 0 ctl set /app max=1M high=512K
+check_match "a limit change, with the values" "$(<"$DAEMON_LOG")" \
+        "Limits of /app set: max=1048576 high=524288, by uid 0 pid [0-9]+ \\(memacctctl\\) over the socket"
+check_run "a kept charge" 0 ctl charge /app 4K
+check_match "is logged" "$(<"$DAEMON_LOG")" "Kept charge of 4096 anon bytes on /app, by uid 0"
+check_run "and its release" 0 ctl uncharge /app 4K
+check_match "too" "$(<"$DAEMON_LOG")" "Kept charge of 4096 anon bytes released from /app, by uid 0"
+if [[ $(id -u) == 0 ]]; then
+        check_run "delegate" 0 ctl set /app owner=65534
+        check_match "a delegation, old and new owner" "$(<"$DAEMON_LOG")" "Group /app delegated to uid 65534 \\(was 0\\)"
+        check_run "the delegate creates inside" 0 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$MEMACCTCTL" --socket "$SOCK" create /app/sub
+        check_match "with its own uid" "$(<"$DAEMON_LOG")" "Group /app/sub created, owner 65534, by uid 65534"
+        before=$(logged "Group /evil created")
+        check_run "a refused create" 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$MEMACCTCTL" --socket "$SOCK" create /evil
+        check_eq "is not logged as made" "$(logged "Group /evil created")" "$before"
+        check_run "remove" 0 ctl remove /app/sub
+fi
+check_run "a placement rule" 0 ctl rule add /memacct-audit-cgroup /app
+check_match "is logged" "$(<"$DAEMON_LOG")" "Placement rule /memacct-audit-cgroup -> /app added, by uid 0"
+check_run "and removed" 0 ctl rule remove /memacct-audit-cgroup
+check_match "too" "$(<"$DAEMON_LOG")" "Placement rule of /memacct-audit-cgroup removed, by uid 0"
+check_run "remove /app" 0 ctl remove /app
+check_match "a removal" "$(<"$DAEMON_LOG")" "Group /app removed, by uid 0"
+check_stop_daemon

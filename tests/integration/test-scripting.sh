@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# memacctctl for scripts, as systemctl show -P and mkdir -p are: one value
+# (show -P KEY), missing parents made (create -p), a subtree removed
+# deepest first (remove -r, refused where kept charges or sessions remain
+# but for --force), and with --json a failure that is JSON too.
+
+source "$(dirname "$0")/../lib.sh"
+
+check_start_daemon || exit 1
+
+check_run "create -p makes the missing parents" 0 ctl create -p /a/b/c max=1M
+check_run "each parent exists" 0 ctl show /a/b
+check_run "show -P max" 0 ctl show -P max /a/b/c
+check_eq "prints the value alone" "$OUT" 1048576
+check_run "show -P of a parent's max" 0 ctl show /a/b -P max
+check_eq "which has none" "$OUT" max
+check_run "show -P events.max, dotted" 0 ctl show -P events.max /a/b/c
+check_eq "a number" "$OUT" 0
+check_run "show -P of no key" 1 ctl show -P nosuch /a
+check_match "says so" "$ERR" "no key 'nosuch'"
+check_run "-P is for show only" 2 ctl tree -P max /
+check_run "create -p over existing parents" 0 ctl create -p /a/b/d
+check_run "create without -p of a missing parent" 1 ctl create /x/y
+
+check_run "a kept charge below" 0 ctl charge /a/b/c 4K
+check_run "remove -r is refused while kept charges remain" 1 ctl remove -r /a
+check_match "naming the group" "$ERR" "/a/b/c kept charges remain"
+check_run "and removed nothing" 0 ctl show /a/b/d
+check_run "remove -r --force releases them" 0 ctl remove -r --force /a
+for g in /a /a/b /a/b/c /a/b/d; do
+        check_run "$g is gone" 1 ctl show "$g"
+done
+check_eq "its charge is released" "$(current /)" 0
+check_run "--force alone is for set and remove -r" 2 ctl remove --force /x
+
+check_run "--json show of no group" 1 ctl --json show /nope
+check_eq "prints nothing on stdout" "$OUT" ""
+check_eq "and JSON on stderr" "$(jget 'd["command"] + " " + d["path"] + " " + str(d["errno"])' <<<"$ERR")" \
+        "show /nope 2"
+check_run "a refusal in JSON" 0 ctl create /full max=4K
+check_run "over its max" 1 ctl --json charge /full 8K
+check_eq "says refused, and by whom" "$(jget 'str(d["refused"]) + " " + d["refused_by"]' <<<"$ERR")" "True /full"
+check_stop_daemon
