@@ -45,6 +45,8 @@ static int connect_or_fail(memacct **ret) {
         char *path = NULL;
         int r;
 
+        if (*ret)
+                return 0; /* connected already (create -p, then the create) */
         r = options_connect(ret);
         if (r >= 0)
                 return 0;
