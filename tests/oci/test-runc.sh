@@ -213,6 +213,9 @@ else
         fail "the container's hold auto 10M: $(cat "$OUTD/hold.out" "$OUTD/hold.fail" 2>&1)"
 fi
 wait_for 20 test -e "$OUTD/over.status" || true
+# The container's matrix below charges and uncharges inside the group:
+# its figures are looked at once it is done.
+wait_for 30 file_has "$OUTD/matrix" '^done' || true
 check_eq "the container's group holds its 10M" "$(current "$GROUP")" $((10 * M))
 check_eq "and so does the prefix group" "$(current /containers)" $((10 * M))
 check_eq "the over-max hold in the container exits 1 (its output: $(cat "$OUTD/over.out" 2>&1))" \
@@ -223,7 +226,6 @@ check_eq "the refused 8M left nothing behind" "$(current "$GROUP")" $((10 * M))
 
 # ---- what the container's root may do: the confinement matrix ----
 
-wait_for 30 file_has "$OUTD/matrix" '^done' || true
 # operation, expected exit status (0 allowed, 1 refused)
 EXPECTED='raise-own-max 1
 lower-own-max 1
