@@ -53,9 +53,11 @@ static const char commands[] =
         "  rule add [--confine] CGROUP GROUP | rule remove CGROUP | rule list\n"
         "                                  placement rules: CGROUP's processes attach to\n"
         "                                  GROUP (--confine: and act only inside it)\n"
-        "  top [PATH] [-b] [-n N] [-d DEPTH] [-i SECONDS] [-s ORDER] [--raw]\n"
-        "                                  a live view of the subtree (keys: c k p e\n"
-        "                                  order by current peak path events, q quits)\n"
+        "  top [PATH] [-b] [-n N | -1] [-d SECONDS] [--depth N] [-s ORDER] [-r]\n"
+        "                                  a live view of the subtree, as systemd-cgtop:\n"
+        "                                  -d delay, -r raw bytes, --json with -b: one\n"
+        "                                  JSON document each time (keys: m/c current,\n"
+        "                                  k peak, p path, e events, h help, q quits)\n"
         "  oci-hook create|delete [--prefix PATH]\n"
         "                                  the OCI runtime hook: the state JSON on stdin;\n"
         "                                  the group PATH/<id> (default /containers)\n"
@@ -122,6 +124,7 @@ enum {
         ARG_UNDER,
         ARG_RESET_LIMITS,
         ARG_CONFINE,
+        ARG_DEPTH,
         ARG_PARENTS,
         ARG_RECURSIVE,
         ARG_PROPERTY,
@@ -155,7 +158,8 @@ static const struct option options[] = {
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
         { "order", required_argument, NULL, 's' },
-        { "depth", required_argument, NULL, 'd' },
+        { "depth", required_argument, NULL, ARG_DEPTH },
+        { "delay", required_argument, NULL, 'd' },
         { "interval", required_argument, NULL, 'i' },
         { "iterations", required_argument, NULL, 'n' },
         { "batch", no_argument, NULL, 'b' },
@@ -171,7 +175,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         /* Our own messages, in our words: a leading ':' in the option string
          * tells a missing argument (':') from an unknown option ('?'). */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:1", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -242,11 +246,16 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case 's':
                         arg.top_order = optarg;
                         break;
-                case 'd':
+                /* top as systemd-cgtop: -d is the delay, --depth the levels. */
+                case ARG_DEPTH:
                         arg.top_depth = optarg;
                         break;
+                case 'd':
                 case 'i':
                         arg.top_interval = optarg;
+                        break;
+                case '1':
+                        arg.top_iterations = "1";
                         break;
                 case 'n':
                         arg.top_iterations = optarg;
@@ -309,8 +318,13 @@ bool options_allowed(const char *verb) {
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
         if (arg.parents && strcmp(verb, "create") != 0)
                 return usage_error("-p: only for create"), false;
+        /* -r is --recursive for remove, --raw for top (as systemd-cgtop's -r). */
+        if (arg.recursive && strcmp(verb, "top") == 0) {
+                arg.recursive = false;
+                arg.raw = true;
+        }
         if (arg.recursive && strcmp(verb, "remove") != 0)
-                return usage_error("-r: only for remove"), false;
+                return usage_error("-r: only for remove and top"), false;
         if (arg.property && strcmp(verb, "show") != 0)
                 return usage_error("-P: only for show"), false;
         if (arg.confine && strcmp(verb, "rule") != 0)

@@ -245,7 +245,7 @@ static void print_group_text(const memacct_group_info *g) {
         }
 }
 
-static json_object *json_group(const memacct_group_info *g) {
+json_object *json_group(const memacct_group_info *g) {
         json_object *o = json_object_new_object();
 
         if (!o)

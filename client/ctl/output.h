@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <json-c/json.h>
+
 /*
  * What memacctctl prints: results as text or as JSON (--json), and its
  * errors on stderr. Every format here is a user interface, documented in
@@ -50,6 +52,9 @@ int fail(memacct *m, const char *what, const char *path, int r);
 
 /** print_group() - memacctctl show: @g as memory.* lines, or as a JSON object. */
 int print_group(const memacct_group_info *g, bool json);
+
+/** json_group() - @g as --json show prints it, a new object (NULL: no memory). */
+json_object *json_group(const memacct_group_info *g);
 
 /**
  * print_group_property() - show -P KEY: the one value of @g that KEY names

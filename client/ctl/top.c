@@ -35,6 +35,8 @@
 #include "top-internal.h"
 #include "top.h"
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
 #define ENTER_SCREEN "\033[?1049h\033[?25l"
 #define LEAVE_SCREEN "\033[?25h\033[?1049l"
 
@@ -44,6 +46,7 @@ typedef struct TopArgs {
         double interval_sec;
         unsigned long iterations; /* 0: until q */
         bool batch;
+        bool help;  /* the key help is shown (h) */
 } TopArgs;
 
 static struct termios saved_termios;
@@ -201,6 +204,37 @@ static int fetch(memacct *m, const TopArgs *a, TopSnapshot *s) {
         return 0;
 }
 
+/*
+ * --json top -b: one JSON document a line each time, {"time": seconds
+ * since the epoch, "groups": [as --json show prints each, in the order
+ * and to the depth of the table]}, as a script reads a stream.
+ */
+static int print_snapshot_json(const TopSnapshot *s, const TopView *v) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *groups = json_object_new_array();
+
+        if (!o || !groups) {
+                json_object_put(groups);
+                return -ENOMEM;
+        }
+        json_object_object_add(o, "time", json_object_new_int64((int64_t) time(NULL)));
+        json_object_object_add(o, "groups", groups);
+        for (size_t i = 0; i < s->n_rows; i++) {
+                const TopRow *row = &s->rows[s->shown[i]];
+                json_object *g;
+
+                if (v->max_depth >= 0 && row->depth > v->max_depth)
+                        continue;
+                g = json_group(row->g);
+                if (!g || json_object_array_add(groups, g) < 0) {
+                        json_object_put(g);
+                        return -ENOMEM;
+                }
+        }
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return 0;
+}
+
 static int run_batch(memacct *m, TopArgs *a) {
         TopSnapshot s = {};
         int r = 0;
@@ -216,13 +250,17 @@ static int run_batch(memacct *m, TopArgs *a) {
                                 ;
                         if (stop_signal)
                                 break;
-                        putchar('\n');
+                        if (!arg.json)
+                                putchar('\n');
                 }
                 r = fetch(m, a, &s);
                 if (r < 0)
                         break;
-                top_print_table(stdout, &s, &a->view);
-                if (fflush(stdout) != 0)
+                if (arg.json)
+                        r = print_snapshot_json(&s, &a->view);
+                else
+                        top_print_table(stdout, &s, &a->view);
+                if (r < 0 || fflush(stdout) != 0)
                         break;
         }
         top_snapshot_done(&s);
@@ -248,6 +286,14 @@ static void draw(const TopSnapshot *s, TopArgs *a) {
         if (n > 0 && (size_t) n > cols)
                 title[cols] = 0;
         printf("\033[H%s\033[K\n\033[K\n", title);
+        if (a->help) {
+                fputs("Order: m or c current, k peak, p path, e events.\033[K\n"
+                      "r: raw bytes or K/M/G.  +/-: the delay twice or half as long.  space: refresh now.\033[K\n"
+                      "h or ?: this help on and off.  q: quit.\033[K\n", stdout);
+                fputs("\033[J", stdout);
+                fflush(stdout);
+                return;
+        }
         top_print_table(stdout, s, &a->view);
         fputs("\033[J", stdout);
         fflush(stdout);
@@ -260,6 +306,7 @@ static int key(char c, TopArgs *a, TopSnapshot *s) {
                 TopOrder order;
         } order_keys[] = {
                 { 'c', TOP_ORDER_CURRENT },
+                { 'm', TOP_ORDER_CURRENT }, /* systemd-cgtop's "memory" */
                 { 'k', TOP_ORDER_PEAK },
                 { 'p', TOP_ORDER_PATH },
                 { 'e', TOP_ORDER_EVENTS },
@@ -272,6 +319,10 @@ static int key(char c, TopArgs *a, TopSnapshot *s) {
                         return 1;
                 }
         switch (c) {
+        case 'h':
+        case '?':
+                a->help = !a->help;
+                return 1;
         case 'q':
         case 'Q':
                 return -1;

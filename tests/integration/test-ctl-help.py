@@ -51,5 +51,19 @@ for cmd in sorted(table):
 r = subprocess.run([ctl, "help", "frobnicate"], capture_output=True, text=True)
 check(r.returncode == 2 and "unknown command 'frobnicate'" in r.stderr, "help of no command is a usage error", r.stderr)
 
+# The bash completion offers the same commands, and completes one.
+with open(os.path.join(root, "data", "completion", "memacctctl.bash"), encoding="utf-8") as f:
+    m = re.search(r'_memacctctl_commands="([^"]*)"', f.read())
+completed = set(m.group(1).split()) if m else set()
+check(completed == table | {"help"}, "the bash completion offers every command, and no other",
+      f"missing {sorted(table | {'help'} - completed)}, extra {sorted(completed - table - {'help'})}")
+script = (f"source {os.path.join(root, 'data', 'completion', 'memacctctl.bash')}; "
+          "COMP_WORDS=(memacctctl sho); COMP_CWORD=1; _memacctctl; echo \"${COMPREPLY[*]}\"; "
+          "COMP_WORDS=(memacctctl rule a); COMP_CWORD=2; _memacctctl; echo \"${COMPREPLY[*]}\"; "
+          "COMP_WORDS=(memacctctl charge /a 4K --stat sh); COMP_CWORD=5; _memacctctl; echo \"${COMPREPLY[*]}\"")
+r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+check(r.stdout.split("\n")[:3] == ["show", "add", "shmem"], "bash completes a command, a rule verb, a stat item",
+      repr(r.stdout) + r.stderr)
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

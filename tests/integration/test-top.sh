@@ -44,7 +44,7 @@ column() {
 
 # ---- batch mode ----
 
-check_run "top -b -n 2 -d 2" 0 ctl top -b -n 2 -d 2 -i 0.1
+check_run "top -b -n 2 --depth 2 -d 0.1 (cgtop's -d: the delay)" 0 ctl top -b -n 2 --depth 2 -d 0.1
 check_eq "two snapshots, each with its header" "$(grep -c '^GROUP ' <<<"$OUT")" 2
 check_eq "separated by one blank line" "$(grep -c '^$' <<<"$OUT")" 1
 check_match "the header names the columns" "$OUT" \
@@ -65,7 +65,7 @@ check_eq "the high events of /t/b are show's" "$(column "$OUT" b 9)" "$(field /t
 check_eq "/t/c has more events than /t/b" \
         "$(($(column "$OUT" c 7) + $(column "$OUT" c 8) > $(column "$OUT" b 9)))" 1
 check_eq "is in /t's hierarchical count" "$(column "$OUT" /t 7)" "$(field /t 'd["events"]["max"]')"
-check_run "top -b -n 1 -d 0" 0 ctl top -b -n 1 -d 0
+check_run "top -b -1 --depth 0" 0 ctl top -b -1 --depth 0
 check_eq "depth 0: the root alone" "$(names "$OUT")" '/|'
 
 check_run "top -b -n 1 (human sizes)" 0 ctl top -b -n 1 /t
@@ -78,7 +78,7 @@ check_eq "no max, no percentage" "$(column "$OUT" b 5)" -
 check_eq "% of max of /t" "$(column "$OUT" /t 5)" \
         "$("$PY" -c "print('%.1f' % ($(current /t) * 100 / (20 * $M)))")"
 
-check_run "top -b -n 1 --raw" 0 ctl top -b -n 1 --raw
+check_run "top -b -n 1 -r (raw, as cgtop's -r)" 0 ctl top -b -n 1 -r
 for g in /t:t /t/a:a /t/b:b /u:u; do
         path=${g%%:*} name=${g#*:}
         check_eq "--raw current of $path is show's" "$(column "$OUT" "$name" 2)" "$(current "$path")"
@@ -107,14 +107,22 @@ stop_bg "$HOLD" TERM || rc=$?
 check_eq "the hold ends on SIGTERM" "$rc" 0
 check_current_soon "its session charge is released" /u $K
 
+# --json in batch mode: one JSON document a line each time, show's objects.
+check_run "--json top -b -n 2 -d 0.1" 0 ctl --json top -b -n 2 -d 0.1 /t
+check_eq "two lines, one document each" "$(wc -l <<<"$OUT")" 2
+check_eq "each lists the groups, /t first" "$(head -n 1 <<<"$OUT" | jget '[g["path"] for g in d["groups"]][0]')" /t
+check_eq "with show's numbers" "$(head -n 1 <<<"$OUT" | jget '[g["current"] for g in d["groups"] if g["path"] == "/t/b"][0]')" \
+        "$(current /t/b)"
+check_match "and the time" "$(head -n 1 <<<"$OUT" | jget 'd["time"]')" '^[0-9]+$'
 check_run "top without a terminal is batch mode" 0 ctl top -n 1
 check_eq "one snapshot" "$(grep -c '^GROUP ' <<<"$OUT")" 1
 check_run "top of a missing group" 1 ctl top -b -n 1 /nope
 check_match "says so" "$ERR" 'top failed: /nope'
 check_run "an unknown order" 2 ctl top -b -s size
-check_run "a bad depth" 2 ctl top -b -d -1
-check_run "a zero interval" 2 ctl top -b -i 0
-check_run "a bad interval" 2 ctl top -b -i 1s
+check_run "a bad depth" 2 ctl top -b --depth -1
+check_run "a zero delay" 2 ctl top -b -d 0
+check_run "a bad delay" 2 ctl top -b -d 1s
+check_run "-i is the delay too" 2 ctl top -b -i 0
 check_run "zero iterations" 2 ctl top -b -n 0
 check_run "two paths" 2 ctl top / /t
 check_run "--raw is only for top" 2 ctl show / --raw
@@ -148,7 +156,7 @@ pane_flags() {
 # A shell with a known prompt in a pane of 100x20; top runs in it.
 tm new-session -d -s top -x 100 -y 20 \
         "env -i PATH=/usr/bin:/bin TERM=xterm PS1='PROMPT\$ ' bash --norc --noprofile"
-tm send-keys -t top "stty -g >$TMP/stty.before; $MEMACCTCTL --socket $SOCK top -i 0.2" Enter
+tm send-keys -t top "stty -g >$TMP/stty.before; $MEMACCTCTL --socket $SOCK top -d 0.2" Enter
 if wait_for 10 screen_has 'order: current'; then pass; else fail "top draws: $(screen)"; fi
 check_eq "the alternate screen is on and the cursor hidden" "$(pane_flags)" "1 0"
 check_match "the title names the root and the groups" "$(screen)" '^memacctctl top: /  groups: 7 '
@@ -166,6 +174,12 @@ if wait_for 5 screen_has 'order: events'; then pass; else fail "e orders by even
 check_eq "live: by events" "$(live_names)" '/|t|c|b|a|deep|u|'
 tm send-keys -t top k
 if wait_for 5 screen_has 'order: peak'; then pass; else fail "k orders by peak: $(screen)"; fi
+tm send-keys -t top m
+if wait_for 5 screen_has 'order: current'; then pass; else fail "m orders by current (memory), as cgtop: $(screen)"; fi
+tm send-keys -t top h
+if wait_for 5 screen_has '^Order: m or c current'; then pass; else fail "h shows the keys: $(screen)"; fi
+tm send-keys -t top h
+if wait_for 5 screen_has '^GROUP'; then pass; else fail "h again shows the table: $(screen)"; fi
 tm send-keys -t top r
 if wait_for 5 screen_has '  raw$'; then pass; else fail "r shows bytes: $(screen)"; fi
 check_eq "live --raw: current of /t/b" "$(screen | awk '$1 == "b" { print $2 }')" $((5 * M))
@@ -192,7 +206,7 @@ check_eq "q: the terminal modes are restored" "$(<"$TMP/stty.after")" "$(<"$TMP/
 rm -f "$TMP/stty.after"
 tm resize-window -t top -x 100 -y 20
 tm send-keys -t top clear Enter
-tm send-keys -t top "$MEMACCTCTL --socket $SOCK top -i 0.2" Enter
+tm send-keys -t top "$MEMACCTCTL --socket $SOCK top -d 0.2" Enter
 if wait_for 10 screen_has 'order: current'; then pass; else fail "top draws again: $(screen)"; fi
 SHELL_PID=$(tm display-message -p -t top '#{pane_pid}')
 TOP_PID=$(pgrep -P "$SHELL_PID" -x memacctctl || true)

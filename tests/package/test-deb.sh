@@ -86,14 +86,16 @@ has "$(deb memacctd)" /usr/sbin/memacctd \
         /usr/share/containers/oci/hooks.d/memacct-delete.json \
         /usr/share/doc/memacctd/examples/memacctd.conf /usr/share/doc/memacctd/copyright \
         '/usr/share/man/man8/memacctd\.8\.gz' '/usr/share/man/man5/memacctd\.conf\.5\.gz' \
-        '/usr/share/man/man5/org\.memacct1\.5\.gz' '/usr/share/man/man7/memacct\.7\.gz'
+        '/usr/share/man/man5/org\.memacct1\.5\.gz' '/usr/share/man/man7/memacct\.7\.gz' \
+        /usr/share/memacctd/prometheus/memacctd-rules.yml /usr/share/memacctd/grafana/memacctd.json
 lacks "$(deb memacctd)" /usr/bin/memacctctl "$ma/libmemacct\.so.*"
 has "$(deb libmemacct0)" "$ma/libmemacct\.so\.0" "$ma/libmemacct\.so\.0\.1\.0"
 lacks "$(deb libmemacct0)" "$ma/libmemacct\.so" /usr/include/memacct.h
 has "$(deb libmemacct-dev)" /usr/include/memacct.h /usr/include/memacct-cgroup.h /usr/include/memacct/v1/memacct.proto \
         "$ma/libmemacct\.so" "$ma/pkgconfig/memacct\.pc" '/usr/share/man/man3/libmemacct\.3\.gz' \
         '/usr/share/man/man3/memacct_connect\.3\.gz'
-has "$(deb memacctctl)" /usr/bin/memacctctl '/usr/share/man/man1/memacctctl\.1\.gz'
+has "$(deb memacctctl)" /usr/bin/memacctctl '/usr/share/man/man1/memacctctl\.1\.gz' \
+        /usr/share/bash-completion/completions/memacctctl /usr/share/zsh/vendor-completions/_memacctctl
 lacks "$(deb memacctctl)" /usr/sbin/memacctd
 
 # The installed unit names the packaged daemon, and systemd's directory.
