@@ -28,11 +28,13 @@
 #include <string.h>
 #include <urcu/list.h>
 
+#include "clock.h"
 #include "core/core.h"
 #include "core/session.h"
 #include "macro.h"
 #include "service/authz.h"
 #include "service/events.h"
+#include "base/log.h"
 #include "base/selfstats.h"
 
 typedef struct Subscription {
@@ -40,6 +42,21 @@ typedef struct Subscription {
         struct cds_list_head link; /* Events.subscriptions */
         char path[];
 } Subscription;
+
+/*
+ * A refusal by a max and an oom are logged for the administrator, at most
+ * once every SAID_INTERVAL_USEC per group: a client that charges past its
+ * max in a loop must not flood the journal. Groups share SAID_SLOTS slots
+ * by a hash of their path; two groups in one slot share its pace, which
+ * only makes the log quieter. The rest is counted and said with the next.
+ */
+#define SAID_SLOTS 256
+#define SAID_INTERVAL_USEC (10 * USEC_PER_SEC)
+
+typedef struct Said {
+        uint64_t hash, last_usec;
+        unsigned suppressed;
+} Said;
 
 struct Events {
         MemCore *core;
@@ -51,6 +68,8 @@ struct Events {
         /* Set while no other thread raises events: read without the lock. */
         EventsSinkFn sink;
         void *sink_userdata;
+        pthread_mutex_t said_lock;
+        Said said[SAID_SLOTS];
 };
 
 bool events_path_within(const char *path, const char *top) {
@@ -122,6 +141,34 @@ void events_requester_set(pid_t pid, uid_t uid) {
         requester.uid = pid ? uid : 0;
 }
 
+/* A max or oom event of @g, logged at most once an interval per group (see Said). */
+static void say_refusal(Events *e, MemGroup *g, MemEvent event, uint64_t local) {
+        uint64_t h = 14695981039346656037ULL, now = clock_now_usec(CLOCK_MONOTONIC);
+        unsigned suppressed;
+        Said *s;
+
+        for (const char *c = g->path; *c; c++)
+                h = (h ^ (uint8_t) *c) * 1099511628211ULL;
+        s = &e->said[h % SAID_SLOTS];
+        pthread_mutex_lock(&e->said_lock);
+        if (s->hash == h && now - s->last_usec < SAID_INTERVAL_USEC) {
+                s->suppressed++;
+                pthread_mutex_unlock(&e->said_lock);
+                return;
+        }
+        suppressed = s->hash == h ? s->suppressed : 0;
+        *s = (Said) { .hash = h, .last_usec = now };
+        pthread_mutex_unlock(&e->said_lock);
+        if (event == MEM_EVENT_MAX)
+                log_notice("Group %s refused a charge at its max (max events: %llu), of uid %u pid %d%s",
+                           g->path, (unsigned long long) local, (unsigned) requester.uid, (int) requester.pid,
+                           suppressed ? " (and more, not logged)" : "");
+        else
+                log_notice("Group %s is out of memory: a charge could not be brought under max (oom events: "
+                           "%llu), of uid %u pid %d%s", g->path, (unsigned long long) local,
+                           (unsigned) requester.uid, (int) requester.pid, suppressed ? " (and more, not logged)" : "");
+}
+
 static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *userdata) {
         Events *e = userdata;
         EventItem ev = {
@@ -139,6 +186,8 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
         uint64_t seq;
 
         selfstats_event(EVENT_MEMORY);
+        if (event == MEM_EVENT_MAX || event == MEM_EVENT_OOM)
+                say_refusal(e, g, event, local);
         pthread_mutex_lock(&e->lock);
         seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)
@@ -180,6 +229,7 @@ int events_new(MemCore *core, Events **ret) {
                 return -ENOMEM;
         e->core = core;
         pthread_mutex_init(&e->lock, NULL);
+        pthread_mutex_init(&e->said_lock, NULL);
         CDS_INIT_LIST_HEAD(&e->subscriptions);
         core_set_event_hook(core, core_event_hook, e);
         core_set_move_hook(core, core_move_hook, e);
@@ -196,6 +246,7 @@ Events *events_free(Events *e) {
         core_set_move_hook(e->core, NULL, NULL);
         cds_list_for_each_entry_safe(s, tmp, &e->subscriptions, link)
                 free(s);
+        pthread_mutex_destroy(&e->said_lock);
         pthread_mutex_destroy(&e->lock);
         free(e);
         return NULL;

@@ -40,6 +40,16 @@ check_run "a placement rule" 0 ctl rule add /memacct-audit-cgroup /app
 check_match "is logged" "$(<"$DAEMON_LOG")" "Placement rule /memacct-audit-cgroup -> /app added, by uid 0"
 check_run "and removed" 0 ctl rule remove /memacct-audit-cgroup
 check_match "too" "$(<"$DAEMON_LOG")" "Placement rule of /memacct-audit-cgroup removed, by uid 0"
+# A refused charge and an oom: logged, at most once per group every 10 s.
+check_run "a group with a small max" 0 ctl create /full max=4K
+for i in 1 2 3; do
+        check_run "a charge over its max, $i" 1 ctl charge /full 8K
+done
+check_eq "the refusal is logged once, not three times" \
+        "$(logged "Group /full refused a charge at its max")" 1
+check_match "saying by whom" "$(<"$DAEMON_LOG")" \
+        "Group /full refused a charge at its max \\(max events: 1\\), of uid 0 pid [0-9]+"
+check_run "remove /full" 0 ctl remove /full
 check_run "remove /app" 0 ctl remove /app
 check_match "a removal" "$(<"$DAEMON_LOG")" "Group /app removed, by uid 0"
 check_stop_daemon
