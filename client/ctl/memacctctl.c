@@ -13,6 +13,7 @@
 
 #include <memacct.h>
 
+#include "batch.h"
 #include "macro.h"
 #include "options.h"
 #include "output.h"
@@ -28,6 +29,12 @@ int main(int argc, char **argv) {
         r = options_parse(argc, argv, &first);
         if (r >= 0)
                 return r;
+        if (arg.file && first < argc)
+                return usage_error("-f runs the commands of its file: no command after it");
+        if (arg.file) {
+                signal(SIGPIPE, SIG_DFL);
+                return batch_main(&m, arg.file);
+        }
         if (first >= argc)
                 return usage_error("missing command");
         if (strcmp(argv[first], "help") == 0) {

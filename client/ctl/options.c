@@ -77,6 +77,9 @@ void options_help(void) {
                "                  system, user, or a D-Bus address (unix:path=...)\n"
                "  --user          the user's own daemon, not the system's:\n"
                "                  $XDG_RUNTIME_DIR/memacctd/memacctd.sock, or the user bus\n"
+               "  -f, --file FILE run the commands of FILE (- for stdin), one a line, over\n"
+               "                  one connection: create, remove, set, charge, uncharge,\n"
+               "                  reset-peak, move, rule, show, tree, client, info, sessions\n"
                "  --json          print JSON\n"
                "  -h, --human-readable\n"
                "                  sizes in show, tree and client as 1.5K, 20M (1024-based,\n"
@@ -125,6 +128,7 @@ enum {
         ARG_RESET_LIMITS,
         ARG_CONFINE,
         ARG_DEPTH,
+        ARG_FILE,
         ARG_PARENTS,
         ARG_RECURSIVE,
         ARG_PROPERTY,
@@ -154,6 +158,7 @@ static const struct option options[] = {
         { "parents", no_argument, NULL, 'p' },
         { "recursive", no_argument, NULL, 'r' },
         { "property", required_argument, NULL, 'P' },
+        { "file", required_argument, NULL, 'f' },
         { "group", required_argument, NULL, ARG_GROUP },
         { "name", required_argument, NULL, ARG_NAME },
         { "keep-group", no_argument, NULL, ARG_KEEP_GROUP },
@@ -175,7 +180,7 @@ int options_parse(int argc, char **argv, int *ret_first) {
         /* Our own messages, in our words: a leading ':' in the option string
          * tells a missing argument (':') from an unknown option ('?'). */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:1", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hs:d:i:n:bprP:1f:", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SOCKET:
                         arg.socket = optarg;
@@ -233,6 +238,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case 'P':
                         arg.property = optarg;
+                        break;
+                case 'f':
+                        arg.file = optarg;
                         break;
                 case ARG_GROUP:
                         arg.group = optarg;

@@ -30,6 +30,7 @@ typedef struct CtlOptions {
         bool parents;       /* create -p: the missing parents too */
         bool recursive;     /* remove -r: the subtree, deepest first */
         const char *property; /* show -P KEY: that value alone */
+        const char *file;     /* -f FILE: the commands of FILE, over one connection */
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */

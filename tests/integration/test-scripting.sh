@@ -42,4 +42,28 @@ check_eq "and JSON on stderr" "$(jget 'd["command"] + " " + d["path"] + " " + st
 check_run "a refusal in JSON" 0 ctl create /full max=4K
 check_run "over its max" 1 ctl --json charge /full 8K
 check_eq "says refused, and by whom" "$(jget 'str(d["refused"]) + " " + d["refused_by"]' <<<"$ERR")" "True /full"
+# -f: many commands over one connection.
+{
+        echo "# a comment, then a blank line"
+        echo
+        echo "create /batch"
+        for i in $(seq 1 2000); do echo "create /batch/g$i max=1M"; done
+        echo "set /batch max=1G"
+} >"$TMP/batch"
+check_run "-f FILE: 2,002 lines" 0 ctl -f "$TMP/batch"
+check_eq "every group is there" "$(ctl --json tree /batch | jget 'len(d)')" 2001
+check_eq "with its max" "$(field /batch/g2000 'd["max"]')" $((1024 * 1024))
+check_eq "and the last line ran" "$(field /batch 'd["max"]')" $((1024 * 1024 * 1024))
+printf 'create /batch/x\ncreate /nope/y\ncreate /batch/z\n' >"$TMP/batch2"
+check_run "-f with a failing line" 1 ctl -f "$TMP/batch2"
+check_match "says which line" "$ERR" "-f $TMP/batch2:2: the command above failed"
+check_match "and how many" "$ERR" "1 of 3 commands failed"
+check_run "the lines after it ran" 0 ctl show /batch/z
+check_run "-f - reads stdin" 0 sh -c "echo 'remove /batch/z' | '$MEMACCTCTL' --socket '$SOCK' -f -"
+check_run "/batch/z is gone" 1 ctl show /batch/z
+printf 'create /batch/w\nhold /batch 1M\n' >"$TMP/batch3"
+check_run "a command that waits is refused" 2 ctl -f "$TMP/batch3"
+check_match "naming its line" "$ERR" "batch3:2: 'hold' is no command to run in a batch"
+check_run "the line before it ran" 0 ctl show /batch/w
+check_run "-f with a command is a usage error" 2 ctl -f "$TMP/batch" show /
 check_stop_daemon
