@@ -291,6 +291,9 @@ int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_p
         if (new->metrics_allow_remote != c->metrics_allow_remote)
                 n += report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
                                   new->metrics_allow_remote ? "yes" : "no");
+        if (new->metrics_series_basic != c->metrics_series_basic)
+                n += report_fixed("[metrics] series", c->metrics_series_basic ? "basic" : "full",
+                                  new->metrics_series_basic ? "basic" : "full");
         if (new->cgroup_import_at_start != c->cgroup_import_at_start) {
                 log_notice("[cgroup] import-at-start takes effect at the next start");
                 n++;

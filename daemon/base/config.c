@@ -46,6 +46,7 @@ typedef enum KeyType {
         KEY_BOOL,     /* bool */
         KEY_ACCESS,   /* ReadAccess */
         KEY_CONFINED, /* ConfinedRead */
+        KEY_SERIES,   /* bool: "basic" true, "full" false */
         KEY_GROUP,    /* char *, an absolute group path (mem_path_check()) */
         KEY_LISTEN,   /* char *, config_listen_parse(); empty: NULL */
 } KeyType;
@@ -124,11 +125,8 @@ static const ConfigKey config_keys[] = {
         KEY("metrics", "body-size", KEY_SIZE32, metrics_body_size, 0, 1u << 20),
         KEY("metrics", "output-buffer", KEY_SIZE, metrics_output_buffer, 1u << 20, 1ull << 40),
         KEY("metrics", "max-groups", KEY_UNSIGNED, metrics_max_groups, 1, 1u << 24),
+        KEY("metrics", "series", KEY_SERIES, metrics_series_basic, 0, 0),
 };
-
-/* Indexes into config_keys, for the checks across keys after parsing:
- * listen is the first of the [metrics] block's nine keys, the last block. */
-#define KEY_INDEX_METRICS_LISTEN (ELEMENTSOF(config_keys) - 9)
 
 static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
                                                "metrics" };
@@ -444,6 +442,13 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 *(ReadAccess *) field = a;
                 return;
         }
+        case KEY_SERIES:
+                if (strcmp(value, "basic") != 0 && strcmp(value, "full") != 0) {
+                        fail(ctx, ctx->line, "[%s] %s = %.64s: must be basic or full", k->section, k->name, value);
+                        return;
+                }
+                *(bool *) field = strcmp(value, "basic") == 0;
+                return;
         case KEY_CONFINED: {
                 ConfinedRead cr = confined_read_from_string(value);
 
@@ -525,6 +530,14 @@ const char *config_cgroup_prefix(const Config *c) {
         return c->cgroup_prefix ? c->cgroup_prefix : "/";
 }
 
+/* The line @field's key was set on, 0: not set; for the checks across keys. */
+static unsigned seen_line(const ParseContext *ctx, size_t field) {
+        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+                if (config_keys[i].offset == field)
+                        return ctx->seen[i];
+        return 0;
+}
+
 /* Across keys, once the file is read: a listener anyone may reach only when asked for. */
 static void check_metrics(ParseContext *ctx) {
         const Config *c = &ctx->config;
@@ -533,7 +546,7 @@ static void check_metrics(ParseContext *ctx) {
         if (!c->metrics_listen || c->metrics_allow_remote)
                 return;
         if (config_listen_parse(c->metrics_listen, &l) >= 0 && !l.local)
-                fail(ctx, ctx->seen[KEY_INDEX_METRICS_LISTEN],
+                fail(ctx, seen_line(ctx, offsetof(Config, metrics_listen)),
                      "[metrics] listen = %.64s: not a loopback address or Unix socket; the listener has "
                      "no authentication (set allow-remote = yes to serve it anyway)", c->metrics_listen);
 }

@@ -97,6 +97,7 @@ typedef struct Config {
         uint32_t metrics_body_size;         /* bytes of a request body */
         uint64_t metrics_output_buffer;     /* bytes of answers unsent, all connections together */
         unsigned metrics_max_groups;        /* groups one scrape exports at most; the rest are cut */
+        bool metrics_series_basic;          /* series = basic: 12 series a group, not 34 */
 } Config;
 
 #define CONFIG_DEFAULT                                     \

@@ -45,12 +45,13 @@ void metrics_text_unmap(void *p, size_t cap);
 typedef struct MetricsQuery {
         char prefix[MEM_PATH_MAX + 1]; /* the subtree exported; "/" unless prefix= */
         unsigned depth;                /* levels below the prefix; UINT_MAX: all */
+        int basic;                     /* series=: 1 basic, 0 full; -1 not given: [metrics] series */
 } MetricsQuery;
 
 /**
  * metrics_query_parse() - the query string @q (@n bytes, NULL: none) of a
- * scrape: "depth=N" and "prefix=/path" (percent-decoded), each at most
- * once, nothing else. The prefix's syntax as a group path is checked by
+ * scrape: "depth=N", "prefix=/path" (percent-decoded) and
+ * "series=basic|full", each at most once, nothing else. The prefix's syntax as a group path is checked by
  * the lookup, not here. Pure; any thread.
  *
  * Return: 0, or -EINVAL with a one-line reason in @reason (@reason_size bytes).
@@ -115,14 +116,16 @@ void metrics_response_done(MetricsResponse *resp);
 /**
  * metrics_respond() - the answer to @req, a request http_request_parse()
  * accepted: the exposition for GET /metrics (the head alone for HEAD) with
- * at most @max_groups groups ([metrics] max-groups), 400 for a bad query
+ * at most @max_groups groups ([metrics] max-groups), each with the basic
+ * series alone when @basic ([metrics] series; the query's series= wins),
+ * 400 for a bad query
  * or prefix, 404 for another path or a prefix that is no group, 405 for
  * another method. On a thread registered with the service, as
  * metrics_render().
  *
  * Return: 0, or -ENOMEM (@ret is then empty).
  */
-int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *ret);
+int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, bool basic, MetricsResponse *ret);
 
 /**
  * metrics_respond_error() - the answer that closes a connection for

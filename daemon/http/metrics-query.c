@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The query of a scrape: depth=N and prefix=/path
+ * The query of a scrape: depth=N, prefix=/path and series=basic|full
  *
  * Strict on purpose: an unknown name, a repeated one, an empty or
  * malformed value is a 400 with the reason, never ignored, since a typo
@@ -68,7 +68,7 @@ static int fail(char *reason, size_t size, const char *text) {
 }
 
 int metrics_query_parse(const char *q, size_t n, MetricsQuery *ret, char *reason, size_t reason_size) {
-        MetricsQuery mq = { .depth = UINT_MAX };
+        MetricsQuery mq = { .depth = UINT_MAX, .basic = -1 };
         bool seen_depth = false, seen_prefix = false;
 
         strcpy(mq.prefix, "/");
@@ -116,8 +116,18 @@ int metrics_query_parse(const char *q, size_t n, MetricsQuery *ret, char *reason
                                 return fail(reason, reason_size, "prefix has a bad %-escape or a NUL byte");
                         if (mq.prefix[0] != '/')
                                 return fail(reason, reason_size, "prefix must be a group path such as /a/b");
+                } else if (is_name(q, name_len, "series")) {
+                        if (mq.basic >= 0)
+                                return fail(reason, reason_size, "series is given more than once");
+                        if (v && vlen == 5 && memcmp(v, "basic", 5) == 0)
+                                mq.basic = 1;
+                        else if (v && vlen == 4 && memcmp(v, "full", 4) == 0)
+                                mq.basic = 0;
+                        else
+                                return fail(reason, reason_size, "series must be basic or full");
                 } else
-                        return fail(reason, reason_size, "unknown query parameter; only depth and prefix are known");
+                        return fail(reason, reason_size,
+                                    "unknown query parameter; only depth, prefix and series are known");
                 if (!amp)
                         break;
                 n -= len + 1;

@@ -289,7 +289,15 @@ static int add_limit(MetricsText *b, const char *name, const char *label, uint64
                                                                                                      : 0;
 }
 
-static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const MemGroupInfo *in) {
+/*
+ * [metrics] series = basic (or series=basic): of a group, what an
+ * operator watches and alerts on: usage, peak, the four limits, failcnt,
+ * its own events (events.local: what the shipped alerts count) and, for a
+ * mirror, the kernel's usage; 12 series instead of 34, leaving out
+ * effective protection, the session count, the hierarchical events and
+ * the two stat families. A family with no sample is left out whole.
+ */
+static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const MemGroupInfo *in, bool basic) {
         int r = 0;
 
 #define NAME(f) families[f].name
@@ -299,22 +307,24 @@ static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const M
         r |= add_limit(&fam[FAMILY_HIGH], NAME(FAMILY_HIGH), label, in->high);
         r |= add_limit(&fam[FAMILY_LOW], NAME(FAMILY_LOW), label, in->low);
         r |= add_limit(&fam[FAMILY_MIN], NAME(FAMILY_MIN), label, in->min);
-        r |= add_limit(&fam[FAMILY_EFFECTIVE_MIN], NAME(FAMILY_EFFECTIVE_MIN), label, in->effective_min);
-        r |= add_limit(&fam[FAMILY_EFFECTIVE_LOW], NAME(FAMILY_EFFECTIVE_LOW), label, in->effective_low);
         if (in->mirror)
                 r |= add_u64(&fam[FAMILY_KERNEL_USAGE], NAME(FAMILY_KERNEL_USAGE), label, in->kernel_current);
-        r |= add_u64(&fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
         r |= add_u64(&fam[FAMILY_FAILCNT], NAME(FAMILY_FAILCNT), label, in->failcnt);
-        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
-                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{%s,event=\"%s\"} %" PRIu64 "\n",
-                                        NAME(FAMILY_EVENTS), label, mem_event_to_string(e),
-                                        in->events[e]) < 0 ||
-                    metrics_text_printf(&fam[FAMILY_EVENTS_LOCAL],
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++)
+                if (metrics_text_printf(&fam[FAMILY_EVENTS_LOCAL],
                                         "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS_LOCAL), label, mem_event_to_string(e),
                                         in->events_local[e]) < 0)
                         return -ENOMEM;
-        }
+        if (basic)
+                return r < 0 ? -ENOMEM : 0;
+        r |= add_limit(&fam[FAMILY_EFFECTIVE_MIN], NAME(FAMILY_EFFECTIVE_MIN), label, in->effective_min);
+        r |= add_limit(&fam[FAMILY_EFFECTIVE_LOW], NAME(FAMILY_EFFECTIVE_LOW), label, in->effective_low);
+        r |= add_u64(&fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++)
+                if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{%s,event=\"%s\"} %" PRIu64 "\n",
+                                        NAME(FAMILY_EVENTS), label, mem_event_to_string(e), in->events[e]) < 0)
+                        return -ENOMEM;
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
                 /* group_read() clamps stat items at 0. */
                 if (metrics_text_printf(&fam[FAMILY_STAT], "%s{%s,item=\"%s\"} %" PRId64 "\n",
@@ -341,6 +351,7 @@ typedef struct Render {
         unsigned prefix_depth; /* components of the prefix: "/" 0, "/a" 1 */
         unsigned depth;        /* levels below it exported; UINT_MAX: all */
         unsigned max_groups;
+        bool basic;            /* the basic series alone (render_group()) */
         unsigned seen, exported;
 } Render;
 
@@ -387,7 +398,7 @@ static int render_one(void *userdata, const char *path, const MemGroupInfo *info
         if (x->exported >= x->max_groups)
                 return -ECANCELED;
         x->exported++;
-        return render_group(x->fam, label_set(x, path), info);
+        return render_group(x->fam, label_set(x, path), info, x->basic);
 }
 
 /* ServiceGroupFn of the count after a cut walk: paths only. */
@@ -446,7 +457,12 @@ static int render_daemon(Service *svc, MetricsText *out) {
 }
 
 int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, MetricsText *out, Refusal *rf) {
-        Render x = { .prefix_depth = path_depth(mq->prefix), .depth = mq->depth, .max_groups = max_groups };
+        Render x = {
+                .prefix_depth = path_depth(mq->prefix),
+                .depth = mq->depth,
+                .max_groups = max_groups,
+                .basic = mq->basic > 0,
+        };
         bool truncated = false;
         unsigned total;
         int r = 0;
@@ -555,7 +571,8 @@ static int respond_text(MetricsResponse *resp, unsigned status, const char *extr
 }
 
 /* The answer to a scrape: the exposition, or why the query cannot be answered. */
-static int respond_scrape(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *resp) {
+static int respond_scrape(Service *svc, const HttpRequest *req, unsigned max_groups, bool basic,
+                          MetricsResponse *resp) {
         bool head_only = req->method == HTTP_METHOD_HEAD, ka10 = req->keep_alive && req->minor == 0;
         const char *extra = "Vary: Accept-Encoding\r\n";
         char reason[REFUSAL_MESSAGE_MAX + 64];
@@ -571,6 +588,8 @@ static int respond_scrape(Service *svc, const HttpRequest *req, unsigned max_gro
                 free(mq);
                 return respond_text(resp, 400, NULL, reason, head_only, ka10);
         } else {
+                if (mq->basic < 0)
+                        mq->basic = basic;
                 refusal_init(&rf);
                 r = metrics_render(svc, mq, max_groups, &resp->body, &rf);
                 free(mq);
@@ -604,7 +623,7 @@ static int respond_scrape(Service *svc, const HttpRequest *req, unsigned max_gro
         return r;
 }
 
-int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, MetricsResponse *ret) {
+int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, bool basic, MetricsResponse *ret) {
         bool head_only = req->method == HTTP_METHOD_HEAD, ka10 = req->keep_alive && req->minor == 0;
         MetricsResponse resp = { .close = !req->keep_alive };
         int r;
@@ -615,7 +634,7 @@ int metrics_respond(Service *svc, const HttpRequest *req, unsigned max_groups, M
                 r = respond_text(&resp, 405, "Allow: GET, HEAD\r\n", "Method not allowed; use GET", false,
                                  ka10);
         else
-                r = respond_scrape(svc, req, max_groups, &resp);
+                r = respond_scrape(svc, req, max_groups, basic, &resp);
         if (r < 0)
                 return r;
         *ret = resp;

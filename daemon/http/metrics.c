@@ -109,6 +109,7 @@ struct Metrics {
         size_t header_size, body_size;
         uint64_t output_buffer;
         unsigned max_groups; /* groups one scrape exports at most */
+        bool basic;          /* [metrics] series = basic */
 
         TAILQ_HEAD(, MetricsConn) conns; /* oldest first */
         unsigned n_conns;
@@ -250,7 +251,7 @@ static int conn_answer(MetricsConn *c, const HttpRequest *req, MetricsResponse *
                         if (evict_stalled(m, CONN_WRITING, c) == 0)
                                 return metrics_respond_error(-EBUSY, ret);
         }
-        r = metrics_respond(m->service, req, m->max_groups, ret);
+        r = metrics_respond(m->service, req, m->max_groups, m->basic, ret);
         if (r >= 0 && scrape)
                 m->last_answer_bytes = ret->head.len + ret->body.len;
         return r;
@@ -538,6 +539,7 @@ int metrics_new(Service *svc, const Config *c, Metrics **ret) {
         m->body_size = c->metrics_body_size;
         m->output_buffer = c->metrics_output_buffer;
         m->max_groups = c->metrics_max_groups;
+        m->basic = c->metrics_series_basic;
         TAILQ_INIT(&m->conns);
         if (metrics_respond_error(-EBUSY, &busy) < 0)
                 return log_error_errno(ENOMEM, "Out of memory");

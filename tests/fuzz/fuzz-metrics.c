@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             (req.query && (req.query != req.path + req.path_len + 1 ||
                                            req.query + req.query_len > p + req.head_bytes)))
                                 abort();
-                        if (metrics_respond(svc, &req, max_groups, &resp) < 0)
+                        if (metrics_respond(svc, &req, max_groups, size > 0 && data[0] & 1, &resp) < 0)
                                 abort();
                 } else if (metrics_respond_error(r, &resp) < 0 || !resp.close)
                         abort();

@@ -223,6 +223,7 @@ def main():
         check("a daemon with [metrics] listen starts", False, dc.read_log())
 
     limits()
+    series()
     cgroup_label()
     attacks()
     return 0
@@ -359,6 +360,47 @@ def limits():
     status, _, _ = fetch_raw(port, "/metrics?prefix=/" + "x" * 9000)
     check_eq("a query over header-size is 431", status, 431)
     check_eq("the limits daemon exits 0", d.stop(), 0)
+
+
+def series():
+    """[metrics] series = basic, and ?series= overriding it per scrape."""
+    conf = os.path.join(TMP, "series.conf")
+    with open(conf, "w") as f:
+        f.write("[metrics]\nlisten = 127.0.0.1:0\nseries = basic\n")
+    d = Daemon("series", "--config", conf)
+    if not d.start():
+        check("a daemon with series = basic starts", False, d.read_log())
+        return
+    port = bound_port(d)
+    check_eq("create /s", d.ctl("create", "/s", "max=1M", "low=64K").returncode, 0)
+    check_eq("charge over max fails", d.ctl("charge", "/s", "2M").returncode != 0, True)
+    basic_only = ("memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
+                  "memacct_group_low_bytes", "memacct_group_failcnt_total", "memacct_group_events_local_total")
+    full_only = ("memacct_group_effective_low_bytes", "memacct_group_sessions", "memacct_group_events_total",
+                 "memacct_group_stat_bytes", "memacct_group_stat_local_bytes")
+    sizes = {}
+    for query, full in (("", False), ("?series=basic", False), ("?series=full", True)):
+        status, _, body = fetch(port, "/metrics" + query)
+        check_eq(f"{query or 'the default'} is 200", status, 200)
+        fams = parse(body)
+        # The groups' samples: the daemon's own series are the same in both.
+        sizes[query] = sum(len(line) + 1 for line in body.split("\n") if line.startswith("memacct_group_"))
+        for name in basic_only:
+            check(f"{query or 'series = basic'}: {name} for /s", sample(fams, name, group="/s") is not None
+                  or sample(fams, name, group="/s", event="max") is not None, name)
+        for name in full_only:
+            check_eq(f"{query or 'series = basic'}: {name} {'kept' if full else 'left out'}", name in fams, full)
+        check_eq(f"{query or 'series = basic'}: the max event counted locally",
+                 sample(fams, "memacct_group_events_local_total", group="/s", event="max"), "1")
+        check("the daemon's own series whatever the series", "memacctd_build_info" in fams, str(sorted(fams)))
+    check_eq("series = basic is what ?series=basic gives", sizes[""], sizes["?series=basic"])
+    check(f"basic group samples are under half the full ones ({sizes['']} vs {sizes['?series=full']} bytes)",
+          sizes[""] * 2 < sizes["?series=full"], str(sizes))
+    for query in ("?series=", "?series=all", "?series=basic&series=full", "?series"):
+        status, _, body = fetch(port, "/metrics" + query)
+        check_eq(f"{query} is 400", status, 400)
+        check(f"{query}: the reason names series", "series" in body, repr(body))
+    check_eq("the series daemon exits 0", d.stop(), 0)
 
 
 # ---- hostile clients ----
