@@ -303,6 +303,7 @@ int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_p
 
 void daemon_config_take_changeable(Config *c, Config *new) {
         c->sync = new->sync;
+        c->log_level = new->log_level;
         c->frame_size = new->frame_size;
         c->sessions_per_uid = new->sessions_per_uid;
         c->outstanding_requests = new->outstanding_requests;

@@ -201,6 +201,7 @@ static int daemon_start_cgroup(Daemon *d) {
 static void daemon_push_config(Daemon *d) {
         const Config *c = &d->config;
 
+        log_set_max_level(c->log_level + d->args.verbose);
         if (d->service) {
                 ServiceSettings ss = daemon_service_settings(c);
 
@@ -497,6 +498,7 @@ int daemon_new(const Args *args, Daemon **ret) {
                 log_error("%s", error);
                 return r;
         }
+        log_set_max_level(d->config.log_level + d->args.verbose);
         daemon_config_log(&d->config);
         *ret = TAKE_PTR(d);
         return 0;

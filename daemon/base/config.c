@@ -47,6 +47,7 @@ typedef enum KeyType {
         KEY_ACCESS,   /* ReadAccess */
         KEY_CONFINED, /* ConfinedRead */
         KEY_SERIES,   /* bool: "basic" true, "full" false */
+        KEY_LEVEL,    /* int, a syslog level from LOG_ERR to LOG_DEBUG by name */
         KEY_GROUP,    /* char *, an absolute group path (mem_path_check()) */
         KEY_LISTEN,   /* char *, config_listen_parse(); empty: NULL */
 } KeyType;
@@ -85,6 +86,7 @@ static const ConfigKey config_keys[] = {
         KEY("daemon", "workers", KEY_UNSIGNED, workers, 0, 1024),
         KEY("daemon", "state-dir", KEY_PATH, state_dir, 1, STATE_DIR_MAX),
         KEY("daemon", "sync", KEY_BOOL, sync, 0, 1),
+        KEY("daemon", "log-level", KEY_LEVEL, log_level, 0, 0),
 
         KEY("limits", "frame-size", KEY_SIZE32, frame_size, 1024, 64u << 20),
         KEY("limits", "groups", KEY_UNSIGNED, max_groups, 1, 1u << 24),
@@ -449,6 +451,21 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 }
                 *(bool *) field = strcmp(value, "basic") == 0;
                 return;
+        case KEY_LEVEL: {
+                static const char *const levels[] = {
+                        [LOG_ERR] = "err",         [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+                        [LOG_INFO] = "info",       [LOG_DEBUG] = "debug",
+                };
+
+                for (int l = LOG_ERR; l <= LOG_DEBUG; l++)
+                        if (strcmp(value, levels[l]) == 0) {
+                                *(int *) field = l;
+                                return;
+                        }
+                fail(ctx, ctx->line, "[%s] %s = %.64s: must be err, warning, notice, info or debug", k->section,
+                     k->name, value);
+                return;
+        }
         case KEY_CONFINED: {
                 ConfinedRead cr = confined_read_from_string(value);
 

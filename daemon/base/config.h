@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <syslog.h>
 #include <sys/socket.h>
 
 /* Who may read which groups ([access] read); the service decides by it (service/authz.h). */
@@ -50,6 +51,7 @@ typedef struct Config {
         char *state_dir;   /* NULL: the default for the user */
         unsigned workers;  /* 0: one per CPU */
         bool sync;         /* a durable change's OK waits for fsync, not only the write */
+        int log_level;     /* LOG_ERR .. LOG_DEBUG: the messages logged; -v adds one each */
 
         /* [limits] */
         uint32_t frame_size;           /* bytes in one frame body */
@@ -103,6 +105,7 @@ typedef struct Config {
 #define CONFIG_DEFAULT                                     \
         ((Config) {                                        \
                 .sync = true,                              \
+                .log_level = LOG_NOTICE,                   \
                 .frame_size = 64 * 1024,                   \
                 .max_groups = 65536,                       \
                 .max_depth = 32,                           \

@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu/list.h>
@@ -34,6 +35,7 @@
 #include "macro.h"
 #include "service/authz.h"
 #include "service/events.h"
+#include "service/message-ids.h"
 #include "base/log.h"
 #include "base/selfstats.h"
 
@@ -144,6 +146,8 @@ void events_requester_set(pid_t pid, uid_t uid) {
 /* A max or oom event of @g, logged at most once an interval per group (see Said). */
 static void say_refusal(Events *e, MemGroup *g, MemEvent event, uint64_t local) {
         uint64_t h = 14695981039346656037ULL, now = clock_now_usec(CLOCK_MONOTONIC);
+        char f_group[16 + MEM_PATH_MAX], f_uid[32], f_pid[32], f_events[48];
+        const char *fields[] = { f_group, f_uid, f_pid, f_events, NULL };
         unsigned suppressed;
         Said *s;
 
@@ -159,12 +163,18 @@ static void say_refusal(Events *e, MemGroup *g, MemEvent event, uint64_t local) 
         suppressed = s->hash == h ? s->suppressed : 0;
         *s = (Said) { .hash = h, .last_usec = now };
         pthread_mutex_unlock(&e->said_lock);
+        snprintf(f_group, sizeof(f_group), "MEMACCT_GROUP=%s", g->path);
+        snprintf(f_uid, sizeof(f_uid), "MEMACCT_UID=%u", (unsigned) requester.uid);
+        snprintf(f_pid, sizeof(f_pid), "MEMACCT_PID=%d", (int) requester.pid);
+        snprintf(f_events, sizeof(f_events), "MEMACCT_EVENTS=%llu", (unsigned long long) local);
         if (event == MEM_EVENT_MAX)
-                log_notice("Group %s refused a charge at its max (max events: %llu), of uid %u pid %d%s",
+                log_struct(LOG_NOTICE, MESSAGE_REFUSED_AT_MAX, fields,
+                           "Group %s refused a charge at its max (max events: %llu), of uid %u pid %d%s",
                            g->path, (unsigned long long) local, (unsigned) requester.uid, (int) requester.pid,
                            suppressed ? " (and more, not logged)" : "");
         else
-                log_notice("Group %s is out of memory: a charge could not be brought under max (oom events: "
+                log_struct(LOG_NOTICE, MESSAGE_OUT_OF_MEMORY, fields,
+                           "Group %s is out of memory: a charge could not be brought under max (oom events: "
                            "%llu), of uid %u pid %d%s", g->path, (unsigned long long) local,
                            (unsigned) requester.uid, (int) requester.pid, suppressed ? " (and more, not logged)" : "");
 }

@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "cgroup/mirror.h"
 #include "base/procid.h"
+#include "service/message-ids.h"
 #include "service/service-internal.h"
 
 int service_hello(Service *svc, Peer *p, const uint32_t *version, ServiceHello *ret, Refusal *rf) {
@@ -225,7 +226,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                 r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
-                        service_audit(p, "Kept charge of %llu %s bytes on %s%s", (unsigned long long) c->bytes,
+                        service_audit(p, MESSAGE_KEPT_CHARGED, g->path, "Kept charge of %llu %s bytes on %s%s", (unsigned long long) c->bytes,
                                       mem_stat_item_to_string(item), g->path, c->force ? " (forced)" : "");
                 }
         } else if (c->stock)
@@ -275,7 +276,7 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                 r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
-                        service_audit(p, "Kept charge of %llu %s bytes released from %s",
+                        service_audit(p, MESSAGE_KEPT_RELEASED, g->path, "Kept charge of %llu %s bytes released from %s",
                                       (unsigned long long) c->bytes, mem_stat_item_to_string(item), g->path);
                 }
         } else if (!attached)

@@ -30,6 +30,7 @@
 #include "core/rcu-tsan.h"
 #include "cgroup/mirror.h"
 #include "base/log.h"
+#include "service/message-ids.h"
 #include "service/service-internal.h"
 
 /* Serialises owner changes with removes: the count follows the owner. */
@@ -156,7 +157,7 @@ int service_create_group(Service *svc, Peer *p, const char *path, const MemLimit
                 return refusal_path(rf, r, path);
         }
         service_committed(svc, p, path);
-        service_audit(p, "Group %s created, owner %u", path, (unsigned) (has_owner ? owner : uid));
+        service_audit(p, MESSAGE_GROUP_CREATED, path, "Group %s created, owner %u", path, (unsigned) (has_owner ? owner : uid));
         /* The group first, then its limits: a watcher of limit changes
          * alone sees them too. */
         events_emit(svc->events, EVENT_GROUP_ADDED, path, 0);
@@ -188,7 +189,7 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
         if (r < 0)
                 return refusal_path(rf, r, g->path);
         service_committed(svc, p, g->path);
-        service_audit(p, "Group %s removed", g->path);
+        service_audit(p, MESSAGE_GROUP_REMOVED, g->path, "Group %s removed", g->path);
         events_emit(svc->events, EVENT_GROUP_REMOVED, g->path, 0);
         return 0;
 }
@@ -210,7 +211,7 @@ static void audit_limits(const Peer *p, const char *path, const MemLimits *l, bo
                         n += (size_t) snprintf(buf + n, sizeof(buf) - n, " %s=%llu", names[i],
                                                (unsigned long long) values[i]);
         }
-        service_audit(p, "Limits of %s set:%s%s", path, buf, force ? " (forced)" : "");
+        service_audit(p, MESSAGE_LIMITS_SET, path, "Limits of %s set:%s%s", path, buf, force ? " (forced)" : "");
 }
 
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
@@ -298,7 +299,7 @@ int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refu
         if (r < 0)
                 return r;
         service_committed(svc, p, g->path);
-        service_audit(p, "Group %s delegated to uid %u (was %u)", g->path, (unsigned) owner, (unsigned) old);
+        service_audit(p, MESSAGE_OWNER_SET, g->path, "Group %s delegated to uid %u (was %u)", g->path, (unsigned) owner, (unsigned) old);
         return 0;
 }
 
@@ -670,7 +671,7 @@ int service_import_cgroups_with(Service *svc, Peer *p, const char *from, const c
                 service_committed(svc, p, NULL); /* any number of groups */
         if (r < 0)
                 return r;
-        service_audit(p, "Kernel cgroups imported from %s: %u created, %u updated, %u unchanged, %u user-set "
+        service_audit(p, MESSAGE_CGROUPS_IMPORTED, NULL, "Kernel cgroups imported from %s: %u created, %u updated, %u unchanged, %u user-set "
                       "limit%s kept%s", from && *from ? from : "/", counts.created, counts.updated,
                       counts.unchanged, counts.kept, counts.kept == 1 ? "" : "s",
                       flags & SERVICE_IMPORT_RESET_LIMITS ? " (limits reset)" : "");

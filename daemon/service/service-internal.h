@@ -105,10 +105,15 @@ void service_confine(Service *svc, Peer *p, const char *scope);
 /**
  * service_audit() - log a change @p made, with who made it: "WHAT, by uid
  * U pid P (COMM) over the socket|bus", at notice, the daemon's default
- * level: the journal's record of who changed what (memacctd(8), Audit).
- * Called after the change is made, on the caller's thread.
+ * level: the journal's record of who changed what (memacctd(8),
+ * DIAGNOSTICS).
+ * Under the journal it carries @message_id (service/message-ids.h) and
+ * the fields MEMACCT_GROUP= (@group, unless NULL), MEMACCT_UID=,
+ * MEMACCT_PID=, MEMACCT_COMM= and MEMACCT_TRANSPORT=. Called after the
+ * change is made, on the caller's thread.
  */
-void service_audit(const Peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void service_audit(const Peer *p, const char *message_id, const char *group, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 /** service_read_access() - who may read, now. */
 ReadAccess service_read_access(Service *svc);

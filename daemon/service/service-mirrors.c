@@ -9,6 +9,7 @@
 
 #include "cgroup/mirror.h"
 #include "base/log.h"
+#include "service/message-ids.h"
 #include "service/service-internal.h"
 
 int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userdata, Refusal *rf) {
@@ -25,7 +26,7 @@ int service_prune_mirrors(Service *svc, Peer *p, ServicePruneFn fn, void *userda
         r = cgroup_mirror_prune(svc->cgroup, fn, userdata);
         if (r > 0) {
                 service_committed(svc, p, NULL);
-                service_audit(p, "Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
+                service_audit(p, MESSAGE_MIRRORS_PRUNED, NULL, "Pruned %d mirror%s of vanished kernel cgroups", r, r == 1 ? "" : "s");
         }
         return r;
 }

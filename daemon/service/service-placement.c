@@ -27,6 +27,7 @@
 #include "cgroup/mirror.h"
 #include "cgroup/placement.h"
 #include "core/group.h"
+#include "service/message-ids.h"
 #include "service/service-internal.h"
 
 _Static_assert(SERVICE_RULE_CONFINE == PLACEMENT_CONFINE, "one set of rule flags");
@@ -105,7 +106,7 @@ int service_add_rule(Service *svc, Peer *p, const char *cgroup, const char *grou
         if (r < 0)
                 return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
         if (r == 0)
-                service_audit(p, "Placement rule %s -> %s%s added", cgroup, group,
+                service_audit(p, MESSAGE_RULE_ADDED, group, "Placement rule %s -> %s%s added", cgroup, group,
                               flags & PLACEMENT_CONFINE ? " (confining)" : "");
         return 0;
 }
@@ -133,7 +134,7 @@ int service_remove_rule(Service *svc, Peer *p, const char *cgroup, Refusal *rf) 
                 return refusal_set(rf, r, "no placement rule for kernel cgroup %s", cgroup);
         if (r < 0)
                 return refusal_set(rf, r, "cannot save the placement rules: %s", refusal_errno_text(r));
-        service_audit(p, "Placement rule of %s removed", cgroup);
+        service_audit(p, MESSAGE_RULE_REMOVED, NULL, "Placement rule of %s removed", cgroup);
         return 0;
 }
 

@@ -101,20 +101,40 @@ ReadAccess service_read_access(Service *svc) {
         return (ReadAccess) atomic_load_explicit(&svc->settings.read_access, memory_order_relaxed);
 }
 
-void service_audit(const Peer *p, const char *fmt, ...) {
-        char what[512];
+void service_audit(const Peer *p, const char *message_id, const char *group, const char *fmt, ...) {
+        char what[512], f_uid[32], f_pid[32], f_comm[32], f_group[16 + MEM_PATH_MAX];
+        const char *transport = p->internal ? "daemon" : p->subscriber.delivery ? "socket" : "bus";
+        char f_transport[32];
+        const char *fields[7];
+        size_t n = 0;
         va_list ap;
 
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
+        snprintf(f_transport, sizeof(f_transport), "MEMACCT_TRANSPORT=%s", transport);
+        fields[n++] = f_transport;
+        if (group) {
+                snprintf(f_group, sizeof(f_group), "MEMACCT_GROUP=%s", group);
+                fields[n++] = f_group;
+        }
         if (p->internal) {
-                log_notice("%s, by memacctd itself", what);
+                fields[n] = NULL;
+                log_struct(LOG_NOTICE, message_id, fields, "%s, by memacctd itself", what);
                 return;
         }
-        log_notice("%s, by uid %u pid %d (%s)%s over the %s", what, (unsigned) p->creds.uid, (int) p->creds.pid,
-                   p->comm[0] ? p->comm : "?", p->who.confined ? " confined" : "",
-                   p->subscriber.delivery ? "socket" : "bus");
+        snprintf(f_uid, sizeof(f_uid), "MEMACCT_UID=%u", (unsigned) p->creds.uid);
+        snprintf(f_pid, sizeof(f_pid), "MEMACCT_PID=%d", (int) p->creds.pid);
+        snprintf(f_comm, sizeof(f_comm), "MEMACCT_COMM=%s", p->comm[0] ? p->comm : "?");
+        fields[n++] = f_uid;
+        fields[n++] = f_pid;
+        fields[n++] = f_comm;
+        if (p->who.confined)
+                fields[n++] = "MEMACCT_CONFINED=1";
+        fields[n] = NULL;
+        log_struct(LOG_NOTICE, message_id, fields, "%s, by uid %u pid %d (%s)%s over the %s", what,
+                   (unsigned) p->creds.uid, (int) p->creds.pid, p->comm[0] ? p->comm : "?",
+                   p->who.confined ? " confined" : "", transport);
 }
 
 ConfinedRead service_confined_read(Service *svc) {

@@ -53,3 +53,23 @@ check_run "remove /full" 0 ctl remove /full
 check_run "remove /app" 0 ctl remove /app
 check_match "a removal" "$(<"$DAEMON_LOG")" "Group /app removed, by uid 0"
 check_stop_daemon
+
+# ---- [daemon] log-level: warning leaves the trail out, a reload brings it back ----
+
+DAEMON_CONF=$'[daemon]\nlog-level = warning\n' check_start_daemon || exit 1
+check_run "create at log-level = warning" 0 ctl create /quiet max=4K
+check_run "a refusal at log-level = warning" 1 ctl charge /quiet 8K
+check_eq "the create is not logged" "$(logged "Group /quiet created")" 0
+check_eq "nor the refusal" "$(logged "Group /quiet refused")" 0
+printf '[daemon]\nlog-level = notice\n' >"$TMP/memacctd.conf"
+before=$(logged "Configuration reloaded")
+kill -HUP "$DAEMON_PID"
+reloaded() { [[ $(logged "Configuration reloaded") -gt $before ]]; }
+if wait_for 10 reloaded; then pass; else fail "the daemon logs its reload at notice"; fi
+check_run "create after the reload" 0 ctl create /loud
+check_match "is logged" "$(<"$DAEMON_LOG")" "Group /loud created, owner 0, by uid 0"
+check_stop_daemon
+printf '[daemon]\nlog-level = loud\n' >"$TMP/bad.conf"
+run "$MEMACCTD" --config "$TMP/bad.conf" --check-config
+check_eq "a bad log-level fails --check-config" "$RC" 1
+check_match "naming the values" "$ERR$OUT" "log-level = loud: must be err, warning, notice, info or debug"

@@ -87,7 +87,8 @@ has "$(deb memacctd)" /usr/sbin/memacctd \
         /usr/share/doc/memacctd/examples/memacctd.conf /usr/share/doc/memacctd/copyright \
         '/usr/share/man/man8/memacctd\.8\.gz' '/usr/share/man/man5/memacctd\.conf\.5\.gz' \
         '/usr/share/man/man5/org\.memacct1\.5\.gz' '/usr/share/man/man7/memacct\.7\.gz' \
-        /usr/share/memacctd/prometheus/memacctd-rules.yml /usr/share/memacctd/grafana/memacctd.json
+        /usr/share/memacctd/prometheus/memacctd-rules.yml /usr/share/memacctd/grafana/memacctd.json \
+        /usr/lib/systemd/catalog/memacctd.catalog
 lacks "$(deb memacctd)" /usr/bin/memacctctl "$ma/libmemacct\.so.*"
 has "$(deb libmemacct0)" "$ma/libmemacct\.so\.0" "$ma/libmemacct\.so\.0\.1\.0"
 lacks "$(deb libmemacct0)" "$ma/libmemacct\.so" /usr/include/memacct.h

@@ -228,6 +228,36 @@ check_match "systemctl status shows the STATUS= text" "$OUT" \
 # ---- kept charges survive a crash ----
 
 check_run "memacctctl create /x" 0 c memacctctl create /x
+
+# ---- the audit trail's journal fields and catalog ----
+
+# journal_entry ID GROUP: the newest entry of the unit with that
+# MESSAGE_ID and MEMACCT_GROUP, as JSON ("" while there is none).
+journal_entry() {
+        c journalctl -b --no-pager -o json -n 1 _SYSTEMD_UNIT=memacctd.service "MESSAGE_ID=$1" \
+                "MEMACCT_GROUP=$2" 2>/dev/null || true
+}
+CREATED_ID=$(sed -n 's/^#define MESSAGE_GROUP_CREATED "\(.*\)"$/\1/p' "$SRC/daemon/service/message-ids.h")
+has_entry() { [[ -n $(journal_entry "$1" "$2") ]]; }
+wait_for 10 has_entry "$CREATED_ID" /x || true
+ENTRY=$(journal_entry "$CREATED_ID" /x)
+check_eq "the create's entry has its MESSAGE_ID and MEMACCT_GROUP" \
+        "$(jget 'd["MEMACCT_GROUP"] + " " + d["MESSAGE_ID"]' <<<"${ENTRY:-null}")" "/x $CREATED_ID"
+check_eq "and who made it, over which transport" \
+        "$(jget 'd["MEMACCT_UID"] + " " + d["MEMACCT_COMM"] + " " + d["MEMACCT_TRANSPORT"]' <<<"${ENTRY:-null}")" \
+        "0 memacctctl socket"
+check_eq "at notice" "$(jget 'd["PRIORITY"]' <<<"${ENTRY:-null}")" 5
+check_run "memacctctl create /jmax max=4K" 0 c memacctctl create /jmax max=4K
+check_run "a charge over its max is refused" 1 c memacctctl charge /jmax 8K
+REFUSED_ID=$(sed -n 's/^#define MESSAGE_REFUSED_AT_MAX "\(.*\)"$/\1/p' "$SRC/daemon/service/message-ids.h")
+wait_for 10 has_entry "$REFUSED_ID" /jmax || true
+check_eq "the refusal's entry counts the group's max events" \
+        "$(jget 'd["MEMACCT_EVENTS"]' <<<"$(journal_entry "$REFUSED_ID" /jmax)")" 1
+check_run "journalctl --update-catalog reads the installed catalog" 0 c journalctl --update-catalog
+check_match "journalctl -x explains the create" \
+        "$(c journalctl -b --no-pager -x -n 1 "MESSAGE_ID=$CREATED_ID" MEMACCT_GROUP=/x)" \
+        'The group /x was created by uid 0'
+check_run "memacctctl remove /jmax" 0 c memacctctl remove /jmax
 check_run "memacctctl charge /x 1M" 0 c memacctctl charge /x 1M
 kept() {
         c memacctctl --json show /x | jget 'd["kept"]'
