@@ -58,7 +58,7 @@ int log_get_max_level(void) {
 }
 
 /* One line to stderr, with the level prefix. */
-static void write_line(int level, int error, const char *format, va_list ap) {
+static void __attribute__((format(printf, 3, 0))) write_line(int level, int error, const char *format, va_list ap) {
         char buf[LOG_LINE_MAX];
         size_t n;
         int k;
