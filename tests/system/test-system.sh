@@ -50,97 +50,12 @@ done
 [[ -x /lib/systemd/systemd || -x /usr/lib/systemd/systemd ]] ||
         skip_test "the host has no systemd to boot in the container (apt-get install systemd)"
 
-# ---- the container ----
+# ---- the container (container.sh: c, as_nobody, boot, shutdown_container) ----
 
-# c CMD...: CMD inside the container, in all its namespaces, with a clean
-# environment: nothing of ours (MEMACCT_SOCKET, DBUS_*, TMPDIR) may point
-# the clients elsewhere than their defaults.
-c() {
-        nsenter -t "$LEADER" -a -- /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-                LANG=C.UTF-8 SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
-}
-
-# as_nobody CMD...: CMD inside, as uid and gid 65534 with no groups.
-as_nobody() {
-        c setpriv --reuid 65534 --regid 65534 --clear-groups -- "$@"
-}
-
-# boot: start nspawn in the background; LEADER is the container's PID 1 once
-# it is there. Return: 1 (the reason in BOOT_WHY) when nspawn exits first
-# or no systemd shows up within 30 s.
-BOOT_WHY=
-boot() {
-        local deadline=$((SECONDS + 30)) child extra=()
-
-        # systemd-analyze verify runs man for each Documentation= page, and
-        # man-db cannot run without its configuration, which the empty /etc
-        # lacks.
-        if [[ -e /etc/manpath.config ]]; then
-                extra+=(--bind-ro=/etc/manpath.config)
-        fi
-        # systemd-firstboot masked: the tmpfs /etc has no locale, and the
-        # firstboot wizard would fail for want of a console to ask on.
-        systemd-nspawn --quiet --directory=/ --volatile=yes --machine="$MACHINE" \
-                --register=no --keep-unit --private-network --console=pipe \
-                --overlay-ro="/usr:$STAGE/usr:/usr" \
-                "${extra[@]}" \
-                --boot systemd.unit=basic.target systemd.mask=systemd-firstboot.service \
-                </dev/null >"$NSPAWN_LOG" 2>&1 &
-        NSPAWN_PID=$!
-        while :; do
-                if ! kill -0 "$NSPAWN_PID" 2>/dev/null; then
-                        local rc=0
-
-                        wait "$NSPAWN_PID" || rc=$?
-                        NSPAWN_PID=
-                        BOOT_WHY="systemd-nspawn exited with status $rc before booting: $(tail -n 3 "$NSPAWN_LOG" | tr '\n' ' ')"
-                        return 1
-                fi
-                child=$(pgrep -P "$NSPAWN_PID" | head -n 1) || true
-                if [[ -n $child && $(cat "/proc/$child/comm" 2>/dev/null) == systemd ]] &&
-                        nsenter -t "$child" -a -- /usr/bin/true 2>/dev/null; then
-                        LEADER=$child
-                        return 0
-                fi
-                if ((SECONDS >= deadline)); then
-                        BOOT_WHY="no systemd answering in the container within 30 s: $(tail -n 3 "$NSPAWN_LOG" | tr '\n' ' ')"
-                        return 1
-                fi
-                sleep 0.1
-        done
-}
-
-# shutdown_container: systemctl poweroff inside, and nspawn's exit status
-# in NSPAWN_RC (124 when it had to be killed).
-NSPAWN_RC=
-shutdown_container() {
-        local deadline=$((SECONDS + 30))
-
-        [[ -n $NSPAWN_PID ]] || return 0
-        # SIGRTMIN+4 is systemd's own poweroff request, for when systemctl
-        # cannot reach it (not booted far enough).
-        if [[ -n $LEADER ]] && ! c systemctl --no-block poweroff >/dev/null 2>&1; then
-                kill -RTMIN+4 "$LEADER" 2>/dev/null || true
-        elif [[ -z $LEADER ]]; then
-                kill -TERM "$NSPAWN_PID" 2>/dev/null || true
-        fi
-        while kill -0 "$NSPAWN_PID" 2>/dev/null && ((SECONDS < deadline)); do
-                sleep 0.1
-        done
-        if kill -0 "$NSPAWN_PID" 2>/dev/null; then
-                # nspawn takes a second SIGTERM as "terminate now".
-                kill -TERM "$NSPAWN_PID" 2>/dev/null || true
-                sleep 1
-                kill -KILL "$NSPAWN_PID" 2>/dev/null || true
-                wait "$NSPAWN_PID" 2>/dev/null || true
-                NSPAWN_RC=124
-        else
-                NSPAWN_RC=0
-                wait "$NSPAWN_PID" || NSPAWN_RC=$?
-        fi
-        NSPAWN_PID=
-        LEADER=
-}
+# The host's OS on a tmpfs root, the staged /usr laid over the host's.
+CONTAINER_OPTS=(--directory=/ --volatile=yes --overlay-ro="/usr:$STAGE/usr:/usr")
+# shellcheck source-path=SCRIPTDIR source=container.sh
+source "$(dirname "$0")/container.sh"
 
 # On any way out: the container's journal into the log finish shows on a
 # failure, the container shut down (then lib.sh's report).
@@ -213,6 +128,10 @@ check_eq "the service waits for a connection" \
         "$(c systemctl is-active memacctd.service || true)" inactive
 check_run "memacctctl tree (the first connection)" 0 c memacctctl tree
 check_match "tree shows the root" "$OUT" '^/ '
+# The daemon answers a moment before it tells systemd READY=1:
+# "activating" until then.
+service_active() { [[ $(c systemctl is-active memacctd.service) == active ]]; }
+wait_for 10 service_active || true
 check_eq "the connection started memacctd.service" \
         "$(c systemctl is-active memacctd.service || true)" active
 check_match "memacctd took the socket from systemd" \
@@ -349,6 +268,7 @@ check_eq "stopped for bus activation" "$(c systemctl is-active memacctd.service 
 check_run "busctl call org.memacct1 ... GetInfo with the service stopped" 0 \
         c busctl call org.memacct1 /org/memacct1 org.memacct1.Manager GetInfo
 check_match "GetInfo answers" "$OUT" '^sttuusstt "memacctd '
+wait_for 10 service_active || true
 check_eq "the bus started memacctd.service" "$(c systemctl is-active memacctd.service || true)" active
 check_match "bus activation started it" \
         "$(c journalctl -b -u dbus.service -o cat --no-pager)" \
