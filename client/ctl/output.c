@@ -165,16 +165,13 @@ static const memacct_counter *group_counter_list(const memacct_group_info *g, si
         return *(const memacct_counter *const *) ((const char *) g + group_counters[i].offset);
 }
 
-/* @v in the largest 1024-based unit it fills, rounded up as du -h rounds
- * (a size shown is never less than the real one): one decimal below 10,
- * none above ("1.5K", "15K"); below 1024, plain bytes. Return: @buf. */
-static const char *format_human(char buf[static 24], uint64_t v) {
+const char *output_format_size(char buf[static 24], uint64_t v) {
         static const char units[] = "KMGTPE";
         uint64_t div = 1024, tenths, whole;
         size_t u = 0;
 
         if (v < 1024) {
-                snprintf(buf, 24, "%" PRIu64, v);
+                snprintf(buf, 24, "%" PRIu64 "B", v);
                 return buf;
         }
         while (u + 1 < sizeof(units) - 1 && v / div >= 1024) {
@@ -203,7 +200,7 @@ static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
         if (limit && v == MEMACCT_UNLIMITED)
                 return "max";
         if (human)
-                return format_human(buf, v);
+                return output_format_size(buf, v);
         snprintf(buf, 24, "%" PRIu64, v);
         return buf;
 }

@@ -25,6 +25,15 @@
 void output_set_human(bool on);
 
 /**
+ * output_format_size() - @v in the largest 1024-based unit it fills,
+ * rounded up as du -h rounds (a size shown is never less than the real
+ * one): one decimal below 10, none above ("1.5K", "15K", "768M"); below
+ * 1024, bytes with a B ("0B", "512B"), as systemd-cgtop. The one format of
+ * sizes in units: show -h, tree -h and top alike. Return: @buf.
+ */
+const char *output_format_size(char buf[static 24], uint64_t v);
+
+/**
  * usage_error() - "memacctctl: <message>" and the hint to --help, on
  * stderr. Return: EXIT_USAGE.
  */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "output.h"
 #include "top-internal.h"
 
 static const char *const order_names[_TOP_ORDER_MAX] = {
@@ -222,24 +223,14 @@ char *top_ellipsize(char *buf, size_t size, const char *s, size_t width) {
         return buf;
 }
 
-/* @v as K/M/G (1024-based, as systemd-cgtop) or bytes; "max" for an
+/* @v in units (output_format_size()), or bytes with --raw; "max" for an
  * unlimited @limit. Return: @buf. */
 static const char *format_size(char buf[static 24], uint64_t v, bool limit, bool raw) {
-        static const char units[] = "KMGTPE";
-        double x = (double) v / 1024;
-        size_t u = 0;
-
         if (limit && v == MEMACCT_UNLIMITED)
                 return "max";
-        if (raw || v < 1024) {
-                snprintf(buf, 24, raw ? "%" PRIu64 : "%" PRIu64 "B", v);
-                return buf;
-        }
-        while (x >= 1024 && u + 1 < sizeof(units) - 1) {
-                x /= 1024;
-                u++;
-        }
-        snprintf(buf, 24, "%.1f%c", x, units[u]);
+        if (!raw)
+                return output_format_size(buf, v);
+        snprintf(buf, 24, "%" PRIu64, v);
         return buf;
 }
 

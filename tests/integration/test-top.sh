@@ -72,7 +72,11 @@ check_run "top -b -n 1 (human sizes)" 0 ctl top -b -n 1 /t
 check_eq "5M of /t/b as 5.0M" "$(column "$OUT" b 2)" 5.0M
 check_eq "the high of /t/b as 1.0M" "$(column "$OUT" b 6)" 1.0M
 check_eq "1K in /u is not in /t" "$(column "$OUT" /t 2)" 8.0M
-check_eq "the max of /t as 20.0M" "$(column "$OUT" /t 4)" 20.0M
+check_eq "the max of /t as 20M (no decimal from 10 on, as du -h)" "$(column "$OUT" /t 4)" 20M
+check_eq "nothing as 0B" "$(column "$OUT" b 12)" 0B
+TREE=$(ctl -h tree /t)
+check_eq "tree -h prints /t's current and max as top does" \
+        "$(awk '$1 == "/t" {print $2, $4}' <<<"$TREE")" "$(column "$OUT" /t 2) $(column "$OUT" /t 4)"
 check_eq "no max is max" "$(column "$OUT" b 4)" max
 check_eq "no max, no percentage" "$(column "$OUT" b 5)" -
 check_eq "% of max of /t" "$(column "$OUT" /t 5)" \
