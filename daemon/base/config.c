@@ -444,13 +444,16 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 *(ReadAccess *) field = a;
                 return;
         }
-        case KEY_SERIES:
-                if (strcmp(value, "basic") != 0 && strcmp(value, "full") != 0) {
+        case KEY_SERIES: {
+                int basic = config_series_from_string(value, strlen(value));
+
+                if (basic < 0) {
                         fail(ctx, ctx->line, "[%s] %s = %.64s: must be basic or full", k->section, k->name, value);
                         return;
                 }
-                *(bool *) field = strcmp(value, "basic") == 0;
+                *(bool *) field = basic;
                 return;
+        }
         case KEY_LEVEL: {
                 static const char *const levels[] = {
                         [LOG_ERR] = "err",         [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
@@ -545,6 +548,14 @@ unsigned config_groups_not_root(const Config *c) {
 
 const char *config_cgroup_prefix(const Config *c) {
         return c->cgroup_prefix ? c->cgroup_prefix : "/";
+}
+
+int config_series_from_string(const char *s, size_t n) {
+        if (n == 5 && memcmp(s, "basic", 5) == 0)
+                return 1;
+        if (n == 4 && memcmp(s, "full", 4) == 0)
+                return 0;
+        return -EINVAL;
 }
 
 /* The line @field's key was set on, 0: not set; for the checks across keys. */

@@ -160,6 +160,13 @@ typedef struct ConfigListen {
 int config_listen_parse(const char *s, ConfigListen *ret);
 
 /**
+ * config_series_from_string() - the metrics series word of @n bytes at
+ * @s, as [metrics] series and a scrape's ?series= both spell it.
+ * Return: 1 for "basic", 0 for "full", -EINVAL otherwise.
+ */
+int config_series_from_string(const char *s, size_t n);
+
+/**
  * config_groups_not_root() - the groups all uids but root may own
  * together: 7/8 of [limits] groups, so root keeps the rest.
  */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/config.h"
 #include "http/metrics-internal.h"
 
 static int hex_digit(char c) {
@@ -119,11 +120,8 @@ int metrics_query_parse(const char *q, size_t n, MetricsQuery *ret, char *reason
                 } else if (is_name(q, name_len, "series")) {
                         if (mq.basic >= 0)
                                 return fail(reason, reason_size, "series is given more than once");
-                        if (v && vlen == 5 && memcmp(v, "basic", 5) == 0)
-                                mq.basic = 1;
-                        else if (v && vlen == 4 && memcmp(v, "full", 4) == 0)
-                                mq.basic = 0;
-                        else
+                        mq.basic = v ? config_series_from_string(v, vlen) : -EINVAL;
+                        if (mq.basic < 0)
                                 return fail(reason, reason_size, "series must be basic or full");
                 } else
                         return fail(reason, reason_size,

@@ -109,6 +109,9 @@ void service_audit(const Peer *p, const char *message_id, const char *group, con
         size_t n = 0;
         va_list ap;
 
+        /* Formatting costs more than the check: at log-level = warning, nothing. */
+        if (log_get_max_level() < LOG_NOTICE)
+                return;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
