@@ -52,6 +52,13 @@ int refusal_denied(Refusal *rf, const char *path) {
         return refusal_set(rf, -EPERM, "%s: permission denied", path);
 }
 
+int refusal_region_limit(Refusal *rf, const char *path, const char *by, const char *region, bool capacity) {
+        snprintf(rf->refused_by, sizeof(rf->refused_by), "%s", by ? by : "");
+        if (capacity)
+                return refusal_set(rf, -EDQUOT, "%s: region %s is at its capacity", path, region);
+        return refusal_set(rf, -EDQUOT, "%s: limit exceeded (max of %s in region %s)", path, by ? by : "?", region);
+}
+
 int refusal_limit(Refusal *rf, const char *path, const char *by) {
         snprintf(rf->refused_by, sizeof(rf->refused_by), "%s", by ? by : "");
         return refusal_set(rf, -EDQUOT, "%s: limit exceeded (max of %s)", path, by ? by : "?");

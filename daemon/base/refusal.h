@@ -53,3 +53,10 @@ int refusal_denied(Refusal *rf, const char *path);
  * the transports that report it. Return: -EDQUOT.
  */
 int refusal_limit(Refusal *rf, const char *path, const char *by);
+
+/**
+ * refusal_region_limit() - refusal_limit() in the device region @region;
+ * @capacity: the root refused, so the region is full: "PATH: region R is
+ * at its capacity". Return: -EDQUOT.
+ */
+int refusal_region_limit(Refusal *rf, const char *path, const char *by, const char *region, bool capacity);

@@ -108,6 +108,7 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         pthread_mutex_init(&core->move_mutex, NULL);
         pthread_mutex_init(&core->clients_lock, NULL);
         pthread_mutex_init(&core->stock_lock, NULL);
+        pthread_mutex_init(&core->regions_lock, NULL);
         CDS_INIT_LIST_HEAD(&core->stock_sessions);
         atomic_store(&core->rss_threshold, (int64_t) config->rss_threshold);
         atomic_store(&core->recursive_protection, config->recursive_protection);
@@ -151,6 +152,8 @@ MemCore *core_free(MemCore *core) {
          * finish first. */
         urcu_memb_barrier();
         group_free_tree(core);
+        for (unsigned slot = 0; slot < MEM_REGION_MAX; slot++)
+                free(atomic_load(&core->regions[slot]));
         if (core->groups)
                 cds_lfht_destroy(core->groups, NULL);
         if (core->clients)
@@ -164,6 +167,7 @@ MemCore *core_free(MemCore *core) {
         pthread_mutex_destroy(&core->move_mutex);
         pthread_mutex_destroy(&core->clients_lock);
         pthread_mutex_destroy(&core->stock_lock);
+        pthread_mutex_destroy(&core->regions_lock);
         free(core);
         if (!registered)
                 urcu_memb_unregister_thread();

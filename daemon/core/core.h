@@ -24,9 +24,10 @@
 /*
  * Told of every event raised, on the thread that raised it, inside no
  * core lock but possibly inside core_read_lock(): it must not wait for a
- * grace period. @local is the group's local count after the event.
+ * grace period. @local is the group's local count after the event;
+ * @region the key of the region whose counter raised it (region.h).
  */
-typedef void (*MemEventHook)(MemGroup *g, MemEvent ev, uint64_t local, void *userdata);
+typedef void (*MemEventHook)(MemGroup *g, int region, MemEvent ev, uint64_t local, void *userdata);
 
 typedef struct MemSession MemSession;
 
@@ -93,6 +94,12 @@ struct MemCore {
         /* Sessions with a stock page, for drains (session.c). */
         pthread_mutex_t stock_lock;
         struct cds_list_head stock_sessions;
+
+        /* The device regions by slot (region.c); slot 0 is memory's and
+         * stays NULL. Writers hold regions_lock, readers RCU. */
+        pthread_mutex_t regions_lock;
+        _Atomic(struct MemRegion *) regions[MEM_REGION_MAX];
+        unsigned region_gen;
 
         /* Called on every event raised / every move; set once before use. */
         MemEventHook event_hook;

@@ -211,3 +211,22 @@ void counter_set_low(MemCounter *c, int64_t low) {
 void counter_reset_watermark(MemCounter *c) {
         atomic_store_explicit(&c->watermark, counter_read(c), memory_order_relaxed);
 }
+
+int counter_apply_limits(MemCounter *c, const MemLimits *l, bool force) {
+        int r = 0;
+
+        if (l->set & MEM_LIMIT_MAX) {
+                int64_t max = counter_clamp_limit(l->max);
+
+                r = force ? counter_set_max_force(c, max) : counter_set_max(c, max);
+                if (r < 0)
+                        return r;
+        }
+        if (l->set & MEM_LIMIT_HIGH)
+                counter_set_high(c, counter_clamp_limit(l->high));
+        if (l->set & MEM_LIMIT_LOW)
+                counter_set_low(c, counter_clamp_limit(l->low));
+        if (l->set & MEM_LIMIT_MIN)
+                counter_set_min(c, counter_clamp_limit(l->min));
+        return r;
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "macro.h"
+#include "model.h"
 
 /*
  * "No limit". Limits above it are clamped to it, as the kernel clamps to
@@ -133,3 +134,11 @@ static inline int64_t counter_clamp_limit(uint64_t bytes) {
 static inline uint64_t counter_limit_to_u64(int64_t limit) {
         return limit >= MEM_COUNTER_MAX ? UINT64_MAX : (uint64_t) limit;
 }
+
+/**
+ * counter_apply_limits() - set what @l names on @c, max first; a max
+ * refused (usage above it, without @force) leaves everything as it was.
+ * Callers serialise setters of one counter.
+ * Return: 0; 1 when a forced max is below usage; -EBUSY.
+ */
+int counter_apply_limits(MemCounter *c, const MemLimits *l, bool force);

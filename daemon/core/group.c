@@ -26,6 +26,7 @@
 #include "core.h"
 #include "group-internal.h"
 #include "protection.h"
+#include "region.h"
 
 static const char *const mem_event_table[_MEM_EVENT_MAX] = {
         [MEM_EVENT_LOW] = "low",
@@ -155,6 +156,7 @@ static void group_free_rcu(struct rcu_head *head) {
         rcu_tsan_grace_period();
         rcu_tsan_consume(g); /* handed over by call_rcu() */
         pthread_mutex_destroy(&g->move_lock);
+        region_group_free(g);
         free(g);
 }
 
@@ -223,22 +225,7 @@ static int id_alloc(MemCore *core, unsigned *ret) {
  * below usage (the caller raises oom, outside the lock); -EBUSY.
  */
 static int limits_apply(MemGroup *g, const MemLimits *l, bool force) {
-        int r = 0;
-
-        if (l->set & MEM_LIMIT_MAX) {
-                int64_t max = counter_clamp_limit(l->max);
-
-                r = force ? counter_set_max_force(&g->counter, max) : counter_set_max(&g->counter, max);
-                if (r < 0)
-                        return r;
-        }
-        if (l->set & MEM_LIMIT_HIGH)
-                counter_set_high(&g->counter, counter_clamp_limit(l->high));
-        if (l->set & MEM_LIMIT_LOW)
-                counter_set_low(&g->counter, counter_clamp_limit(l->low));
-        if (l->set & MEM_LIMIT_MIN)
-                counter_set_min(&g->counter, counter_clamp_limit(l->min));
-        return r;
+        return counter_apply_limits(&g->counter, l, force);
 }
 
 /* Caller holds tree_lock and the RCU read lock. @ret: NULL, or a reference to the group. */
@@ -405,6 +392,7 @@ int group_remove(MemCore *core, const char *path) {
                 if (k > 0)
                         group_uncharge(core, g, (uint64_t) k, i);
         }
+        region_group_release(core, g);
         /* Nothing else can be charged here: no session is attached and no
          * child exists, and both are refused from now on. */
         assert(counter_read(&g->counter) == 0);
@@ -446,6 +434,7 @@ static void free_subtree(MemGroup *g) {
                 free_subtree(caa_container_of(it, MemGroup, siblings));
         }
         pthread_mutex_destroy(&g->move_lock);
+        region_group_free(g);
         free(g);
 }
 
@@ -612,54 +601,53 @@ void group_event_raise(MemGroup *g, MemEvent ev) {
         for (MemGroup *i = g; i; i = i->parent)
                 atomic_fetch_add_explicit(&i->events[ev], 1, memory_order_relaxed);
         if (core->event_hook)
-                core->event_hook(g, ev, local, core->event_hook_userdata);
+                core->event_hook(g, MEM_REGION_MEMORY, ev, local, core->event_hook_userdata);
 }
 
 void group_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, bool exact,
                 MemGroupInfo *ret) {
         const MemCounter *c = &g->counter;
-        MemGroupInfo info = {
-                .current = (uint64_t) counter_read(c),
-                .peak = (uint64_t) atomic_load_explicit(&c->watermark, memory_order_relaxed),
-                .max = counter_limit_to_u64(counter_read_limit(&c->max)),
-                .high = counter_limit_to_u64(counter_read_limit(&c->high)),
-                .low = counter_limit_to_u64(counter_read_limit(&c->low)),
-                .min = counter_limit_to_u64(counter_read_limit(&c->min)),
-                .failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed),
-                .nr_attached = atomic_load(&g->nr_attached),
-                .owner = g->owner,
-                .mirror = atomic_load_explicit(&g->mirror, memory_order_relaxed),
-        };
         int64_t emin, elow;
         MemGroup *child;
 
-        if (info.mirror)
-                info.kernel_current = atomic_load_explicit(&g->kernel_current, memory_order_relaxed);
+        /* Field by field: the regions' part is large, and only its first
+         * nr_regions entries are written (region_read()). */
+        memset(ret, 0, offsetof(MemGroupInfo, nr_regions));
+        ret->current = (uint64_t) counter_read(c);
+        ret->peak = (uint64_t) atomic_load_explicit(&c->watermark, memory_order_relaxed);
+        ret->max = counter_limit_to_u64(counter_read_limit(&c->max));
+        ret->high = counter_limit_to_u64(counter_read_limit(&c->high));
+        ret->low = counter_limit_to_u64(counter_read_limit(&c->low));
+        ret->min = counter_limit_to_u64(counter_read_limit(&c->min));
+        ret->failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed);
+        ret->nr_attached = atomic_load(&g->nr_attached);
+        ret->owner = g->owner;
+        ret->mirror = atomic_load_explicit(&g->mirror, memory_order_relaxed);
+        if (ret->mirror)
+                ret->kernel_current = atomic_load_explicit(&g->kernel_current, memory_order_relaxed);
         core_stats_flush(core, exact);
         counter_effective_protection(reclaim_root ? &reclaim_root->counter : NULL, c,
                                      atomic_load(&core->recursive_protection), &emin, &elow);
         /* A first-level group's effective value is its raw setting, which
          * may be "max": read it back as UINT64_MAX like the setting. */
-        info.effective_min = counter_limit_to_u64(emin);
-        info.effective_low = counter_limit_to_u64(elow);
+        ret->effective_min = counter_limit_to_u64(emin);
+        ret->effective_low = counter_limit_to_u64(elow);
         for (int i = 0; i < _MEM_EVENT_MAX; i++) {
-                info.events[i] = atomic_load_explicit(&g->events[i], memory_order_relaxed);
-                info.events_local[i] =
-                        atomic_load_explicit(&g->events_local[i], memory_order_relaxed);
+                ret->events[i] = atomic_load_explicit(&g->events[i], memory_order_relaxed);
+                ret->events_local[i] = atomic_load_explicit(&g->events_local[i], memory_order_relaxed);
         }
         for (int i = 0; i < _MEM_STAT_MAX; i++) {
                 /* Negative only transiently (updates of one charge landing
                  * in different flushes); clamp like memcg_page_state(). */
-                info.stat[i] = MAX(atomic_load_explicit(&g->stats.total[i], memory_order_relaxed), 0);
-                info.stat_local[i] =
-                        MAX(atomic_load_explicit(&g->stats.local[i], memory_order_relaxed), 0);
-                info.kept[i] = (uint64_t) atomic_load_explicit(&g->kept[i], memory_order_relaxed);
+                ret->stat[i] = MAX(atomic_load_explicit(&g->stats.total[i], memory_order_relaxed), 0);
+                ret->stat_local[i] = MAX(atomic_load_explicit(&g->stats.local[i], memory_order_relaxed), 0);
+                ret->kept[i] = (uint64_t) atomic_load_explicit(&g->kept[i], memory_order_relaxed);
         }
+        region_read(core, g, reclaim_root, ret);
         core_read_lock();
         group_for_each_child(child, g, it)
-                info.nr_children++;
+                ret->nr_children++;
         core_read_unlock();
-        *ret = info;
 }
 
 int group_walk(MemGroup *g, int (*cb)(MemGroup *g, void *userdata), void *userdata) {

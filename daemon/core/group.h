@@ -22,6 +22,8 @@
 
 typedef struct MemCore MemCore;
 typedef struct MemGroup MemGroup;
+typedef struct MemRegionState MemRegionState;
+typedef _Atomic(MemRegionState *) MemRegionSlot;
 
 struct MemGroup {
         MemCounter counter;
@@ -41,6 +43,9 @@ struct MemGroup {
          * The core only stores and reports them. */
         _Atomic bool mirror;
         bool flush_queued; /* in the flush in progress (core.c); flusher only */
+        /* The counter sets in device regions, by slot (region.c): NULL
+         * until the group first uses one. */
+        _Atomic(MemRegionSlot *) regions;
         _Atomic uint64_t kernel_current; /* bytes, the last sample */
         /* The limits (MemLimitMask) a user set on this group while it was
          * a mirror: the importer keeps them instead of the outside

@@ -84,6 +84,44 @@ const char *mem_rss_to_string(MemRss m);
  */
 int mem_path_check(const char *path, unsigned max_depth, MemPathError *ret_reason);
 
+/*
+ * Device memory regions (docs/regions.md): the kernel dmem controller's
+ * regions, each with its own counter in every group that uses it.
+ * "memory" is the built-in one, the group's own counter; a device region
+ * has a name (the kernel's: text without spaces, here from
+ * [A-Za-z0-9._:/@+-]) and a capacity that bounds the root.
+ */
+#define MEM_REGION_MAX 32      /* regions, memory included */
+#define MEM_REGION_NAME_MAX 63 /* bytes in a region name */
+#define MEM_REGION_MEMORY_NAME "memory"
+
+/**
+ * mem_region_name_check() - is @name a valid region name?
+ * Return: 0; -EINVAL (empty, or a character outside the grammar);
+ * -ENAMETOOLONG.
+ */
+int mem_region_name_check(const char *name);
+
+/* One region, daemon-wide (core_region_list()). */
+typedef struct MemRegionDesc {
+        char name[MEM_REGION_NAME_MAX + 1];
+        uint64_t capacity; /* UINT64_MAX: unlimited */
+        uint64_t current;  /* charged in the whole tree */
+        uint64_t peak;
+        unsigned groups;   /* groups with a counter in it, the root included */
+} MemRegionDesc;
+
+/* One group's counters in one device region (group_read()). */
+typedef struct MemRegionInfo {
+        char name[MEM_REGION_NAME_MAX + 1];
+        uint64_t capacity;
+        uint64_t current, peak, max, high, low, min; /* limits: UINT64_MAX for none */
+        uint64_t effective_min, effective_low;
+        uint64_t failcnt;
+        uint64_t events[_MEM_EVENT_MAX], events_local[_MEM_EVENT_MAX];
+        uint64_t kept;
+} MemRegionInfo;
+
 /* What a notice says happened: the service fans these out (service/events.h). */
 typedef enum EventKind {
         EVENT_MEMORY,         /* @event of @path went up; its local count is now @count */
@@ -123,4 +161,8 @@ typedef struct MemGroupInfo {
         uid_t owner;
         bool mirror;             /* group_set_mirror() */
         uint64_t kernel_current; /* the last group_set_kernel_current(); 0 when not a mirror */
+        /* The device regions the group has a counter in, in region order;
+         * only the first nr_regions entries are written. */
+        unsigned nr_regions;
+        MemRegionInfo regions[MEM_REGION_MAX - 1];
 } MemGroupInfo;

@@ -30,6 +30,7 @@
 
 #include "charge.h"
 #include "group-internal.h"
+#include "region.h"
 #include "session-internal.h"
 
 /* One session's part of a move. */
@@ -39,6 +40,7 @@ typedef struct MoveItem {
         MemGroup *top; /* the common ancestor of src and dst */
         uint64_t total;
         bool charged;  /* dst is charged for it */
+        uint32_t regions_charged; /* the device region slots dst is charged for it in */
 } MoveItem;
 
 typedef struct Move {
@@ -92,39 +94,80 @@ static void move_end(Move *m) {
         atomic_fetch_sub(&m->core->moving, 1);
 }
 
-/* Charge @dst for every item, up to each common ancestor; on a refusal
- * undo the ones charged and say who refused. Sources locked. */
+static int64_t region_held_of(const MoveItem *it, unsigned slot) {
+        _Atomic int64_t *held = atomic_load_explicit(&it->s->region_held, memory_order_acquire);
+
+        return held ? load64(&held[slot]) : 0;
+}
+
+/* Undo what move_charge() charged to @dst for the first @n items. */
+static void move_uncharge_dst(Move *m, size_t n) {
+        for (size_t j = 0; j < n; j++) {
+                MoveItem *it = &m->v[j];
+
+                if (it->charged)
+                        counter_uncharge(&m->dst->counter, &it->top->counter, it->total);
+                for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++)
+                        if (it->regions_charged & (1u << slot))
+                                region_move_uncharge(m->dst, it->top, slot,
+                                                     (uint64_t) region_held_of(it, slot));
+                it->charged = false;
+                it->regions_charged = 0;
+        }
+}
+
+/* Charge @dst for @it's device region charges, up to the common ancestor.
+ * In core_read_lock(). */
+static int move_charge_regions(Move *m, MoveItem *it, MemChargeResult *res) {
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                int64_t h = region_held_of(it, slot);
+                int r;
+
+                if (h <= 0)
+                        continue;
+                r = region_move_charge(m->dst, it->top, slot, (uint64_t) h, res);
+                if (r < 0)
+                        return r;
+                it->regions_charged |= 1u << slot;
+        }
+        return 0;
+}
+
+/* Charge @dst for every item, up to each common ancestor, memory and
+ * every device region; on a refusal undo the ones charged and say who
+ * refused. Sources locked. */
 static int move_charge(Move *m, MemChargeResult *res) {
-        for (size_t i = 0; i < m->n; i++) {
+        int r = 0;
+
+        core_read_lock();
+        for (size_t i = 0; i < m->n && r == 0; i++) {
                 MoveItem *it = &m->v[i];
                 MemCounter *fail = NULL;
-                int r;
 
                 if (!it->src || it->src == m->dst)
                         continue;
                 it->top = group_common_ancestor(it->src, m->dst);
                 for (MemStatItem k = 0; k < _MEM_STAT_MAX; k++)
                         it->total += (uint64_t) load64(&it->s->held[k]);
-                if (it->total == 0)
-                        continue;
-                /* A move raises no high events (nor does the kernel's). */
-                r = counter_try_charge(&m->dst->counter, &it->top->counter, it->total, &fail);
-                if (r == -EDQUOT) {
-                        MemGroup *refused = group_from_counter(fail);
+                if (it->total > 0) {
+                        /* A move raises no high events (nor does the kernel's). */
+                        r = counter_try_charge(&m->dst->counter, &it->top->counter, it->total, &fail);
+                        if (r == -EDQUOT) {
+                                MemGroup *refused = group_from_counter(fail);
 
-                        group_event_raise(refused, MEM_EVENT_MAX);
-                        res->refused = group_ref(refused);
+                                group_event_raise(refused, MEM_EVENT_MAX);
+                                res->refused = group_ref(refused);
+                        }
+                        it->charged = r >= 0;
+                        r = MIN(r, 0);
                 }
-                if (r < 0) {
-                        for (size_t j = 0; j < i; j++)
-                                if (m->v[j].charged)
-                                        counter_uncharge(&m->dst->counter, &m->v[j].top->counter,
-                                                         m->v[j].total);
-                        return r;
-                }
-                it->charged = true;
+                if (r == 0)
+                        r = move_charge_regions(m, it, res);
+                if (r < 0)
+                        move_uncharge_dst(m, i + 1);
         }
-        return 0;
+        core_read_unlock();
+        return r;
 }
 
 /* Everything is charged to @dst: take it off the sources, move the
@@ -140,6 +183,10 @@ static void move_commit(Move *m) {
                 if (it->src) {
                         if (it->charged)
                                 counter_uncharge(&it->src->counter, &it->top->counter, it->total);
+                        for (unsigned rs = 1; rs < MEM_REGION_MAX; rs++)
+                                if (it->regions_charged & (1u << rs))
+                                        region_move_uncharge(it->src, it->top, rs,
+                                                             (uint64_t) region_held_of(it, rs));
                         for (MemStatItem k = 0; k < _MEM_STAT_MAX; k++) {
                                 int64_t h = load64(&it->s->held[k]);
 
@@ -171,7 +218,7 @@ static int move_all(Move *m, MemChargeResult *res) {
                 move_begin(m);
                 r = move_charge(m, res);
                 if (r == 0)
-                        move_commit(m);
+                        core_read_lock(), move_commit(m), core_read_unlock();
                 move_end(m);
         }
         /* Each session holds a reference to its group: the old one goes,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "group-internal.h"
+#include "region.h"
 #include "session-internal.h"
 
 static const char *const mem_rss_table[_MEM_RSS_MAX] = {
@@ -288,11 +289,20 @@ MemSession *session_free(MemSession *s) {
                                 group_uncharge(core, g, (uint64_t) h, i);
                         store64(&s->held[i], 0);
                 }
+        if (g && s->region_held)
+                for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                        int64_t h = load64(&s->region_held[slot]);
+
+                        if (h > 0)
+                                region_move_uncharge(g, NULL, slot, (uint64_t) h);
+                        store64(&s->region_held[slot], 0);
+                }
         session_end_update(g, locked);
         core_read_unlock();
 
         if (g)
                 group_detach(g);
+        free(s->region_held);
         free(s);
         return NULL;
 }
@@ -300,6 +310,9 @@ MemSession *session_free(MemSession *s) {
 static bool session_holds_anything(MemSession *s) {
         for (int i = 0; i < _MEM_STAT_MAX; i++)
                 if (load64(&s->held[i]) != 0)
+                        return true;
+        for (unsigned slot = 1; s->region_held && slot < MEM_REGION_MAX; slot++)
+                if (load64(&s->region_held[slot]) != 0)
                         return true;
         return false;
 }
@@ -560,6 +573,76 @@ uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
         }
         pthread_mutex_unlock(&core->stock_lock);
         return released;
+}
+
+/*
+ * Device region charges: the session path of memory (the move protocol
+ * of fast path 3 around the charge), with the sums by region slot.
+ * Only the owner thread writes region_held, so plain loads and stores;
+ * a region charge is never stocked, so no drain takes from it.
+ */
+int session_charge_region(MemSession *s, int key, uint64_t bytes, unsigned flags, MemChargeResult *ret) {
+        _Atomic int64_t *held = s->region_held;
+        MemGroup *g;
+        bool locked;
+        int r;
+
+        if (key <= MEM_REGION_MEMORY)
+                return -EINVAL;
+        if (ret)
+                *ret = (MemChargeResult) {};
+        if (!held) {
+                held = calloc(MEM_REGION_MAX, sizeof(*held));
+                if (!held)
+                        return -ENOMEM;
+                /* Release: a mover that sees the array sees it zeroed. */
+                atomic_store_explicit(&s->region_held, held, memory_order_release);
+        }
+        core_read_lock();
+        g = session_begin_update(s, &locked);
+        if (!g)
+                r = -ENOTCONN;
+        else {
+                r = region_charge(s->core, g, key, bytes, flags & ~MEM_CHARGE_DRAIN, ret);
+                if (r == 0)
+                        store64(&held[region_slot(key)], load64(&held[region_slot(key)]) + (int64_t) bytes);
+        }
+        session_end_update(g, locked);
+        core_read_unlock();
+        return r;
+}
+
+int session_uncharge_region(MemSession *s, int key, uint64_t bytes) {
+        _Atomic int64_t *held = s->region_held;
+        MemGroup *g;
+        bool locked;
+        int r = 0;
+
+        if (key <= MEM_REGION_MEMORY)
+                return -EINVAL;
+        if (bytes > MEM_CHARGE_MAX)
+                return -EOVERFLOW;
+        core_read_lock();
+        g = session_begin_update(s, &locked);
+        if (!g)
+                r = -ENOTCONN;
+        else if (!region_find(s->core, key))
+                r = -ENOENT;
+        else if (!held || load64(&held[region_slot(key)]) < (int64_t) bytes)
+                r = -ERANGE;
+        else if (bytes > 0) {
+                store64(&held[region_slot(key)], load64(&held[region_slot(key)]) - (int64_t) bytes);
+                region_uncharge(s->core, g, key, bytes);
+        }
+        session_end_update(g, locked);
+        core_read_unlock();
+        return r;
+}
+
+uint64_t session_held_region(MemSession *s, int key) {
+        if (key <= MEM_REGION_MEMORY)
+                return 0;
+        return s->region_held ? (uint64_t) MAX(load64(&s->region_held[region_slot(key)]), 0) : 0;
 }
 
 uint64_t session_held(MemSession *s, MemStatItem item) {

@@ -43,6 +43,10 @@ typedef struct MemSession {
         unsigned rss_events; /* before-variant only */
         /* Also written by stock drains from other threads: RMW only. */
         _Atomic int64_t held[_MEM_STAT_MAX];
+        /* Device region charges it holds, by region slot (region.h):
+         * allocated by its own thread on its first one, read by movers
+         * under the group's move protocol, like held. */
+        _Atomic(_Atomic int64_t *) region_held;
         /* Shared with the client process: its unused stock per item. */
         _Atomic uint64_t *stock;
         struct cds_list_head stock_link; /* core->stock_sessions; stock_lock */
@@ -101,6 +105,20 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
 int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item);
 
 uint64_t session_held(MemSession *s, MemStatItem item);
+
+/**
+ * session_charge_region() - session_charge() in device region @key
+ * (region.h). Region charges are never stocked, so a refusal is final.
+ * Return: as session_charge(); -ENOENT (no such region), -EINVAL
+ * (memory's key: use session_charge()), -ENOMEM.
+ */
+int session_charge_region(MemSession *s, int key, uint64_t bytes, unsigned flags, MemChargeResult *ret);
+
+/** session_uncharge_region() - session_uncharge() in device region @key. Return: as session_uncharge(), -ENOENT. */
+int session_uncharge_region(MemSession *s, int key, uint64_t bytes);
+
+/** session_held_region() - what the session holds in device region @key. */
+uint64_t session_held_region(MemSession *s, int key);
 
 /**
  * session_set_stock() - share @page (_MEM_STAT_MAX counters, mapped from

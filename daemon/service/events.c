@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "core/core.h"
+#include "core/region.h"
 #include "core/session.h"
 #include "macro.h"
 #include "service/authz.h"
@@ -143,15 +144,19 @@ void events_requester_set(pid_t pid, uid_t uid) {
         requester.uid = pid ? uid : 0;
 }
 
-/* A max or oom event of @g, logged at most once an interval per group (see Said). */
-static void say_refusal(Events *e, MemGroup *g, MemEvent event, uint64_t local) {
+/* A max or oom event of @g (in @region; NULL: memory), logged at most
+ * once an interval per group and region (see Said). */
+static void say_refusal(Events *e, MemGroup *g, const char *region, MemEvent event, uint64_t local) {
         uint64_t h = 14695981039346656037ULL, now = clock_now_usec(CLOCK_MONOTONIC);
-        char f_group[16 + MEM_PATH_MAX], f_uid[32], f_pid[32], f_events[48];
-        const char *fields[] = { f_group, f_uid, f_pid, f_events, NULL };
+        char f_group[16 + MEM_PATH_MAX], f_uid[32], f_pid[32], f_events[48], f_region[32 + MEM_REGION_NAME_MAX];
+        const char *fields[] = { f_group, f_uid, f_pid, f_events, region ? f_region : NULL, NULL };
+        char in_region[16 + MEM_REGION_NAME_MAX] = "";
         unsigned suppressed;
         Said *s;
 
         for (const char *c = g->path; *c; c++)
+                h = (h ^ (uint8_t) *c) * 1099511628211ULL;
+        for (const char *c = region ? region : ""; *c; c++)
                 h = (h ^ (uint8_t) *c) * 1099511628211ULL;
         s = &e->said[h % SAID_SLOTS];
         pthread_mutex_lock(&e->said_lock);
@@ -167,19 +172,24 @@ static void say_refusal(Events *e, MemGroup *g, MemEvent event, uint64_t local) 
         snprintf(f_uid, sizeof(f_uid), "MEMACCT_UID=%u", (unsigned) requester.uid);
         snprintf(f_pid, sizeof(f_pid), "MEMACCT_PID=%d", (int) requester.pid);
         snprintf(f_events, sizeof(f_events), "MEMACCT_EVENTS=%llu", (unsigned long long) local);
+        if (region) {
+                snprintf(f_region, sizeof(f_region), "MEMACCT_REGION=%s", region);
+                snprintf(in_region, sizeof(in_region), " in region %s", region);
+        }
         if (event == MEM_EVENT_MAX)
                 log_struct(LOG_NOTICE, MESSAGE_REFUSED_AT_MAX, fields,
-                           "Group %s refused a charge at its max (max events: %llu), of uid %u pid %d%s",
-                           g->path, (unsigned long long) local, (unsigned) requester.uid, (int) requester.pid,
-                           suppressed ? " (and more, not logged)" : "");
+                           "Group %s refused a charge at its max%s (max events: %llu), of uid %u pid %d%s",
+                           g->path, in_region, (unsigned long long) local, (unsigned) requester.uid,
+                           (int) requester.pid, suppressed ? " (and more, not logged)" : "");
         else
                 log_struct(LOG_NOTICE, MESSAGE_OUT_OF_MEMORY, fields,
-                           "Group %s is out of memory: a charge could not be brought under max (oom events: "
-                           "%llu), of uid %u pid %d%s", g->path, (unsigned long long) local,
+                           "Group %s is out of memory%s: a charge could not be brought under max (oom events: "
+                           "%llu), of uid %u pid %d%s", g->path, in_region, (unsigned long long) local,
                            (unsigned) requester.uid, (int) requester.pid, suppressed ? " (and more, not logged)" : "");
 }
 
-static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *userdata) {
+static void core_event_hook(MemGroup *g, int region, MemEvent event, uint64_t local, void *userdata) {
+        char region_name[MEM_REGION_NAME_MAX + 1];
         Events *e = userdata;
         EventItem ev = {
                 .kind = EVENT_MEMORY,
@@ -195,9 +205,11 @@ static void core_event_hook(MemGroup *g, MemEvent event, uint64_t local, void *u
         Subscription *s;
         uint64_t seq;
 
+        if (region != 0 && core_region_name(e->core, region, region_name) == 0)
+                ev.region = region_name;
         selfstats_event(EVENT_MEMORY);
         if (event == MEM_EVENT_MAX || event == MEM_EVENT_OOM)
-                say_refusal(e, g, event, local);
+                say_refusal(e, g, ev.region, event, local);
         pthread_mutex_lock(&e->lock);
         seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)

@@ -35,6 +35,7 @@ typedef struct MemCore MemCore;
 typedef struct EventItem {
         EventKind kind;
         const char *path;
+        const char *region; /* EVENT_MEMORY: the device region; NULL: memory */
         MemEvent event;
         uint64_t count;
         unsigned limits;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "core/charge.h"
+#include "core/region.h"
 #include "core/session.h"
 #include "macro.h"
 #include "cgroup/mirror.h"
@@ -153,9 +154,16 @@ static int session_target(Service *svc, Peer *p, const char *path, bool attach, 
  * true). Force and stock are a charge's only: an uncharge ignores them.
  */
 static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool charging, MemStatItem *ret_item,
-                        MemGroup **ret, bool *ret_attached, Refusal *rf) {
+                        int *ret_key, MemGroup **ret, bool *ret_attached, Refusal *rf) {
         int r;
 
+        r = service_region_key(svc, c->region, ret_key, rf);
+        if (r < 0)
+                return r;
+        if (*ret_key != MEM_REGION_MEMORY && c->stat && *c->stat)
+                return refusal_set(rf, -EINVAL, "stat items are memory's; region %s has none", c->region);
+        if (*ret_key != MEM_REGION_MEMORY && charging && c->stock)
+                return refusal_set(rf, -EINVAL, "stock refills are in memory only");
         r = parse_stat(c->stat, ret_item, rf);
         if (r < 0)
                 return r;
@@ -180,12 +188,12 @@ static bool delegation_root(MemGroup *g) {
         return g->parent && g->owner != 0 && !group_is_delegated_to(g->parent, g->owner);
 }
 
-static bool kept_by_delegator(const AuthzWho *who, MemGroup *g) {
+bool service_kept_by_delegator(const AuthzWho *who, MemGroup *g) {
         return delegation_root(g) && authz_may_modify(who, g);
 }
 
 /* The delegate's side: whoever may use the delegation root but not modify it. */
-static bool kept_by_delegate(const AuthzWho *who, MemGroup *g) {
+bool service_kept_by_delegate(const AuthzWho *who, MemGroup *g) {
         return delegation_root(g) && !authz_may_modify(who, g);
 }
 
@@ -207,37 +215,50 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         MemChargeResult res = {};
         MemStatItem item;
         bool attached;
-        int r;
+        int key = MEM_REGION_MEMORY, r;
 
         if (c->force) {
                 if (!authz_may_force(&p->who))
                         return refusal_set(rf, -EPERM, "only root forces a charge past max");
                 flags |= MEM_CHARGE_FORCE;
         }
-        r = charge_begin(svc, p, c, true, &item, &g, &attached, rf);
+        r = charge_begin(svc, p, c, true, &item, &key, &g, &attached, rf);
         if (r < 0)
                 return r;
+        /* Device regions have no stock to drain: their first refusal is final. */
+        if (key != MEM_REGION_MEMORY)
+                flags &= ~MEM_CHARGE_DRAIN;
         if (c->keep) {
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
-                if (kept_by_delegator(&p->who, g))
+                if (service_kept_by_delegator(&p->who, g))
                         flags |= MEM_CHARGE_DELEGATOR;
-                r = core_charge_kept(svc->core, g, c->bytes, item, flags, &res);
+                r = key == MEM_REGION_MEMORY ? core_charge_kept(svc->core, g, c->bytes, item, flags, &res) :
+                                               region_charge_kept(svc->core, g, key, c->bytes, flags, &res);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
-                        service_audit(p, MESSAGE_KEPT_CHARGED, g->path, "Kept charge of %llu %s bytes on %s%s", (unsigned long long) c->bytes,
-                                      mem_stat_item_to_string(item), g->path, c->force ? " (forced)" : "");
+                        service_audit(p, MESSAGE_KEPT_CHARGED, g->path, "Kept charge of %llu %s bytes on %s%s",
+                                      (unsigned long long) c->bytes,
+                                      key == MEM_REGION_MEMORY ? mem_stat_item_to_string(item) : c->region, g->path,
+                                      c->force ? " (forced)" : "");
                 }
-        } else if (c->stock)
+        } else if (key != MEM_REGION_MEMORY)
+                r = session_charge_region(p->session, key, c->bytes, flags, &res);
+        else if (c->stock)
                 r = session_charge_stock(p->session, c->bytes, item, &res);
         else
                 r = session_charge(p->session, c->bytes, item, flags, &res);
 
-        if (r == -EDQUOT)
+        if (r == -EDQUOT && key != MEM_REGION_MEMORY)
+                r = refusal_region_limit(rf, g->path, res.refused ? res.refused->path : NULL, c->region,
+                                         res.refused && !res.refused->parent);
+        else if (r == -EDQUOT)
                 r = refusal_limit(rf, g->path, res.refused ? res.refused->path : NULL);
         else if (r == -ENXIO)
                 r = refusal_set(rf, -EINVAL, "a stock refill needs StockSetup first");
+        else if (r == -ENOENT && key != MEM_REGION_MEMORY && !c->keep)
+                r = refusal_set(rf, r, "no region '%s'", c->region);
         else if (r < 0)
                 r = refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
         else
@@ -245,16 +266,20 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                         .over_high = res.over_high,
                         .throttle_usec = res.throttle_usec,
                         .over_max = res.over_max,
-                        .margin = group_margin(g),
+                        .margin = key == MEM_REGION_MEMORY ? group_margin(g) :
+                                                             region_group_margin(svc->core, g, key),
                 };
         charge_result_done(&res);
         return r;
 }
 
-/* What @g keeps of @item now: only for the words of a refusal. */
-static uint64_t group_info_kept(MemCore *core, MemGroup *g, MemStatItem item) {
+/* What @g keeps of @item (in @key) now: only for the words of a refusal. */
+static uint64_t group_info_kept(MemCore *core, MemGroup *g, int key, MemStatItem item) {
+        MemRegionInfo ri;
         MemGroupInfo info;
 
+        if (key != MEM_REGION_MEMORY)
+                return region_read_one(core, g, key, NULL, &ri) == 0 ? ri.kept : 0;
         group_read(core, g, NULL, false, &info);
         return info.kept[item];
 }
@@ -263,28 +288,34 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         MemStatItem item;
         bool attached, delegate = false;
-        int r;
+        int key = MEM_REGION_MEMORY, r;
 
-        r = charge_begin(svc, p, c, false, &item, &g, &attached, rf);
+        r = charge_begin(svc, p, c, false, &item, &key, &g, &attached, rf);
         if (r < 0)
                 return r;
         if (c->keep) {
                 r = service_admit(svc, rf);
                 if (r < 0)
                         return r;
-                delegate = kept_by_delegate(&p->who, g);
-                r = group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate);
+                delegate = service_kept_by_delegate(&p->who, g);
+                r = key == MEM_REGION_MEMORY ? group_uncharge_kept_as(svc->core, g, c->bytes, item, delegate) :
+                                               region_uncharge_kept_as(svc->core, g, key, c->bytes, delegate);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
                         service_audit(p, MESSAGE_KEPT_RELEASED, g->path, "Kept charge of %llu %s bytes released from %s",
-                                      (unsigned long long) c->bytes, mem_stat_item_to_string(item), g->path);
+                                      (unsigned long long) c->bytes,
+                                      key == MEM_REGION_MEMORY ? mem_stat_item_to_string(item) : c->region, g->path);
                 }
         } else if (!attached)
                 r = c->bytes > 0 ? -ERANGE : 0; /* it holds nothing */
+        else if (key != MEM_REGION_MEMORY)
+                r = session_uncharge_region(p->session, key, c->bytes);
         else
                 r = session_uncharge(p->session, c->bytes, item);
         if (r == -ERANGE && delegate) {
-                uint64_t kept = group_info_kept(svc->core, g, item), theirs = group_kept_delegator(g, item);
+                uint64_t kept = group_info_kept(svc->core, g, key, item),
+                         theirs = key == MEM_REGION_MEMORY ? group_kept_delegator(g, item) :
+                                                             region_kept_delegator(svc->core, g, key);
 
                 if (kept >= c->bytes)
                         return refusal_set(rf, -EPERM,
@@ -292,11 +323,13 @@ int service_uncharge(Service *svc, Peer *p, const ServiceCharge *c, Refusal *rf)
                                            "delegated it, which its delegate may not release; %llu are "
                                            "the delegate's",
                                            g->path, (unsigned long long) theirs, (unsigned long long) kept,
-                                           mem_stat_item_to_string(item), (unsigned long long) (kept - theirs));
+                                           key == MEM_REGION_MEMORY ? mem_stat_item_to_string(item) : c->region,
+                                           (unsigned long long) (kept - theirs));
         }
         if (r == -ERANGE)
                 return refusal_set(rf, r, "%s: uncharge of %llu %s bytes is more than %s", g->path,
-                                   (unsigned long long) c->bytes, mem_stat_item_to_string(item),
+                                   (unsigned long long) c->bytes,
+                                   key == MEM_REGION_MEMORY ? mem_stat_item_to_string(item) : c->region,
                                    c->keep ? "the group keeps" : "the session holds");
         if (r < 0)
                 return refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));

@@ -195,7 +195,7 @@ int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf) {
 }
 
 /* "Limits of PATH set: max=1048576 high=max", for the record. */
-static void audit_limits(const Peer *p, const char *path, const MemLimits *l, bool force) {
+void service_audit_limits(const Peer *p, const char *path, const char *region, const MemLimits *l, bool force) {
         const unsigned bits[] = { MEM_LIMIT_MAX, MEM_LIMIT_HIGH, MEM_LIMIT_LOW, MEM_LIMIT_MIN };
         const char *const names[] = { "max", "high", "low", "min" };
         const uint64_t values[] = { l->max, l->high, l->low, l->min };
@@ -211,7 +211,8 @@ static void audit_limits(const Peer *p, const char *path, const MemLimits *l, bo
                         n += (size_t) snprintf(buf + n, sizeof(buf) - n, " %s=%llu", names[i],
                                                (unsigned long long) values[i]);
         }
-        service_audit(p, MESSAGE_LIMITS_SET, path, "Limits of %s set:%s%s", path, buf, force ? " (forced)" : "");
+        service_audit(p, MESSAGE_LIMITS_SET, path, "Limits of %s%s%s set:%s%s", path, region ? " in region " : "",
+                      region ? region : "", buf, force ? " (forced)" : "");
 }
 
 int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
@@ -242,7 +243,7 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         if (group_is_mirror(g))
                 group_add_user_limits(g, limits->set);
         service_committed(svc, p, g->path);
-        audit_limits(p, g->path, limits, force);
+        service_audit_limits(p, g->path, NULL, limits, force);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
         return 0;
 }

@@ -180,3 +180,17 @@ int service_place(Service *svc, Peer *p, char *buf, size_t size, Refusal *rf);
  */
 int service_place_cgroup(Service *svc, const char *cgroup, bool may_create, char *buf, size_t size,
                          Refusal *rf);
+
+/** service_region_key() - the core's key of @region (NULL, "", "memory": memory's). Return: 0; -ENOENT with @rf. */
+int service_region_key(Service *svc, const char *region, int *ret, Refusal *rf);
+
+/**
+ * service_kept_by_delegator() - is a kept charge @who makes on @g its
+ * delegator's (a reservation its delegate may not release)?
+ * service_kept_by_delegate(): is @who @g's delegate, releasing only its own?
+ */
+bool service_kept_by_delegator(const AuthzWho *who, MemGroup *g);
+bool service_kept_by_delegate(const AuthzWho *who, MemGroup *g);
+
+/** service_audit_limits() - log the limits @l set on @path (in @region; NULL: memory). */
+void service_audit_limits(const Peer *p, const char *path, const char *region, const MemLimits *l, bool force);

@@ -476,6 +476,7 @@ typedef struct ServiceCharge {
         bool keep;        /* the charge belongs to the group, not the session */
         bool force;       /* past max (root only) */
         bool stock;       /* a stock refill (session charges; refused silently, no oom) */
+        const char *region; /* NULL, "" or "memory": memory; else a device region (no stat item) */
 } ServiceCharge;
 
 typedef struct ServiceChargeResult {
@@ -547,6 +548,72 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf);
  * -EINVAL, -EBUSY (it has one), -errno of mmap().
  */
 int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf);
+
+/* ---- device memory regions (service-regions.c) ---- */
+
+/**
+ * service_add_region() - register the device region @name with
+ * @capacity bytes (UINT64_MAX: unlimited). Root only; durable. The same
+ * region again is a success. Return: 0; -EPERM, -EINVAL, -ENAMETOOLONG,
+ * -EEXIST (another capacity), -ENOSPC.
+ */
+int service_add_region(Service *svc, Peer *p, const char *name, uint64_t capacity, Refusal *rf);
+
+/**
+ * service_remove_region() - unregister @name, with every group's limits
+ * in it. Root only; durable. Return: 0; -EPERM, -EINVAL ("memory"),
+ * -ENOENT, -EBUSY (something is charged to it).
+ */
+int service_remove_region(Service *svc, Peer *p, const char *name, Refusal *rf);
+
+/**
+ * service_list_regions() - the regions, "memory" first, into @ret
+ * (MEM_REGION_MAX fit). Whoever may read the daemon's info. Return: the
+ * count; -EPERM.
+ */
+int service_list_regions(Service *svc, Peer *p, MemRegionDesc *ret, unsigned max, Refusal *rf);
+
+/**
+ * service_set_region_limits() - service_set_limits() in @region (NULL,
+ * "" or "memory": service_set_limits()). In a device region a max below
+ * usage is always taken, as a dmem.max write: new charges are refused
+ * from then on, and an oom event says so. Return: as
+ * service_set_limits(); -ENOENT also for an unknown region; -EINVAL for
+ * a max on the root (its capacity).
+ */
+int service_set_region_limits(Service *svc, Peer *p, const char *path, const char *region,
+                              const MemLimits *limits, bool force, Refusal *rf);
+
+/** service_reset_region_peak() - service_reset_peak() in @region. */
+int service_reset_region_peak(Service *svc, Peer *p, const char *path, const char *region, Refusal *rf);
+
+/**
+ * service_transfer() - move @bytes of kept charge from @from to @to in
+ * @region (@stat: memory's stat item, NULL: anon): @to is charged first,
+ * against its limits, then @from is uncharged; a refusal of either leaves
+ * both as they were. The caller must be allowed to use both groups, and
+ * to release what it asks to move (a delegate not the delegator's).
+ * Durable. Return: 0; -EDQUOT (@to's limit), -ERANGE (@from keeps fewer),
+ * -EPERM, a lookup error, -EINVAL.
+ */
+int service_transfer(Service *svc, Peer *p, const char *from, const char *to, uint64_t bytes,
+                     const char *region, const char *stat, Refusal *rf);
+
+typedef enum ServiceEvict {
+        SERVICE_EVICT_NO,
+        SERVICE_EVICT_YES,
+        SERVICE_EVICT_HIT_LOW,
+} ServiceEvict;
+
+/**
+ * service_evict_valuable() - may memory of @candidate be evicted to make
+ * room under @limit (NULL or "": the root), in @region? The kernel's
+ * dmem_cgroup_state_evict_valuable(): protection computed from @limit
+ * down. Return: a ServiceEvict; a lookup error, -EPERM (both must be
+ * readable).
+ */
+int service_evict_valuable(Service *svc, Peer *p, const char *limit, const char *candidate,
+                           const char *region, bool ignore_low, Refusal *rf);
 
 /* ---- placement rules (service-placement.c) ---- */
 

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Device memory regions
+ *
+ * The kernel's dmem controller (kernel/cgroup/dmem.c) gives every cgroup
+ * one page_counter per region a driver registered, created on first use
+ * together with every ancestor's (get_cg_pool_locked()), and bounds the
+ * root by the region's capacity. This is the same, in bytes, with the
+ * memory controller's full set on each counter: high and its events,
+ * failcnt, events and events.local, and kept charges (docs/regions.md).
+ *
+ * The charge itself is the one "memory" uses: counter_try_charge() on the
+ * region's counters, the same max/oom/high events and throttle, so a
+ * device charge costs what a memory charge costs plus one dependent load
+ * (the group's slot array) on the way in.
+ *
+ * Lifetimes. A region lives from core_region_add() until
+ * core_region_remove(), which marks it removing, waits a grace period
+ * (every charge that missed the mark is over, every later one sees it and
+ * is refused), and goes ahead only if nothing is charged to it: the
+ * root's usage, which counts every group's, is 0. It then unhooks every
+ * group's state under tree_lock and frees them after a grace period.
+ * Uncharges do not look at the mark, so whoever holds a charge can always
+ * give it back, and the removal retried then succeeds. A group's states
+ * live until the group is freed (region_group_free(), after its grace
+ * period) or its region is removed.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "group-internal.h"
+#include "protection.h"
+#include "region.h"
+
+static bool region_char_ok(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               strchr("._:/@+-", c);
+}
+
+int mem_region_name_check(const char *name) {
+        size_t n = 0;
+
+        if (!name || !*name)
+                return -EINVAL;
+        for (; name[n]; n++) {
+                if (n >= MEM_REGION_NAME_MAX)
+                        return -ENAMETOOLONG;
+                if (!region_char_ok(name[n]))
+                        return -EINVAL;
+        }
+        return 0;
+}
+
+MemRegion *region_live(MemCore *core, int key) {
+        MemRegion *r;
+
+        if (key <= 0)
+                return NULL;
+        r = atomic_load_explicit(&core->regions[region_slot(key)], memory_order_acquire);
+        if (!r || r->key != key || atomic_load_explicit(&r->removing, memory_order_acquire))
+                return NULL;
+        rcu_tsan_consume(r);
+        return r;
+}
+
+/* The region of @key, removing or not: for uncharges and reads. In a read section. */
+MemRegion *region_find(MemCore *core, int key) {
+        MemRegion *r;
+
+        if (key <= 0)
+                return NULL;
+        r = atomic_load_explicit(&core->regions[region_slot(key)], memory_order_acquire);
+        if (!r || r->key != key)
+                return NULL;
+        rcu_tsan_consume(r);
+        return r;
+}
+
+MemRegionState *region_state(MemGroup *g, unsigned slot) {
+        MemRegionSlot *v = atomic_load_explicit(&g->regions, memory_order_acquire);
+        MemRegionState *s;
+
+        if (!v)
+                return NULL;
+        s = atomic_load_explicit(&v[slot], memory_order_acquire);
+        if (s)
+                rcu_tsan_consume(s);
+        return s;
+}
+
+/*
+ * Install a state for @g, its parent's first. Installs race only with
+ * each other (two first charges of one group): a compare-and-swap
+ * decides, and the loser frees its copy before anyone saw it.
+ */
+MemRegionState *region_state_obtain(MemGroup *g, unsigned slot) {
+        MemRegionState *s = region_state(g, slot), *parent = NULL, *expected = NULL;
+        MemRegionSlot *v, *none = NULL;
+
+        if (s)
+                return s;
+        if (g->parent) {
+                parent = region_state_obtain(g->parent, slot);
+                if (!parent)
+                        return NULL;
+        }
+        v = atomic_load_explicit(&g->regions, memory_order_acquire);
+        if (!v) {
+                v = calloc(MEM_REGION_MAX, sizeof(*v));
+                if (!v)
+                        return NULL;
+                if (!atomic_compare_exchange_strong(&g->regions, &none, v)) {
+                        free(v);
+                        v = none;
+                }
+        }
+        s = cacheline_alloc(sizeof(*s));
+        if (!s)
+                return NULL;
+        memset(s, 0, sizeof(*s));
+        counter_init(&s->counter, parent ? &parent->counter : NULL);
+        s->group = g;
+        rcu_tsan_publish(s);
+        if (!atomic_compare_exchange_strong(&v[slot], &expected, s)) {
+                free(s);
+                s = expected;
+        }
+        return s;
+}
+
+static MemRegionState *state_of_counter(MemCounter *c) {
+        return (MemRegionState *) ((char *) c - offsetof(MemRegionState, counter));
+}
+
+/* group_event_raise() for a region's counters. */
+static void region_event_raise(MemCore *core, MemRegionState *s, int key, MemEvent ev) {
+        uint64_t local = atomic_fetch_add_explicit(&s->events_local[ev], 1, memory_order_relaxed) + 1;
+
+        for (MemCounter *c = &s->counter; c; c = c->parent)
+                atomic_fetch_add_explicit(&state_of_counter(c)->events[ev], 1, memory_order_relaxed);
+        if (core->event_hook)
+                core->event_hook(s->group, key, ev, local, core->event_hook_userdata);
+}
+
+/* charge_counters() and charge_account() of charge.c on @s's counters. */
+static int state_charge(MemCore *core, MemRegionState *s, int key, uint64_t bytes, unsigned flags,
+                        MemChargeResult *res) {
+        MemCounter *fail = NULL;
+        int r;
+
+        if (flags & MEM_CHARGE_FORCE) {
+                r = counter_charge(&s->counter, bytes);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        res->over_max = true;
+                        for (MemCounter *c = &s->counter; c; c = c->parent)
+                                if (counter_read(c) > counter_read_limit(&c->max))
+                                        region_event_raise(core, state_of_counter(c), key, MEM_EVENT_MAX);
+                }
+                r = 1;
+        } else {
+                r = counter_try_charge(&s->counter, NULL, bytes, &fail);
+                if (r == -EDQUOT) {
+                        MemRegionState *refused = state_of_counter(fail);
+
+                        region_event_raise(core, refused, key, MEM_EVENT_MAX);
+                        if (!(flags & MEM_CHARGE_NO_OOM))
+                                region_event_raise(core, refused, key, MEM_EVENT_OOM);
+                        res->refused = group_ref(refused->group);
+                        return r;
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (_likely_(r == 0))
+                return 0;
+        for (MemCounter *c = &s->counter; c; c = c->parent) {
+                int64_t usage = counter_read(c), high = counter_read_limit(&c->high);
+
+                if (_likely_(usage <= high))
+                        continue;
+                region_event_raise(core, state_of_counter(c), key, MEM_EVENT_HIGH);
+                res->over_high = MAX(res->over_high, (uint64_t) (usage - high));
+                res->throttle_usec = MAX(res->throttle_usec, charge_high_delay_usec(usage, high, bytes));
+        }
+        return 0;
+}
+
+static int result_out(int r, MemChargeResult *res, MemChargeResult *ret) {
+        if (ret)
+                *ret = *res;
+        else
+                charge_result_done(res);
+        return r;
+}
+
+int region_charge(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
+                  MemChargeResult *ret) {
+        MemChargeResult res = {};
+        MemRegionState *s;
+
+        if (!region_live(core, key))
+                return result_out(-ENOENT, &res, ret);
+        if (bytes == 0)
+                return result_out(0, &res, ret);
+        s = region_state_obtain(g, region_slot(key));
+        if (!s)
+                return result_out(-ENOMEM, &res, ret);
+        return result_out(state_charge(core, s, key, bytes, flags, &res), &res, ret);
+}
+
+void region_uncharge(MemCore *core, MemGroup *g, int key, uint64_t bytes) {
+        MemRegionState *s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
+
+        if (s && bytes > 0)
+                counter_uncharge(&s->counter, NULL, bytes);
+}
+
+/* As group_charge_kept(): the 'dead' check on both sides of the charge. */
+int region_charge_kept(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
+                       MemChargeResult *ret) {
+        MemChargeResult res = {};
+        MemRegionState *s;
+        int r = 0;
+
+        core_read_lock();
+        if (atomic_load(&g->dead))
+                r = -ENOENT;
+        else if (!region_live(core, key))
+                r = -ENOENT;
+        else if (bytes > 0) {
+                s = region_state_obtain(g, region_slot(key));
+                r = s ? state_charge(core, s, key, bytes, flags, &res) : -ENOMEM;
+                if (r == 0 && atomic_load(&g->dead)) {
+                        counter_uncharge(&s->counter, NULL, bytes);
+                        r = -ENOENT;
+                }
+                if (r == 0) {
+                        if (flags & MEM_CHARGE_DELEGATOR)
+                                atomic_fetch_add(&s->kept_delegator, (int64_t) bytes);
+                        atomic_fetch_add(&s->kept, (int64_t) bytes);
+                }
+        }
+        core_read_unlock();
+        return result_out(r, &res, ret);
+}
+
+/* The same order rules as group_uncharge_kept_as() (charge.c). */
+int region_uncharge_kept_as(MemCore *core, MemGroup *g, int key, uint64_t bytes, bool delegate) {
+        MemRegionState *s;
+        int64_t cur, theirs;
+
+        if (bytes > MEM_CHARGE_MAX)
+                return -EOVERFLOW;
+        core_read_lock();
+        if (atomic_load(&g->dead) || !region_find(core, key)) {
+                core_read_unlock();
+                return -ENOENT;
+        }
+        s = region_state(g, region_slot(key));
+        if (!s) {
+                core_read_unlock();
+                return bytes > 0 ? -ERANGE : 0;
+        }
+        cur = atomic_load(&s->kept);
+        do {
+                theirs = delegate ? MAX(atomic_load(&s->kept_delegator), 0) : 0;
+                if (cur - theirs < (int64_t) bytes) {
+                        core_read_unlock();
+                        return -ERANGE;
+                }
+        } while (!atomic_compare_exchange_weak(&s->kept, &cur, cur - (int64_t) bytes));
+        if (!delegate && bytes > 0) {
+                int64_t d = atomic_load(&s->kept_delegator);
+
+                while (d > 0 && !atomic_compare_exchange_weak(&s->kept_delegator, &d,
+                                                              d - MIN(d, (int64_t) bytes)))
+                        ;
+        }
+        if (bytes > 0)
+                counter_uncharge(&s->counter, NULL, bytes);
+        core_read_unlock();
+        return 0;
+}
+
+uint64_t region_kept_delegator(MemCore *core, MemGroup *g, int key) {
+        MemRegionState *s;
+        int64_t d = 0, k = 0;
+
+        core_read_lock();
+        s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
+        if (s) {
+                d = atomic_load_explicit(&s->kept_delegator, memory_order_relaxed);
+                k = atomic_load_explicit(&s->kept, memory_order_relaxed);
+        }
+        core_read_unlock();
+        return (uint64_t) MAX(MIN(d, k), 0);
+}
+
+int region_set_limits(MemCore *core, MemGroup *g, int key, const MemLimits *l, bool force) {
+        MemRegionState *s = NULL;
+        int r;
+
+        if (!g->parent && (l->set & MEM_LIMIT_MAX))
+                return -EINVAL;
+        pthread_mutex_lock(&core->limits_lock);
+        core_read_lock();
+        if (!region_live(core, key))
+                r = -ENOENT;
+        else {
+                s = region_state_obtain(g, region_slot(key));
+                r = s ? counter_apply_limits(&s->counter, l, force) : -ENOMEM;
+        }
+        /* A forced max below usage: oom, as group_set_limits(); nothing
+         * reclaims towards it yet. */
+        if (r > 0)
+                region_event_raise(core, s, key, MEM_EVENT_OOM);
+        core_read_unlock();
+        pthread_mutex_unlock(&core->limits_lock);
+        return r;
+}
+
+int region_reset_peak(MemCore *core, MemGroup *g, int key) {
+        MemRegionState *s;
+        int r = 0;
+
+        core_read_lock();
+        if (!region_find(core, key))
+                r = -ENOENT;
+        else if ((s = region_state(g, region_slot(key))))
+                counter_reset_watermark(&s->counter);
+        core_read_unlock();
+        return r;
+}
+
+/* Everything but the name and capacity, from @s (NULL: a group with no
+ * counter in the region reads as one with nothing charged and no limit). */
+static void state_read(const MemRegionState *s, const MemGroup *reclaim_root,
+                       MemRegionInfo *ret) {
+        const MemCounter *c = s ? &s->counter : NULL;
+        const MemRegionState *root_state = NULL;
+        int64_t emin = 0, elow = 0;
+
+        if (!s) {
+                ret->current = ret->peak = ret->low = ret->min = ret->failcnt = ret->kept = 0;
+                ret->effective_min = ret->effective_low = 0;
+                ret->max = ret->high = UINT64_MAX;
+                memset(ret->events, 0, sizeof(ret->events));
+                memset(ret->events_local, 0, sizeof(ret->events_local));
+                return;
+        }
+        ret->current = (uint64_t) counter_read(c);
+        ret->peak = (uint64_t) atomic_load_explicit(&c->watermark, memory_order_relaxed);
+        ret->max = counter_limit_to_u64(counter_read_limit(&c->max));
+        ret->high = counter_limit_to_u64(counter_read_limit(&c->high));
+        ret->low = counter_limit_to_u64(counter_read_limit(&c->low));
+        ret->min = counter_limit_to_u64(counter_read_limit(&c->min));
+        ret->failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed);
+        ret->kept = (uint64_t) MAX(atomic_load_explicit(&s->kept, memory_order_relaxed), 0);
+        for (int i = 0; i < _MEM_EVENT_MAX; i++) {
+                ret->events[i] = atomic_load_explicit(&s->events[i], memory_order_relaxed);
+                ret->events_local[i] = atomic_load_explicit(&s->events_local[i], memory_order_relaxed);
+        }
+        /* Protection is relative to the reclaim root's counter in this
+         * region; a reclaim root with none there has nothing charged
+         * below it, and neither has @s then. */
+        if (reclaim_root) {
+                MemCounter *p;
+
+                for (p = s->counter.parent, root_state = s; root_state && root_state->group != reclaim_root;
+                     p = p ? p->parent : NULL)
+                        root_state = p ? state_of_counter(p) : NULL;
+        }
+        counter_effective_protection(root_state ? &root_state->counter : NULL, c, true, &emin, &elow);
+        ret->effective_min = counter_limit_to_u64(emin);
+        ret->effective_low = counter_limit_to_u64(elow);
+}
+
+void region_read(MemCore *core, MemGroup *g, const MemGroup *reclaim_root, MemGroupInfo *ret) {
+        ret->nr_regions = 0;
+        core_read_lock();
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                MemRegion *r = atomic_load_explicit(&core->regions[slot], memory_order_acquire);
+                MemRegionState *s;
+                MemRegionInfo *info;
+
+                if (!r)
+                        continue;
+                rcu_tsan_consume(r);
+                s = region_state(g, slot);
+                if (!s)
+                        continue;
+                info = &ret->regions[ret->nr_regions++];
+                memcpy(info->name, r->name, sizeof(info->name));
+                info->capacity = r->capacity;
+                state_read(s, reclaim_root, info);
+        }
+        core_read_unlock();
+}
+
+int region_read_one(MemCore *core, MemGroup *g, int key, const MemGroup *reclaim_root,
+                    MemRegionInfo *ret) {
+        MemRegion *r;
+
+        core_read_lock();
+        r = region_find(core, key);
+        if (r) {
+                memcpy(ret->name, r->name, sizeof(ret->name));
+                ret->capacity = r->capacity;
+                state_read(region_state(g, region_slot(key)), reclaim_root, ret);
+        }
+        core_read_unlock();
+        return r ? 0 : -ENOENT;
+}
+
+bool region_limits(MemCore *core, MemGroup *g, int key, MemLimits *ret) {
+        MemRegionState *s;
+
+        core_read_lock();
+        s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
+        if (s)
+                *ret = (MemLimits) {
+                        .set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN,
+                        .max = counter_limit_to_u64(counter_read_limit(&s->counter.max)),
+                        .high = counter_limit_to_u64(counter_read_limit(&s->counter.high)),
+                        .low = counter_limit_to_u64(counter_read_limit(&s->counter.low)),
+                        .min = counter_limit_to_u64(counter_read_limit(&s->counter.min)),
+                };
+        core_read_unlock();
+        return s;
+}
+
+uint64_t region_group_margin(MemCore *core, MemGroup *g, int key) {
+        uint64_t margin = UINT64_MAX;
+        MemRegionState *s;
+
+        core_read_lock();
+        s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
+        /* A group with no counters yet: its first ancestor with some. */
+        for (MemGroup *i = g; !s && i && region_find(core, key); i = i->parent)
+                s = region_state(i, region_slot(key));
+        for (MemCounter *c = s ? &s->counter : NULL; c; c = c->parent) {
+                int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
+
+                if (max < MEM_COUNTER_MAX)
+                        margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
+        }
+        core_read_unlock();
+        return margin;
+}
+
+/*
+ * Device regions compute protection recursively, as dmem does: its
+ * dmem_cgroup_calculate_protection() passes recursive_protection = true
+ * to page_counter_calculate_protection() whatever the mount options.
+ */
+static bool state_recursive(MemCore *core, int key) {
+        return key != MEM_REGION_MEMORY || atomic_load(&core->recursive_protection);
+}
+
+int region_evict_valuable(MemCore *core, MemGroup *limit, MemGroup *test, int key, bool ignore_low) {
+        const MemCounter *climit, *ctest;
+        int64_t used, emin, elow;
+        MemRegionState *ls = NULL, *ts = NULL;
+        int r;
+
+        if (limit == test)
+                return MEM_EVICT_YES;
+        if (limit && !limit->parent)
+                return MEM_EVICT_YES;
+        if (limit && !group_is_descendant(test, limit))
+                return MEM_EVICT_NO;
+        core_read_lock();
+        if (key != MEM_REGION_MEMORY) {
+                if (!region_find(core, key)) {
+                        core_read_unlock();
+                        return -ENOENT;
+                }
+                ls = limit ? region_state(limit, region_slot(key)) : NULL;
+                ts = region_state(test, region_slot(key));
+        }
+        if (key != MEM_REGION_MEMORY && (!ts || (limit && !ls))) {
+                /* No counter: nothing charged there, nothing to take. */
+                core_read_unlock();
+                return MEM_EVICT_NO;
+        }
+        climit = key == MEM_REGION_MEMORY ? (limit ? &limit->counter : NULL) : (ls ? &ls->counter : NULL);
+        ctest = key == MEM_REGION_MEMORY ? &test->counter : &ts->counter;
+        counter_effective_protection(climit, ctest, state_recursive(core, key), &emin, &elow);
+        used = counter_read(ctest);
+        core_read_unlock();
+        if (used <= emin)
+                r = MEM_EVICT_NO;
+        else if (ignore_low || used > elow)
+                r = MEM_EVICT_YES;
+        else
+                r = MEM_EVICT_HIT_LOW;
+        return r;
+}
+
+/* ---- moves (move.c) ---- */
+
+int region_move_charge(MemGroup *dst, MemGroup *top, unsigned slot, uint64_t bytes, MemChargeResult *res) {
+        MemRegionState *d = region_state_obtain(dst, slot), *t = region_state(top, slot);
+        MemCounter *fail = NULL;
+        int r;
+
+        if (!d)
+                return -ENOMEM;
+        r = counter_try_charge(&d->counter, t ? &t->counter : NULL, bytes, &fail);
+        if (r == -EDQUOT) {
+                MemRegionState *refused = state_of_counter(fail);
+                MemRegion *region = atomic_load(&dst->core->regions[slot]);
+
+                region_event_raise(dst->core, refused, region ? region->key : 0, MEM_EVENT_MAX);
+                res->refused = group_ref(refused->group);
+        }
+        return MIN(r, 0);
+}
+
+void region_move_uncharge(MemGroup *g, MemGroup *top, unsigned slot, uint64_t bytes) {
+        MemRegionState *s = region_state(g, slot), *t = top ? region_state(top, slot) : NULL;
+
+        if (s && bytes > 0)
+                counter_uncharge(&s->counter, t ? &t->counter : NULL, bytes);
+}
+
+/* ---- the regions ---- */
+
+static void region_free_rcu(struct rcu_head *head) {
+        rcu_tsan_grace_period();
+        free(caa_container_of(head, MemRegion, rcu));
+}
+
+static void state_free_rcu(struct rcu_head *head) {
+        rcu_tsan_grace_period();
+        free(caa_container_of(head, MemRegionState, rcu));
+}
+
+/* Under regions_lock. Return: the slot of @name, or 0. */
+static unsigned slot_of(MemCore *core, const char *name) {
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                MemRegion *r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
+
+                if (r && (strcmp(r->name, name) == 0))
+                        return slot;
+        }
+        return 0;
+}
+
+int core_region_add(MemCore *core, const char *name, uint64_t capacity) {
+        MemRegionState *root;
+        unsigned slot;
+        MemRegion *r;
+        int ret;
+
+        ret = mem_region_name_check(name);
+        if (ret < 0)
+                return ret;
+        if ((strcmp(name, MEM_REGION_MEMORY_NAME) == 0))
+                return -EINVAL;
+        pthread_mutex_lock(&core->regions_lock);
+        slot = slot_of(core, name);
+        if (slot > 0) {
+                r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
+                ret = r->capacity == capacity && !atomic_load(&r->removing) ? r->key : -EEXIST;
+                goto out;
+        }
+        for (slot = 1; slot < MEM_REGION_MAX; slot++)
+                if (!atomic_load_explicit(&core->regions[slot], memory_order_relaxed))
+                        break;
+        if (slot == MEM_REGION_MAX) {
+                ret = -ENOSPC;
+                goto out;
+        }
+        r = calloc(1, sizeof(*r));
+        if (!r) {
+                ret = -ENOMEM;
+                goto out;
+        }
+        core->region_gen = (core->region_gen + 1) % (INT32_MAX / MEM_REGION_MAX);
+        r->key = (int) ((MAX(core->region_gen, 1u)) * MEM_REGION_MAX + slot);
+        r->capacity = capacity;
+        strcpy(r->name, name);
+        /* The root's counters first, bounded by the capacity: nobody can
+         * charge the region before it is published below. */
+        root = region_state_obtain(core->root, slot);
+        if (!root) {
+                free(r);
+                ret = -ENOMEM;
+                goto out;
+        }
+        counter_set_max_force(&root->counter, counter_clamp_limit(capacity));
+        rcu_tsan_publish(r);
+        atomic_store_explicit(&core->regions[slot], r, memory_order_release);
+        ret = r->key;
+out:
+        pthread_mutex_unlock(&core->regions_lock);
+        return ret;
+}
+
+/* Unhook @g's state in @slot for freeing; a group_walk() callback. */
+static int state_unhook(MemGroup *g, void *userdata) {
+        MemRegionSlot *v = atomic_load_explicit(&g->regions, memory_order_acquire);
+        unsigned slot = *(unsigned *) userdata;
+        MemRegionState *s = v ? atomic_exchange(&v[slot], NULL) : NULL;
+
+        if (s) {
+                rcu_tsan_publish(s);
+                urcu_memb_call_rcu(&s->rcu, state_free_rcu);
+        }
+        return 0;
+}
+
+int core_region_remove(MemCore *core, const char *name) {
+        MemRegionState *root;
+        unsigned slot;
+        MemRegion *r;
+
+        if (name && (strcmp(name, MEM_REGION_MEMORY_NAME) == 0))
+                return -EINVAL;
+        pthread_mutex_lock(&core->regions_lock);
+        slot = name ? slot_of(core, name) : 0;
+        if (slot == 0) {
+                pthread_mutex_unlock(&core->regions_lock);
+                return -ENOENT;
+        }
+        r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
+        atomic_store(&r->removing, true);
+        urcu_memb_synchronize_rcu();
+        rcu_tsan_grace_period();
+        root = region_state(core->root, slot);
+        if (root && counter_read(&root->counter) != 0) {
+                atomic_store(&r->removing, false);
+                pthread_mutex_unlock(&core->regions_lock);
+                return -EBUSY;
+        }
+        /* Nothing is charged and nothing can be: unpublish, then unhook
+         * every group's state. Creates and removals of groups wait. */
+        atomic_store_explicit(&core->regions[slot], NULL, memory_order_release);
+        pthread_mutex_lock(&core->tree_lock);
+        core_read_lock();
+        (void) group_walk(core->root, state_unhook, &slot);
+        core_read_unlock();
+        pthread_mutex_unlock(&core->tree_lock);
+        rcu_tsan_publish(r);
+        urcu_memb_call_rcu(&r->rcu, region_free_rcu);
+        pthread_mutex_unlock(&core->regions_lock);
+        return 0;
+}
+
+int core_region_lookup(MemCore *core, const char *name) {
+        int key = -ENOENT;
+
+        if (!name || !*name || (strcmp(name, MEM_REGION_MEMORY_NAME) == 0))
+                return MEM_REGION_MEMORY;
+        core_read_lock();
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                MemRegion *r = atomic_load_explicit(&core->regions[slot], memory_order_acquire);
+
+                if (r && !atomic_load_explicit(&r->removing, memory_order_relaxed) && (strcmp(r->name, name) == 0)) {
+                        rcu_tsan_consume(r);
+                        key = r->key;
+                        break;
+                }
+        }
+        core_read_unlock();
+        return key;
+}
+
+int core_region_name(MemCore *core, int key, char *ret) {
+        MemRegion *r;
+
+        if (key == MEM_REGION_MEMORY) {
+                strcpy(ret, MEM_REGION_MEMORY_NAME);
+                return 0;
+        }
+        core_read_lock();
+        r = region_find(core, key);
+        if (r)
+                memcpy(ret, r->name, MEM_REGION_NAME_MAX + 1);
+        core_read_unlock();
+        return r ? 0 : -ENOENT;
+}
+
+static int count_state(MemGroup *g, void *userdata) {
+        unsigned *n = userdata;
+
+        if (region_state(g, n[0]))
+                n[1]++;
+        return 0;
+}
+
+unsigned core_region_list(MemCore *core, MemRegionDesc *ret, unsigned max) {
+        unsigned n = 0;
+
+        if (max == 0)
+                return 0;
+        ret[n++] = (MemRegionDesc) {
+                .name = MEM_REGION_MEMORY_NAME,
+                .capacity = UINT64_MAX,
+                .current = (uint64_t) counter_read(&core->root->counter),
+                .peak = (uint64_t) atomic_load(&core->root->counter.watermark),
+                .groups = core_group_count(core),
+        };
+        core_read_lock();
+        for (unsigned slot = 1; slot < MEM_REGION_MAX && n < max; slot++) {
+                MemRegion *r = atomic_load_explicit(&core->regions[slot], memory_order_acquire);
+                MemRegionState *root;
+                unsigned count[2] = { slot, 0 };
+
+                if (!r || atomic_load_explicit(&r->removing, memory_order_relaxed))
+                        continue;
+                rcu_tsan_consume(r);
+                root = region_state(core->root, slot);
+                (void) group_walk(core->root, count_state, count);
+                ret[n] = (MemRegionDesc) {
+                        .capacity = r->capacity,
+                        .current = root ? (uint64_t) counter_read(&root->counter) : 0,
+                        .peak = root ? (uint64_t) atomic_load(&root->counter.watermark) : 0,
+                        .groups = count[1],
+                };
+                memcpy(ret[n].name, r->name, sizeof(ret[n].name));
+                n++;
+        }
+        core_read_unlock();
+        return n;
+}
+
+/* ---- groups ---- */
+
+void region_group_release(MemCore *core, MemGroup *g) {
+        MemRegionSlot *v = atomic_load_explicit(&g->regions, memory_order_acquire);
+
+        if (!v)
+                return;
+        core_read_lock();
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                MemRegionState *s = atomic_load_explicit(&v[slot], memory_order_acquire);
+                int64_t k;
+
+                if (!s)
+                        continue;
+                k = atomic_exchange(&s->kept, 0);
+                atomic_store(&s->kept_delegator, 0);
+                if (k > 0)
+                        counter_uncharge(&s->counter, NULL, (uint64_t) k);
+        }
+        core_read_unlock();
+        (void) core;
+}
+
+void region_group_free(MemGroup *g) {
+        MemRegionSlot *v = atomic_load_explicit(&g->regions, memory_order_relaxed);
+
+        if (!v)
+                return;
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++)
+                free(atomic_load_explicit(&v[slot], memory_order_relaxed));
+        free(v);
+}
