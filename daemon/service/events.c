@@ -42,6 +42,7 @@
 
 typedef struct Subscription {
         EventSubscriber *sub;
+        int region; /* the region key whose events it wants; EVENTS_ALL_REGIONS: every one */
         struct cds_list_head link; /* Events.subscriptions */
         char path[];
 } Subscription;
@@ -213,7 +214,7 @@ static void core_event_hook(MemGroup *g, int region, MemEvent event, uint64_t lo
         pthread_mutex_lock(&e->lock);
         seq = ++e->seq;
         cds_list_for_each_entry(s, &e->subscriptions, link)
-                if (s->sub->delivered != seq && events_path_within(g->path, s->path) &&
+                if (s->sub->delivered != seq && (s->region == EVENTS_ALL_REGIONS || s->region == region) && events_path_within(g->path, s->path) &&
                     authz_may_read(access, confined, s->sub->who, g)) {
                         s->sub->delivered = seq;
                         deliver(s->sub, &ev, &encs);
@@ -284,13 +285,14 @@ void events_set_sink(Events *e, EventsSinkFn sink, void *userdata) {
         e->sink_userdata = userdata;
 }
 
-int events_subscribe(Events *e, EventSubscriber *sub, const char *path) {
+int events_subscribe(Events *e, EventSubscriber *sub, const char *path, int region) {
         size_t n = strlen(path) + 1;
         Subscription *s = malloc(sizeof(*s) + n);
 
         if (!s)
                 return -ENOMEM;
         s->sub = sub;
+        s->region = region;
         memcpy(s->path, path, n);
         pthread_mutex_lock(&e->lock);
         cds_list_add_tail(&s->link, &e->subscriptions);

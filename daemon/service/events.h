@@ -99,13 +99,17 @@ void events_set_read_access(Events *e, ReadAccess read_access, ConfinedRead conf
 void events_set_sink(Events *e, EventsSinkFn sink, void *userdata);
 
 /**
- * events_subscribe() - deliver @sub the memory events of @path and below,
+ * events_subscribe() - deliver @sub the memory events of @path and below
+ * in the region of key @region (EVENTS_ALL_REGIONS: every region),
  * from now until events_unsubscribe_all(). @path is a group's canonical
  * path. A subscriber gets each event once, however many of its
  * subscriptions cover the group. The caller bounds how many there are:
  * each event walks them all. On @sub's own thread. Return: 0, -ENOMEM.
  */
-int events_subscribe(Events *e, EventSubscriber *sub, const char *path);
+int events_subscribe(Events *e, EventSubscriber *sub, const char *path, int region);
+
+/* events_subscribe() @region: the events of every region. */
+#define EVENTS_ALL_REGIONS (-1)
 
 /**
  * events_unsubscribe_all() - drop @sub's subscriptions. Once it returns

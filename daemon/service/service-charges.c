@@ -476,9 +476,20 @@ int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_
 }
 
 int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
-        _cleanup_(group_unrefp) MemGroup *g = NULL;
-        int r;
+        return service_subscribe_region(svc, p, path, NULL, rf);
+}
 
+int service_subscribe_region(Service *svc, Peer *p, const char *path, const char *region, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int key = MEM_REGION_MEMORY, r;
+
+        if (region && strcmp(region, "*") == 0)
+                key = EVENTS_ALL_REGIONS;
+        else {
+                r = service_region_key(svc, region, &key, rf);
+                if (r < 0)
+                        return r;
+        }
         r = service_lookup(svc, path && *path ? path : "/", &g, rf);
         if (r < 0)
                 return r;
@@ -500,7 +511,7 @@ int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf) {
                                    registry_bounds(svc->registry).total[UID_SUBSCRIPTIONS]);
         if (r < 0)
                 return refusal_set(rf, r, "out of memory");
-        r = events_subscribe(svc->events, &p->subscriber, g->path);
+        r = events_subscribe(svc->events, &p->subscriber, g->path, key);
         if (r < 0) {
                 registry_uid_release(svc->registry, p->creds.account, UID_SUBSCRIPTIONS, 1);
                 return refusal_set(rf, r, "out of memory");

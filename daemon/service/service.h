@@ -542,6 +542,15 @@ int service_get_client(Service *svc, Peer *p, pid_t pid, bool exact, pid_t *ret_
 int service_subscribe(Service *svc, Peer *p, const char *path, Refusal *rf);
 
 /**
+ * service_subscribe_region() - service_subscribe() of the events in
+ * @region: NULL, "" or "memory" memory's (what service_subscribe()
+ * delivers), a device region's, or "*" every region's. A subscription
+ * follows the region it named: one removed and registered again is
+ * another. Return: as service_subscribe(); -ENOENT (no such region).
+ */
+int service_subscribe_region(Service *svc, Peer *p, const char *path, const char *region, Refusal *rf);
+
+/**
  * service_stock_setup() - share the memfd @fd (-1: none was sent) as the
  * caller's stock page: sealed against shrink, grow and seal, exactly
  * SERVICE_STOCK_PAGE_SIZE bytes. @fd stays the caller's. Return: 0;
