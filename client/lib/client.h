@@ -64,6 +64,21 @@ typedef struct BusOps {
         int (*prune_mirrors)(memacct *m, memacct_pruned **ret);
         int (*next_event)(memacct *m, int timeout_msec, memacct_event *ret);
         int (*event_requester)(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
+        /* Device memory regions (client-regions.c dispatches to these). */
+        int (*add_region)(memacct *m, const char *name, uint64_t capacity);
+        int (*remove_region)(memacct *m, const char *name);
+        int (*list_regions)(memacct *m, memacct_regions **ret);
+        int (*charge_region)(memacct *m, const char *path, const char *region, uint64_t bytes, unsigned flags,
+                             memacct_charge_result *ret);
+        int (*uncharge_region)(memacct *m, const char *path, const char *region, uint64_t bytes,
+                               unsigned flags);
+        int (*set_region_limits)(memacct *m, const char *path, const char *region, const memacct_limits *limits);
+        int (*reset_region_peak)(memacct *m, const char *path, const char *region);
+        int (*transfer)(memacct *m, const char *from, const char *to, const char *region, uint64_t bytes);
+        int (*evict_valuable)(memacct *m, const char *limit, const char *candidate, const char *region,
+                              unsigned flags);
+        int (*subscribe_region)(memacct *m, const char *path, const char *region);
+        int (*event_region)(memacct *m, const char **ret);
         /* Leave the bus and free the transport's state (memacct_close()). */
         void (*close)(memacct *m);
 } BusOps;
