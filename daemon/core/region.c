@@ -15,10 +15,13 @@
  * (the group's slot array) on the way in.
  *
  * Lifetimes. A region lives from core_region_add() until
- * core_region_remove(), which marks it removing, waits a grace period
- * (every charge that missed the mark is over, every later one sees it and
- * is refused), and goes ahead only if nothing is charged to it: the
- * root's usage, which counts every group's, is 0. It then unhooks every
+ * core_region_remove(), which goes ahead only if nothing is charged to
+ * it: the root's usage, which counts every group's, is 0. It checks that
+ * first, then marks the region removing, waits a grace period (every
+ * charge that missed the mark is over, every later one sees it and is
+ * refused with -ENOENT) and checks again: a charge that slipped in before
+ * the mark makes it clear the mark and refuse. Only a charge racing the
+ * removal of an unused region is ever refused for it. It then unhooks every
  * group's state under tree_lock and frees them after a grace period.
  * Uncharges do not look at the mark, so whoever holds a charge can always
  * give it back, and the removal retried then succeeds. A group's states
@@ -629,6 +632,13 @@ int core_region_remove(MemCore *core, const char *name) {
                 return -ENOENT;
         }
         r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
+        /* Charged now: refused before the mark, so that a removal that is
+         * refused never makes a concurrent charge fail. */
+        root = region_state(core->root, slot);
+        if (root && counter_read(&root->counter) != 0) {
+                pthread_mutex_unlock(&core->regions_lock);
+                return -EBUSY;
+        }
         atomic_store(&r->removing, true);
         urcu_memb_synchronize_rcu();
         rcu_tsan_grace_period();
