@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "cgroup/mirror.h"
+#include "core/group.h"
 
 typedef struct Mirror {
         char *group;
@@ -29,6 +30,7 @@ struct CgroupMirror {
         void *notify_userdata;
         pthread_mutex_t lock;
         char *mount;  /* the memory hierarchy; NULL: none */
+        char *dmem;   /* the hierarchy with the dmem controller (mirror-dmem.c); NULL: none */
         bool v2;
         bool libcgroup; /* cgroup_init() succeeded */
         char *prefix;
@@ -76,3 +78,32 @@ static inline void mirror_notify(CgroupMirror *cs, EventKind kind, const char *g
         if (cs->notify)
                 cs->notify(cs->notify_userdata, kind, group, limits);
 }
+
+/* ---- the kernel's dmem controller (mirror-dmem.c) ---- */
+
+/* One line of a dmem file: @value in bytes, UINT64_MAX for "max". Return: 0, or < 0 to stop with it. */
+typedef int (*CgroupDmemFn)(void *userdata, const char *region, uint64_t value);
+
+/**
+ * cgroup_dmem_parse() - the @size bytes of a dmem file's @text, each line
+ * "REGION VALUE", to @fn. Any thread.
+ * Return: 0; -EINVAL (a bad line: @fn may have seen the lines before it);
+ * @fn's error.
+ */
+int cgroup_dmem_parse(const char *text, size_t size, CgroupDmemFn fn, void *userdata);
+
+/** cgroup_dmem_find() - set cs->dmem where the host has the controller; @test_tree: the memory tree only. */
+void cgroup_dmem_find(CgroupMirror *cs, bool test_tree);
+
+/** cgroup_dmem_import_regions() - register the regions of the root's dmem.capacity. Caller holds cs->lock. */
+int cgroup_dmem_import_regions(CgroupMirror *cs);
+
+/**
+ * cgroup_dmem_import_one() - take @cgroup's dmem.max, dmem.low and
+ * dmem.min as @g's limits, and sample its dmem.current. Caller holds
+ * cs->lock. Return: 1 when a limit changed, 0, or a negative errno.
+ */
+int cgroup_dmem_import_one(CgroupMirror *cs, const char *cgroup, MemGroup *g);
+
+/** cgroup_dmem_sample_one() - @cgroup's dmem.current into @g's regions (region_set_kernel_current()). */
+int cgroup_dmem_sample_one(CgroupMirror *cs, const char *cgroup, MemGroup *g);

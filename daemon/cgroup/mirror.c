@@ -135,6 +135,12 @@ int cgroup_mirror_new(MemCore *core, CgroupNotifyFn notify, void *userdata, cons
                 snprintf(cs->describe, sizeof(cs->describe), "memory cgroup hierarchy at %s (cgroup %s)%s",
                          cs->mount, cs->v2 ? "v2" : "v1", v2note);
         }
+        cgroup_dmem_find(cs, mount_root != NULL);
+        if (cs->dmem) {
+                size_t n = strlen(cs->describe);
+
+                snprintf(cs->describe + n, sizeof(cs->describe) - n, "; dmem at %.200s", cs->dmem);
+        }
         *ret = cs;
         return 0;
 }
@@ -148,6 +154,7 @@ CgroupMirror *cgroup_mirror_free(CgroupMirror *cs) {
         }
         free(cs->mirrors);
         free(cs->mount);
+        free(cs->dmem);
         free(cs->prefix);
         pthread_mutex_destroy(&cs->lock);
         free(cs);
@@ -426,6 +433,13 @@ int cgroup_import_one(CgroupMirror *cs, ImportRun *run, const char *cgroup, cons
                 if (cgroup_read_usage(dir, cs->v2, &u) == 0)
                         group_set_kernel_current(g, u);
         }
+        /* Its device regions: a cgroup whose dmem files cannot be read
+         * keeps its memory mirror, and says why once. */
+        r = cgroup_dmem_import_one(cs, cgroup, g);
+        if (r < 0)
+                log_warning("cgroup %s: dmem not mirrored: %s", cgroup, cgroup_errno_text(r));
+        else if (r > 0 && ret == 0)
+                ret = 1;
         return ret;
 }
 
@@ -465,6 +479,9 @@ static int import_locked(CgroupMirror *cs, const char *from, const char *under, 
                         return refusal_set(rf, -ENOENT, "cgroup %s: no such cgroup in %s", from,
                                        cs->mount);
         }
+        r = cgroup_dmem_import_regions(cs);
+        if (r < 0)
+                log_warning("dmem regions of %s not mirrored: %s", cs->dmem, cgroup_errno_text(r));
         r = cs->libcgroup ? walk_libcgroup(cs, from, &list) : walk_readdir(cs, from, &list);
         if (r == -ENOENT || (r >= 0 && list.n == 0)) {
                 path_list_done(&list);
@@ -570,6 +587,7 @@ void cgroup_mirror_sample(void *userdata) {
                         continue; /* the cgroup is gone: the last sample stays */
                 }
                 group_set_kernel_current(g, u);
+                (void) cgroup_dmem_sample_one(cs, cs->mirrors[i].cgroup, g);
         }
         pthread_mutex_unlock(&cs->lock);
 }

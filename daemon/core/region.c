@@ -326,6 +326,25 @@ int region_set_limits(MemCore *core, MemGroup *g, int key, const MemLimits *l, b
         return r;
 }
 
+int region_set_kernel_current(MemCore *core, MemGroup *g, int key, uint64_t bytes) {
+        MemRegionState *s;
+        int r = 0;
+
+        core_read_lock();
+        if (!region_live(core, key))
+                r = -ENOENT;
+        else {
+                s = bytes ? region_state_obtain(g, region_slot(key)) : region_state(g, region_slot(key));
+                if (s)
+                        /* A sample: nothing is ordered by it. */
+                        atomic_store_explicit(&s->kernel_current, bytes, memory_order_relaxed);
+                else if (bytes)
+                        r = -ENOMEM;
+        }
+        core_read_unlock();
+        return r;
+}
+
 int region_reset_peak(MemCore *core, MemGroup *g, int key) {
         MemRegionState *s;
         int r = 0;
@@ -349,6 +368,7 @@ static void state_read(const MemRegionState *s, const MemGroup *reclaim_root,
 
         if (!s) {
                 ret->current = ret->peak = ret->low = ret->min = ret->failcnt = ret->kept = 0;
+                ret->kernel_current = 0;
                 ret->effective_min = ret->effective_low = 0;
                 ret->max = ret->high = UINT64_MAX;
                 memset(ret->events, 0, sizeof(ret->events));
@@ -363,6 +383,7 @@ static void state_read(const MemRegionState *s, const MemGroup *reclaim_root,
         ret->min = counter_limit_to_u64(counter_read_limit(&c->min));
         ret->failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed);
         ret->kept = (uint64_t) MAX(atomic_load_explicit(&s->kept, memory_order_relaxed), 0);
+        ret->kernel_current = atomic_load_explicit(&s->kernel_current, memory_order_relaxed);
         for (int i = 0; i < _MEM_EVENT_MAX; i++) {
                 ret->events[i] = atomic_load_explicit(&s->events[i], memory_order_relaxed);
                 ret->events_local[i] = atomic_load_explicit(&s->events_local[i], memory_order_relaxed);

@@ -43,6 +43,7 @@ typedef struct MemRegionState {
         _Atomic uint64_t events_local[_MEM_EVENT_MAX]; /* this group only */
         _Atomic int64_t kept;           /* kept charges */
         _Atomic int64_t kept_delegator; /* of kept, the delegator's (charge.c) */
+        _Atomic uint64_t kernel_current; /* a mirror's dmem.current sample */
         MemGroup *group;
         struct rcu_head rcu;
 } MemRegionState;
@@ -112,6 +113,14 @@ uint64_t region_kept_delegator(MemCore *core, MemGroup *g, int key);
  * -ENOMEM.
  */
 int region_set_limits(MemCore *core, MemGroup *g, int key, const MemLimits *l, bool force);
+
+/**
+ * region_set_kernel_current() - group_set_kernel_current() in @key: the
+ * kernel cgroup @g mirrors reported @bytes in its dmem.current for the
+ * region. Creates @g's counters only for a sample above 0. Any thread.
+ * Return: 0, -ENOENT, -ENOMEM.
+ */
+int region_set_kernel_current(MemCore *core, MemGroup *g, int key, uint64_t bytes);
 
 /** region_reset_peak() - group_reset_peak() in @key. Return: 0, -ENOENT. */
 int region_reset_peak(MemCore *core, MemGroup *g, int key);
