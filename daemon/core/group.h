@@ -36,31 +36,36 @@ struct MemGroup {
         /* Fast path 3: moves of this group's sessions in progress, and the
          * lock that stat updates take only while there is one. */
         _Atomic int moving_account;
-        pthread_mutex_t move_lock;
-
-        /* Set by whoever mirrors an outside hierarchy onto this group (the
-         * cgroup importer), with the usage that hierarchy reports for it.
-         * The core only stores and reports them. */
-        _Atomic bool mirror;
-        bool flush_queued; /* in the flush in progress (core.c); flusher only */
-        /* The counter sets in device regions, by slot (region.c): NULL
-         * until the group first uses one. */
-        _Atomic(MemRegionSlot *) regions;
-        _Atomic uint64_t kernel_current; /* bytes, the last sample */
         /* The limits (MemLimitMask) a user set on this group while it was
          * a mirror: the importer keeps them instead of the outside
          * hierarchy's. Stored and reported only, like the mirror mark. */
         _Atomic unsigned user_limits;
+        pthread_mutex_t move_lock;
 
-        /* Set by the service for a group created transient (removed once
-         * its creator is gone), and by a restore of a group saved so; the
-         * core only stores it, so that the state file can carry it. */
+        /*
+         * The small fields side by side, so that the group takes no more
+         * lines than it did before regions (its size is a benchmark,
+         * mem_per_group: docs/performance.md).
+         *
+         * mirror and kernel_current: set by whoever mirrors an outside
+         * hierarchy onto this group (the cgroup importer), with the usage
+         * that hierarchy reports for it; the core only stores and reports
+         * them. transient: set by the service for a group created
+         * transient (removed once its creator is gone), and by a restore
+         * of a group saved so; the core only stores it, so that the state
+         * file can carry it.
+         */
+        _Atomic bool mirror;
+        bool flush_queued;  /* in the flush in progress (core.c); flusher only */
         _Atomic bool transient;
-
+        _Atomic bool dead;  /* removal in progress or done */
+        unsigned id;        /* index of the per-thread stat slots */
+        /* The counter sets in device regions, by slot (region.c): NULL
+         * until the group first uses one. */
+        _Atomic(MemRegionSlot *) regions;
+        _Atomic uint64_t kernel_current; /* bytes, the last sample */
         _Atomic unsigned refs;        /* the tree holds one while linked */
         _Atomic unsigned nr_attached; /* sessions attached */
-        _Atomic bool dead;            /* removal in progress or done */
-        unsigned id;                  /* index of the per-thread stat slots */
         unsigned depth;               /* root: 0 */
         /* May modify this subtree; root-owned: 0. Atomic because
          * group_set_owner() changes it while other threads decide on it. */

@@ -20,6 +20,7 @@
 
 #include "bench-core-lib.h"
 #include "charge.h"
+#include "region.h"
 
 /* Repeats of a timed flush; the median is printed. */
 #define FLUSH_SPARSE_REPEATS 9
@@ -80,6 +81,28 @@ static void tree_done(Tree *tree) {
 
 /* ---- memory per group ------------------------------------------------- */
 
+/* A kept page charged (or, without @charge, uncharged) in each of the
+ * @nkeys regions on every group tree_build() made with @n and @top. */
+static void regions_charge_all(MemCore *core, unsigned n, unsigned top, const int *keys, size_t nkeys,
+                               bool charge) {
+        char path[64];
+
+        for (unsigned i = 0; i < top; i++)
+                for (unsigned j = 0; j <= n / top - 1; j++) {
+                        MemGroup *g;
+
+                        if (j == 0)
+                                snprintf(path, sizeof(path), "/g%u", i);
+                        else
+                                snprintf(path, sizeof(path), "/g%u/c%u", i, j - 1);
+                        g = group_make(core, path);
+                        for (size_t k = 0; k < nkeys; k++)
+                                check(path, charge ? region_charge_kept(core, g, keys[k], PAGE, 0, NULL)
+                                                   : region_uncharge_kept_as(core, g, keys[k], PAGE, false));
+                        group_unref(g);
+                }
+}
+
 static void bench_mem(unsigned nthreads) {
         MemCore *core = core_make(arg_mem_groups + 16);
         uint64_t t0, flush[5];
@@ -95,6 +118,30 @@ static void bench_mem(unsigned nthreads) {
 
         printf("mem_per_group %u %.1f\n", nthreads, (double) (after - before) / tree.n);
         printf("create_per_group %u %.2f\n", nthreads, (double) tree.create_ns / tree.n);
+        {
+                /* Every group using 4 device regions: a kept page in each
+                 * creates its counter sets (and its ancestors'). */
+                int keys[4];
+                size_t with;
+
+                for (unsigned k = 0; k < ELEMENTSOF(keys); k++) {
+                        char name[16];
+
+                        snprintf(name, sizeof(name), "gpu%u", k);
+                        keys[k] = core_region_add(core, name, UINT64_MAX);
+                        check("core_region_add", keys[k] < 0 ? keys[k] : 0);
+                }
+                regions_charge_all(core, arg_mem_groups, 100, keys, ELEMENTSOF(keys), true);
+                with = heap_in_use();
+                printf("mem_per_group_4regions %u %.1f\n", nthreads, (double) (with - before) / tree.n);
+                regions_charge_all(core, arg_mem_groups, 100, keys, ELEMENTSOF(keys), false);
+                for (unsigned k = 0; k < ELEMENTSOF(keys); k++) {
+                        char name[16];
+
+                        snprintf(name, sizeof(name), "gpu%u", k);
+                        check("core_region_remove", core_region_remove(core, name));
+                }
+        }
         {
                 /* One group with something to fold each time; a flush
                  * visits every group and every thread's slots anyway. */

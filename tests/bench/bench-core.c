@@ -270,7 +270,7 @@ static const struct {
         { "charge_depth", bench_depth_all },
         { "siblings", bench_siblings_all },                     /* also siblings_ratio */
         { "protected_siblings", bench_protected_siblings_all }, /* and its _ratio */
-        { "mem_per_group", bench_mem_all }, /* also create_per_group, flush_100k */
+        { "mem_per_group", bench_mem_all }, /* also _4regions, create_per_group, flush_100k */
         { "flush_sparse", bench_flush_all }, /* also flush_full */
         { "million", bench_million, true },  /* million_groups, _mem_per_group, ... */
         { "floor", bench_floor_all },        /* floor_atomic (and _ratio), floor_clock */
@@ -282,8 +282,8 @@ static void help(void) {
                "       bench-core --list | --list-all\n\n"
                "Prints \"<name> <threads> <value> [wall=<ns> cpu=<ns>]\" per measurement.\n"
                "--only runs the measurements whose name starts with NAME (see --list;\n"
-               "mem_per_group also prints create_per_group and flush_100k, flush_sparse\n"
-               "also flush_full). --list leaves out the optional ones (--list-all: million,\n"
+               "mem_per_group also prints mem_per_group_4regions, create_per_group and\n"
+               "flush_100k, flush_sparse also flush_full). --list leaves out the optional ones (--list-all: million,\n"
                "run with --only million; --million-groups, default 1000000, and\n"
                "--million-sec, default 120, bound it). --wall: the value from elapsed time\n"
                "rather than the threads' CPU time. --fifo: measuring threads run under\n"

@@ -148,7 +148,8 @@ END {
         print "flush_sparse, flush_full: ns per forced flush of 100k groups with 100 or"
         print "all of them updated. paired: the median of the rounds'"'"' ratios (each pair"
         print "ran back to back); spread%: (max - min) / median, the worse variant."
-        print "Measured in the first round only: mem_per_group (heap bytes per group),"
+        print "Measured in the first round only: mem_per_group (heap bytes per group;"
+        print "_4regions: every group using 4 device regions),"
         print "create_per_group (ns per group_create) and flush_100k (ns per forced flush"
         print "of 100k groups, one updated)."
         if (nwarn > 0) {
