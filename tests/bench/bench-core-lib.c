@@ -186,6 +186,12 @@ static uint64_t loop_batch(Run *run, Worker *w) {
                         check("session_uncharge", session_uncharge(w->s, b, item));
                 }
                 return CALLS_PER_CHECK;
+        case LOOP_SESSION_REGION:
+                for (i = 0; i < CALLS_PER_CHECK / 2; i++) {
+                        check("session_charge_region", session_charge_region(w->s, w->run->region, b, 0, NULL));
+                        check("session_uncharge_region", session_uncharge_region(w->s, w->run->region, b));
+                }
+                return CALLS_PER_CHECK;
         case LOOP_KEPT:
                 for (i = 0; i < CALLS_PER_CHECK / 2; i++) {
                         check("group_charge_kept",

@@ -80,6 +80,7 @@ typedef enum LoopKind {
         LOOP_SESSION,      /* session_charge + session_uncharge of bytes */
         LOOP_KEPT,         /* group_charge_kept + group_uncharge_kept of bytes */
         LOOP_SESSION_WAVE, /* charge 4 pages one by one, uncharge 1, 1, 2 */
+        LOOP_SESSION_REGION, /* session_charge_region + session_uncharge_region in run->region */
 } LoopKind;
 
 typedef struct Run Run;
@@ -102,6 +103,7 @@ struct Run {
         MemCore *core;
         LoopKind kind;
         MemStatItem item;
+        int region; /* LOOP_SESSION_REGION: the region's key */
         uint64_t bytes;
         pid_t pids[MAX_WORKERS];
         char paths[MAX_WORKERS][64];

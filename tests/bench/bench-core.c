@@ -45,6 +45,8 @@
  *                  every sync, as a real workload would.
  *   fp4_pids       fp4_rss with one client per thread (different pids).
  *   charge_depthN  fp3_moving's loop on one thread, N levels below "/".
+ *   region_*       charge_depth3 by session_charge() (memory) and by
+ *                  session_charge_region() (a device region), and their ratio.
  *   siblings       fp3_moving's loop on 3-level groups that share their
  *                  two ancestors below "/" (/sp/sq/sN): 1 thread, then 2
  *                  threads each on its own sibling, and siblings_ratio,
@@ -70,6 +72,8 @@
 #include "bench-core-floor.h"
 #include "bench-core-lib.h"
 #include "charge.h"
+#include "region.h"
+#include "session.h"
 
 static const char *arg_only;
 
@@ -197,6 +201,32 @@ static RunResult bench_sib_one(const char *name, unsigned nthreads, bool protect
         return res;
 }
 
+/*
+ * A device region's charge against memory's, in one run: the same
+ * 3-level session charge+uncharge, by session_charge() and by
+ * session_charge_region(). The region path adds the group's slot table
+ * and the region's key check; its target is memory's cost within 5 %.
+ */
+static void bench_region(void) {
+        MemCore *core = core_make(1024);
+        Run mem = { .name = "region_memory3", .nthreads = 1, .core = core, .kind = LOOP_SESSION,
+                    .item = item_plain, .bytes = PAGE, .pids = { 10000 }, .paths = { "/d1/d2/d3" } };
+        Run dev = { .name = "region_device3", .nthreads = 1, .core = core, .kind = LOOP_SESSION_REGION,
+                    .bytes = PAGE, .pids = { 10001 }, .paths = { "/e1/e2/e3" } };
+        RunResult m, d;
+
+        group_unref(group_make(core, "/d1"));
+        group_unref(group_make(core, "/d1/d2"));
+        group_unref(group_make(core, "/e1"));
+        group_unref(group_make(core, "/e1/e2"));
+        dev.region = core_region_add(core, "gpu0", UINT64_MAX);
+        check("core_region_add", dev.region < 0 ? dev.region : 0);
+        m = run_execute(&mem);
+        d = run_execute(&dev);
+        printf("region_ratio 1 %.3f\n", d.value / m.value);
+        core_done(core);
+}
+
 static void bench_sib(const char *name, bool protect) {
         RunResult one = bench_sib_one(name, 1, protect);
         RunResult two = bench_sib_one(name, 2, protect);
@@ -268,6 +298,7 @@ static const struct {
         { "fp4_rss", bench_fp4_all },
         { "fp4_pids", bench_fp4_pids },
         { "charge_depth", bench_depth_all },
+        { "region", bench_region }, /* region_memory3, region_device3, region_ratio */
         { "siblings", bench_siblings_all },                     /* also siblings_ratio */
         { "protected_siblings", bench_protected_siblings_all }, /* and its _ratio */
         { "mem_per_group", bench_mem_all }, /* also _4regions, create_per_group, flush_100k */
