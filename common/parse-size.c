@@ -45,6 +45,8 @@ int parse_size(const char *s, uint64_t *ret) {
                 case 'M': case 'm': shift = 20; break;
                 case 'G': case 'g': shift = 30; break;
                 case 'T': case 't': shift = 40; break;
+                case 'P': case 'p': shift = 50; break;
+                case 'E': case 'e': shift = 60; break;
                 default: return -EINVAL;
                 }
                 if (++s != end)

@@ -5,7 +5,7 @@
 
 /**
  * parse_size() - parse a byte quantity as the command line and the config
- * file take it: decimal digits with an optional K, M, G or T suffix
+ * file take it: decimal digits with an optional K, M, G, T, P or E suffix
  * (1024-based, either case), or "max" / "infinity" for no limit
  * (UINT64_MAX). Surrounding white space is ignored.
  *

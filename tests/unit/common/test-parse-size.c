@@ -25,6 +25,8 @@ static void test_parse_size_accepts_suffixes_and_max(void **state) {
         expect_size("3M", 3 * 1024 * 1024);
         expect_size("1G", 1ULL << 30);
         expect_size("16T", 16ULL << 40);
+        expect_size("2P", 2ULL << 50);
+        expect_size("15e", 15ULL << 60);
         expect_size("max", UINT64_MAX);
         expect_size("infinity", UINT64_MAX);
         expect_size("  7\n", 7);
@@ -48,6 +50,7 @@ static void test_parse_size_refuses_garbage_and_overflow(void **state) {
         assert_int_equal(parse_size(NULL, &v), -EINVAL);
         assert_int_equal(parse_size("18446744073709551616", &v), -ERANGE);
         assert_int_equal(parse_size("17179869184G", &v), -ERANGE);
+        assert_int_equal(parse_size("16E", &v), -ERANGE);
         /* Nothing is written on failure. */
         assert_true(v == 42);
 }
