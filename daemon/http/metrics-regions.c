@@ -29,9 +29,10 @@
  * Bounds: a group read carries at most MEM_REGION_MAX - 1 device
  * regions, those it has counters in (created by a charge or a limit there,
  * with its ancestors'), so a group's samples stay bounded: 11 basic or
- * 18 full per region it uses, on top of memory's 12 or 34. [metrics]
- * max-groups still bounds the groups of a scrape, and the output-buffer
- * bound counts the bytes of the answers, whatever made them.
+ * 18 full per region it uses, on top of memory's 11 or 34 (one more for
+ * a mirror), 352 or 592 at most. [metrics] max-groups still bounds the
+ * groups of a scrape, and the output-buffer bound counts the bytes of
+ * the answers, whatever made them.
  */
 
 #include <errno.h>
