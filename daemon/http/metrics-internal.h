@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/model.h"
 #include "http/http-request.h"
@@ -40,6 +41,24 @@ void *metrics_text_steal(MetricsText *t, size_t *ret_cap);
 
 /** metrics_text_unmap() - free pages taken with metrics_text_steal(). */
 void metrics_text_unmap(void *p, size_t cap);
+
+/*
+ * metrics_escape_label() - @s as a label value of the exposition format:
+ * backslash, double quote and line feed escaped, into @buf, which holds
+ * 2 * strlen(@s) + 1 bytes. Pure. Return: the end of what was written
+ * (its NUL).
+ */
+char *metrics_escape_label(const char *s, char *buf);
+
+/** metrics_add_header() - the HELP and TYPE lines of family @name. Return: 0 or -ENOMEM. */
+int metrics_add_header(MetricsText *out, const char *name, const char *type, const char *help);
+
+/**
+ * metrics_limit_value() - a limit or protection as a sample value:
+ * UINT64_MAX ("max") is +Inf, never 18446744073709551615. Return: @buf
+ * holding the number, or "+Inf".
+ */
+const char *metrics_limit_value(uint64_t v, char buf[static 24]);
 
 /* What one scrape exports: the query (metrics-query.c) and the cap. */
 typedef struct MetricsQuery {
@@ -83,6 +102,59 @@ const char *metrics_mirrors_find(const MetricsMirrors *t, const char *group);
 
 /** metrics_mirrors_done() - free @t's copy and reset it to empty. */
 void metrics_mirrors_done(MetricsMirrors *t);
+
+/* A group's families in device regions (metrics-regions.c), one text each while a scrape walks. */
+typedef enum MetricsRegionFamily {
+        REGION_FAMILY_USAGE,
+        REGION_FAMILY_PEAK,
+        REGION_FAMILY_MAX,
+        REGION_FAMILY_HIGH,
+        REGION_FAMILY_LOW,
+        REGION_FAMILY_MIN,
+        REGION_FAMILY_EFFECTIVE_MIN,
+        REGION_FAMILY_EFFECTIVE_LOW,
+        REGION_FAMILY_FAILCNT,
+        REGION_FAMILY_EVENTS,
+        REGION_FAMILY_EVENTS_LOCAL,
+        REGION_FAMILY_KEPT,
+        _REGION_FAMILY_MAX,
+} MetricsRegionFamily;
+
+typedef struct MetricsRegionTexts {
+        MetricsText fam[_REGION_FAMILY_MAX];
+} MetricsRegionTexts;
+
+/* What a group's label set grows by in a region's series: ,region="NAME", the name escaped. */
+#define METRICS_REGION_LABEL_MAX (2 * MEM_REGION_NAME_MAX + sizeof(",region=\"\""))
+
+/**
+ * metrics_regions_group() - the samples of @info's device regions (none
+ * for a group that has no counters in one) appended to @t's families,
+ * each labelled @label and region="NAME"; with @basic only the basic
+ * families (usage, peak, the four limits, failcnt, events_local). @label
+ * is the group's label set, in a buffer with METRICS_REGION_LABEL_MAX
+ * bytes to spare after its NUL: the region's label is written there and
+ * taken away again. Pure. Return: 0 or -ENOMEM.
+ */
+int metrics_regions_group(MetricsRegionTexts *t, char *label, const MemGroupInfo *info, bool basic);
+
+/**
+ * metrics_regions_flush() - append each of @t's families that has samples
+ * to @out, after its HELP and TYPE, freeing each text as it goes.
+ * Return: 0 or -ENOMEM (@t then still needs metrics_regions_done()).
+ */
+int metrics_regions_flush(MetricsRegionTexts *t, MetricsText *out);
+
+/** metrics_regions_done() - free @t's texts; an empty or flushed one is fine. */
+void metrics_regions_done(MetricsRegionTexts *t);
+
+/**
+ * metrics_regions_daemon() - the daemon-wide series of each device region
+ * (capacity, usage, peak, groups with counters in it) appended to @out;
+ * nothing when there is none. On a thread registered with the service.
+ * Return: 0 or -ENOMEM.
+ */
+int metrics_regions_daemon(Service *svc, MetricsText *out);
 
 /**
  * metrics_render() - the exposition of @svc appended to @out: the groups

@@ -27,6 +27,10 @@
  *
  * Limits that are not set ("max") are +Inf, never UINT64_MAX: a sentinel
  * that would otherwise read as 16 EiB on a dashboard.
+ *
+ * A group's counters in device regions go to families of their own
+ * (metrics-regions.c says why), in the same walk; memory's families are
+ * what they were before regions.
  */
 
 #include <errno.h>
@@ -248,12 +252,11 @@ static const struct {
 };
 
 /*
- * A label value as the exposition format escapes it: backslash, double
- * quote and line feed. (Group paths are [A-Za-z0-9._:@-/] today, so this
- * is a guard for whatever the path rules allow tomorrow.) @buf holds
- * 2 * strlen(@s) + 1 bytes. Return: the end of what was written (its NUL).
+ * Group paths are [A-Za-z0-9._:@-/] today and region names
+ * [A-Za-z0-9._:/@+-], so the escape is a guard for whatever the rules
+ * allow tomorrow.
  */
-static char *escape_label(const char *s, char *buf) {
+char *metrics_escape_label(const char *s, char *buf) {
         char *p = buf;
 
         for (; *s; s++) {
@@ -270,8 +273,7 @@ static char *escape_label(const char *s, char *buf) {
         return p;
 }
 
-/* A limit or protection: UINT64_MAX ("max") is +Inf. */
-static const char *limit_value(uint64_t v, char buf[static 24]) {
+const char *metrics_limit_value(uint64_t v, char buf[static 24]) {
         if (v == UINT64_MAX)
                 return "+Inf";
         snprintf(buf, 24, "%" PRIu64, v);
@@ -285,8 +287,7 @@ static int add_u64(MetricsText *b, const char *name, const char *label, uint64_t
 static int add_limit(MetricsText *b, const char *name, const char *label, uint64_t v) {
         char num[24];
 
-        return metrics_text_printf(b, "%s{%s} %s\n", name, label, limit_value(v, num)) < 0 ? -ENOMEM
-                                                                                                     : 0;
+        return metrics_text_printf(b, "%s{%s} %s\n", name, label, metrics_limit_value(v, num)) < 0 ? -ENOMEM : 0;
 }
 
 /*
@@ -339,14 +340,15 @@ static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const M
         return r < 0 ? -ENOMEM : 0;
 }
 
-static int add_header(MetricsText *out, const char *name, const char *type, const char *help) {
+int metrics_add_header(MetricsText *out, const char *name, const char *type, const char *help) {
         return metrics_text_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type) < 0 ? -ENOMEM
                                                                                                   : 0;
 }
 
 typedef struct Render {
         MetricsText fam[_FAMILY_MAX];
-        char *label; /* the label set of one group: group="..." and cgroup="..." escaped */
+        MetricsRegionTexts regions; /* the device regions' families (metrics-regions.c) */
+        char *label; /* the label set of one group: group="..." and cgroup="..." escaped, room for region="..." */
         MetricsMirrors mirrors;
         unsigned prefix_depth; /* components of the prefix: "/" 0, "/a" 1 */
         unsigned depth;        /* levels below it exported; UINT_MAX: all */
@@ -376,11 +378,11 @@ static const char *label_set(Render *x, const char *path) {
         char *p = x->label;
 
         p = stpcpy(p, "group=\"");
-        p = escape_label(path, p);
+        p = metrics_escape_label(path, p);
         p = stpcpy(p, "\"");
         if (cgroup) {
                 p = stpcpy(p, ",cgroup=\"");
-                p = escape_label(cgroup, p);
+                p = metrics_escape_label(cgroup, p);
                 p = stpcpy(p, "\"");
         }
         return x->label;
@@ -389,6 +391,7 @@ static const char *label_set(Render *x, const char *path) {
 /* ServiceGroupFn of a scrape: one group's samples into their families. */
 static int render_one(void *userdata, const char *path, const MemGroupInfo *info) {
         Render *x = userdata;
+        int r;
 
         x->seen++;
         /* Parents come first, so a group below the depth only skips itself. */
@@ -398,7 +401,10 @@ static int render_one(void *userdata, const char *path, const MemGroupInfo *info
         if (x->exported >= x->max_groups)
                 return -ECANCELED;
         x->exported++;
-        return render_group(x->fam, label_set(x, path), info, x->basic);
+        r = render_group(x->fam, label_set(x, path), info, x->basic);
+        if (r >= 0 && info->nr_regions > 0)
+                r = metrics_regions_group(&x->regions, x->label, info, x->basic);
+        return r;
 }
 
 /* ServiceGroupFn of the count after a cut walk: paths only. */
@@ -424,15 +430,15 @@ static int render_cut(MetricsText *out, unsigned exported, unsigned selected, bo
         static const char help_truncated[] = "1 when the [metrics] max-groups cap cut this scrape's groups, else 0.";
         int r;
 
-        r = add_header(out, "memacctd_metrics_groups_exported", "gauge", help_exported);
+        r = metrics_add_header(out, "memacctd_metrics_groups_exported", "gauge", help_exported);
         if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_exported %u\n", exported) < 0)
                 r = -ENOMEM;
         if (r >= 0)
-                r = add_header(out, "memacctd_metrics_groups_selected", "gauge", help_selected);
+                r = metrics_add_header(out, "memacctd_metrics_groups_selected", "gauge", help_selected);
         if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_selected %u\n", selected) < 0)
                 r = -ENOMEM;
         if (r >= 0)
-                r = add_header(out, "memacctd_metrics_groups_truncated", "gauge", help_truncated);
+                r = metrics_add_header(out, "memacctd_metrics_groups_truncated", "gauge", help_truncated);
         if (r >= 0 && metrics_text_printf(out, "memacctd_metrics_groups_truncated %d\n", truncated) < 0)
                 r = -ENOMEM;
         return r;
@@ -442,15 +448,15 @@ static int render_cut(MetricsText *out, unsigned exported, unsigned selected, bo
 static int render_daemon(Service *svc, MetricsText *out) {
         int r;
 
-        r = add_header(out, "memacct_groups", "gauge", "Groups, the root included.");
+        r = metrics_add_header(out, "memacct_groups", "gauge", "Groups, the root included.");
         if (r >= 0 && metrics_text_printf(out, "memacct_groups %u\n", service_group_count(svc)) < 0)
                 r = -ENOMEM;
         if (r >= 0)
-                r = add_header(out, "memacct_sessions", "gauge", "Sessions open, on every transport.");
+                r = metrics_add_header(out, "memacct_sessions", "gauge", "Sessions open, on every transport.");
         if (r >= 0 && metrics_text_printf(out, "memacct_sessions %u\n", service_session_count(svc)) < 0)
                 r = -ENOMEM;
         if (r >= 0)
-                r = add_header(out, "memacct_build_info", "gauge", "The daemon's version; always 1.");
+                r = metrics_add_header(out, "memacct_build_info", "gauge", "The daemon's version; always 1.");
         if (r >= 0 && metrics_text_printf(out, "memacct_build_info{version=\"%s\"} 1\n", MEMACCT_VERSION) < 0)
                 r = -ENOMEM;
         return r;
@@ -471,7 +477,7 @@ int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, Me
         if (metrics_mirrors_load(svc, &x.mirrors) < 0)
                 return -ENOMEM;
         /* Each value escaped may double; the names, quotes and comma around them. */
-        x.label = malloc(2 * MEM_PATH_MAX + 2 * x.mirrors.cgroup_max + 32);
+        x.label = malloc(2 * MEM_PATH_MAX + 2 * x.mirrors.cgroup_max + 32 + METRICS_REGION_LABEL_MAX);
         if (!x.label) {
                 metrics_mirrors_done(&x.mirrors);
                 return -ENOMEM;
@@ -502,20 +508,25 @@ int metrics_render(Service *svc, const MetricsQuery *mq, unsigned max_groups, Me
                 /* A family without samples (no cgroup mirrors) is left out. */
                 if (x.fam[f].len == 0)
                         continue;
-                r = add_header(out, families[f].name, families[f].type, families[f].help);
+                r = metrics_add_header(out, families[f].name, families[f].type, families[f].help);
                 if (r >= 0)
                         r = metrics_text_add(out, x.fam[f].p, x.fam[f].len);
                 /* Each family's pages go back as soon as they are copied. */
                 metrics_text_done(&x.fam[f]);
         }
         if (r >= 0)
+                r = metrics_regions_flush(&x.regions, out);
+        if (r >= 0)
                 r = render_cut(out, x.exported, total, truncated);
         if (r >= 0)
                 r = render_daemon(svc, out);
         if (r >= 0)
+                r = metrics_regions_daemon(svc, out);
+        if (r >= 0)
                 r = metrics_render_self(out);
         for (size_t f = 0; f < _FAMILY_MAX; f++)
                 metrics_text_done(&x.fam[f]);
+        metrics_regions_done(&x.regions);
         free(x.label);
         metrics_mirrors_done(&x.mirrors);
         return r < 0 ? -ENOMEM : 0;

@@ -10,10 +10,14 @@
  * line and head whose Content-Length is the body's (or, for HEAD, what GET
  * would send), 200 only for GET or HEAD /metrics, a gzip body when
  * Accept-Encoding asked for it, a query inside the head, and an error ends
- * the stream.
+ * the stream. The tree has device regions, limited and charged: a plain
+ * 200 has each region's daemon-wide series, and the root's region series
+ * whenever the root is exported, each region family once.
  */
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +31,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static Service *svc;
 
-/* One service for every run: a small tree, so that a scrape has samples to render. */
+#define VRAM "drm/0000:03:00.0/vram0"
+#define GPU "gpu0"
+
+/* A kept charge in @region; @refused: the charge must be refused (a failcnt and a max event). */
+static void charge_region(const char *path, const char *region, uint64_t bytes, bool refused) {
+        ServiceCharge c = { .path = path, .bytes = bytes, .has_bytes = true, .keep = true, .region = region };
+        ServiceChargeResult res;
+        Refusal rf;
+
+        refusal_init(&rf);
+        if ((service_charge(svc, service_daemon_peer(svc), &c, &res, &rf) == -EDQUOT) != refused)
+                abort();
+}
+
+/*
+ * One service for every run: a small tree, so that a scrape has samples
+ * to render, with two device regions: /a limited in VRAM and /a/b
+ * charged there (and refused once), the oddly named group charged in GPU.
+ */
 static void setup(void) {
         MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
         ServiceSettings settings = { .max_frame = 4096, .read_access = READ_ACCESS_ALL };
+        MemLimits l = { .set = MEM_LIMIT_MAX | MEM_LIMIT_LOW, .max = 1 << 20, .low = 1 << 16 };
         MemCore *core;
         Refusal rf;
 
@@ -40,6 +63,38 @@ static void setup(void) {
         for (const char *const *p = (const char *const[]) { "/a", "/a/b", "/we.ird-na_me:x@y", NULL }; *p; p++)
                 if (service_create_group(svc, service_daemon_peer(svc), *p, NULL, false, 0, &rf) < 0)
                         abort();
+        if (service_add_region(svc, service_daemon_peer(svc), VRAM, (uint64_t) 1 << 30, &rf) < 0 ||
+            service_add_region(svc, service_daemon_peer(svc), GPU, UINT64_MAX, &rf) < 0 ||
+            service_set_region_limits(svc, service_daemon_peer(svc), "/a", VRAM, &l, false, &rf) < 0)
+                abort();
+        charge_region("/a/b", VRAM, 1 << 16, false);
+        charge_region("/a/b", VRAM, 2 << 20, true);
+        charge_region("/we.ird-na_me:x@y", GPU, 4096, false);
+}
+
+/* The region part of a plain 200 body of @n bytes: see the file's comment. */
+static void check_regions(const char *body, size_t n) {
+        static const char *const families[] = {
+                "memacct_group_region_usage_bytes", "memacct_group_region_max_bytes",
+                "memacct_group_region_events_local_total", "memacct_region_capacity_bytes",
+        };
+        static const char root_usage[] = "\nmemacct_group_usage_bytes{group=\"/\"} ";
+        static const char root_vram[] = "\nmemacct_group_region_usage_bytes{group=\"/\",region=\"" VRAM "\"} ";
+        static const char gpu_capacity[] = "\nmemacct_region_capacity_bytes{region=\"" GPU "\"} +Inf\n";
+
+        if (!memmem(body, n, gpu_capacity, strlen(gpu_capacity)))
+                abort();
+        if (!memmem(body, n, root_usage, strlen(root_usage)) != !memmem(body, n, root_vram, strlen(root_vram)))
+                abort();
+        for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+                char type[128];
+                const char *p;
+
+                snprintf(type, sizeof(type), "# TYPE %s ", families[i]);
+                p = memmem(body, n, type, strlen(type));
+                if (p && memmem(p + 1, n - (size_t) (p + 1 - body), type, strlen(type)))
+                        abort();
+        }
 }
 
 /* The head is "HTTP/1.1 NNN ...\r\n...\r\n\r\n"; returns its status and Content-Length. */
@@ -122,6 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     (!memmem(resp.body.p, resp.body.len, "\nmemacct_build_info{", 20) ||
                      resp.body.p[resp.body.len - 1] != '\n'))
                         abort();
+                if (status == 200 && req.method == HTTP_METHOD_GET && !req.accept_gzip)
+                        check_regions(resp.body.p, resp.body.len);
                 metrics_response_done(&resp);
                 if (r < 0 || resp.close)
                         break;

@@ -84,6 +84,11 @@ def main():
             continue
         want = "counter" if name.endswith("_total") else "gauge"
         check_eq(f"TYPE of {name}", f["type"], want)
+    # No device region: memory's series as they always were, none with a
+    # region label (tests/unit/http checks the region families themselves).
+    check_eq("no memacct_ sample has a region label without device regions",
+             [(name, lab) for name, f in fams.items() if name.startswith("memacct_")
+              for lab, _ in f["samples"] if "region" in lab], [])
     groups = ["/", "/t", "/t/u", weird]
     check_eq("every group has a usage sample",
              sorted(lab["group"] for lab, _ in fams["memacct_group_usage_bytes"]["samples"]), sorted(groups))
