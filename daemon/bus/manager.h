@@ -7,7 +7,7 @@
  * and, through groups.c, one object per group. proto/org.memacct1.xml is
  * the reference; the vtables match it (tests/dbus checks). The manager's
  * vtable is the one table of its methods; their handlers are in
- * hierarchy.c, sessions.c, mirrors.c and info.c (call.h).
+ * hierarchy.c, sessions.c, mirrors.c, regions.c and info.c (call.h).
  *
  * Everything here runs on the bus thread (thread.c), which owns the
  * sd_bus and is registered with the service: sd-bus is not thread-safe.
