@@ -284,9 +284,9 @@ static int property_get_region_values(sd_bus *bus, const char *object, const cha
         r = sd_bus_message_open_container(reply, 'a', "(st)");
         for (unsigned i = 0; r >= 0 && i < v->info.nr_regions; i++) {
                 const MemRegionInfo *ri = &v->info.regions[i];
+                uint64_t value = *(const uint64_t *) ((const uint8_t *) ri + region_fields[f].offset);
 
-                r = sd_bus_message_append(reply, "(st)", ri->name,
-                                          *(const uint64_t *) ((const uint8_t *) ri + region_fields[f].offset));
+                r = sd_bus_message_append(reply, "(st)", ri->name, value);
         }
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
