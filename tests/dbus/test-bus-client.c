@@ -495,7 +495,7 @@ static void test_moves_and_clients_span_both_transports(void **state) {
         bcall(bus, &b, NULL, "Uncharge", "stsb", "", 32 * K, "file", 0);
         assert_ok("Uncharge from the attached group", &b);
         assert_int_equal(prop_u64(bus, "/mv2", "MemoryCurrent"), 0);
-        bcall(bus, &b, NULL, "Uncharge", "stsb", "", 1, "file", 0);
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "", UINT64_C(1), "file", 0);
         assert_string_equal(b.name, "org.memacct1.Error.Underflow");
         assert_string_equal(b.message, "/mv2: uncharge of 1 file bytes is more than the session holds");
 
