@@ -212,22 +212,39 @@ static const sd_bus_vtable manager_vtable[] = {
  * builds anything (a filter runs before the object dispatch), pointing at
  * ListGroupsPage, which pages; below, it answers as the ObjectManager
  * interface promises, a reply of about 2 KiB a group at most.
+ *
+ * Each device region a group uses adds to its properties about as much
+ * again as all of memory's (a name of up to 63 bytes in each of 13
+ * DeviceMemory* arrays): the bound is shared among the regions
+ * registered, so that the reply stays within the same size.
  */
+static unsigned managed_objects_max(BusManager *m) {
+        MemRegionDesc regions[MEM_REGION_MAX];
+        Refusal rf;
+        int n;
+
+        refusal_init(&rf);
+        n = service_list_regions(m->service, service_daemon_peer(m->service), regions, MEM_REGION_MAX, &rf);
+        return BUS_MANAGED_OBJECTS_MAX / (unsigned) (n > 1 ? n : 1); /* n counts memory */
+}
+
 static int filter_managed_objects(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
-        unsigned n;
+        unsigned n, max;
 
         (void) error;
         if (!m->service || !sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager",
                                                           "GetManagedObjects"))
                 return 0;
         n = service_group_count(m->service);
-        if (n <= BUS_MANAGED_OBJECTS_MAX)
+        if (n <= BUS_MANAGED_OBJECTS_MAX / MEM_REGION_MAX)
+                return 0; /* within the bound whatever the regions: no need to count them */
+        max = managed_objects_max(m);
+        if (n <= max)
                 return 0;
         (void) sd_bus_reply_method_errorf(msg, status_to_dbus_error(MEM_STATUS_RESOURCE_EXHAUSTED),
                                           "GetManagedObjects: %u groups are more than one reply carries here "
-                                          "(at most %u): list them with ListGroupsPage", n,
-                                          BUS_MANAGED_OBJECTS_MAX);
+                                          "(at most %u): list them with ListGroupsPage", n, max);
         return 1;
 }
 

@@ -22,7 +22,8 @@
 #include "bus/signals.h"
 #include "service/service.h"
 
-/* Groups above which GetManagedObjects is refused (manager.c says why). */
+/* Groups above which GetManagedObjects is refused, shared among the
+ * regions registered, memory included (manager.c says why). */
 #define BUS_MANAGED_OBJECTS_MAX 4096u
 
 typedef struct BusManager {

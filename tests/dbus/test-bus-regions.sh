@@ -318,6 +318,33 @@ check_eq "MemoryKept" "$(propv /big MemoryKept)" $K
 check_run "UnchargeRegion of \"\" is Uncharge" 0 mcall UnchargeRegion sstb /big "" $K true
 check_eq "MemoryKept after" "$(propv /big MemoryKept)" 0
 
+# ---- GetManagedObjects, bounded as its reply grows with the regions ----
+
+gmo() {
+        bctl call org.memacct1 /org/memacct1 org.freedesktop.DBus.ObjectManager GetManagedObjects
+}
+{
+        echo "create /many"
+        for ((i = 0; i < 200; i++)); do
+                echo "create /many/g$i"
+        done
+} >"$TMP/many.cmds"
+check_run "200 groups more" 0 ctl -f "$TMP/many.cmds"
+groups=$(mcall ListGroups sb / true | grep -Eo '^a\(so\) [0-9]+' | cut -d' ' -f2)
+check_run "GetManagedObjects of $groups groups in memory and one region" 0 gmo
+for ((i = 1; i <= 30; i++)); do
+        mcall AddRegion st "r$i" $MAX >/dev/null || fail "AddRegion r$i"
+done
+run gmo
+# 4096 groups shared among 32 regions, memory included.
+check_eq "in 32 regions, refused past 128 groups" "$ERR" \
+        "Call failed: GetManagedObjects: $groups groups are more than one reply carries here (at most 128): list them with ListGroupsPage"
+for ((i = 1; i <= 30; i++)); do
+        mcall RemoveRegion s "r$i" >/dev/null || fail "RemoveRegion r$i"
+done
+check_run "and answered once they are gone" 0 gmo
+check_run "the 200 removed" 0 ctl remove -r /many
+
 # ---- the end: every charge released, the region removed ----
 
 check_run "release /a's" 0 mcall UnchargeRegion sstb /a $GPU $((4 * K)) true
