@@ -18,8 +18,6 @@
  * AddRegion and RemoveRegion as "other".
  */
 
-#include <stdbool.h>
-
 #include "bus/call.h"
 #include "bus/group-limits.h"
 #include "bus/manager.h"
