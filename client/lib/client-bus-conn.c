@@ -12,12 +12,14 @@
  *
  * Errors come back as org.memacct1.Error.* names from the status table
  * (proto/status.c), mapped back to the errno the socket reports for the
- * same status; a LimitExceeded message ends with "(max of /path)", from
- * which memacct_refused_path() is taken.
+ * same status; a LimitExceeded message ends with "(max of /path)" (in a
+ * device region "(max of /path in region R)"), from which
+ * memacct_refused_path() is taken.
  */
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
@@ -45,17 +47,32 @@ uint64_t bus_call_timeout_usec(const memacct *m) {
         return m->timeout_msec > 0 ? (uint64_t) m->timeout_msec * 1000 : UINT64_MAX;
 }
 
-/* The group a LimitExceeded message names: "...: limit exceeded (max of /a)". */
+/*
+ * The group a LimitExceeded message names: "...: limit exceeded (max of
+ * /a)", or in a device region "(max of /a in region gpu0)": a group path
+ * has no space, so the path ends at the first. A device region at its
+ * capacity ("/a: region gpu0 is at its capacity") was refused by the
+ * root's max, which the capacity is, as the socket reports it.
+ */
 static const char *refused_from_message(const char *msg, char *buf, size_t size) {
-        const char *p = NULL, *q, *end;
-        size_t n;
+        static const char capacity[] = " is at its capacity";
+        size_t len = msg ? strlen(msg) : 0, n;
+        const char *p = NULL, *q, *end, *space;
 
+        if (len > strlen(capacity) && strcmp(msg + len - strlen(capacity), capacity) == 0 &&
+            strstr(msg, ": region ")) {
+                snprintf(buf, size, "/");
+                return buf;
+        }
         for (q = msg ? strstr(msg, "(max of ") : NULL; q; q = strstr(q + 1, "(max of "))
                 p = q;
         if (!p)
                 return NULL;
         p += strlen("(max of ");
         end = strrchr(p, ')');
+        space = strchr(p, ' ');
+        if (space && end && space < end)
+                end = space;
         if (!end || end == p)
                 return NULL;
         n = MIN((size_t) (end - p), size - 1);

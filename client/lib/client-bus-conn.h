@@ -19,13 +19,21 @@
 #define BUS_MANAGER BUS_NAME ".Manager"
 #define BUS_GROUP BUS_NAME ".Group"
 
+/* A subscription: a subtree and whose events (client-bus-events.c). */
+typedef struct BusSubscription {
+        char *path;
+        char *region; /* NULL: memory's; "*": every region's; else a device region's */
+} BusSubscription;
+
 struct BusConn {
         sd_bus *bus;
-        sd_bus_slot *match; /* Event or EventBy, from the first subscription on */
-        char **prefixes;    /* subscribed subtrees */
-        size_t n_prefixes;
-        EventQueue events;  /* the Event signals under prefixes */
-        int wake_fd;        /* kicked when a call ends while a thread sleeps in next_event */
+        sd_bus_slot *match;        /* Event or EventBy, from the first subscription to memory's on */
+        sd_bus_slot *region_match; /* RegionEvent or RegionEventBy, from the first to a device region's */
+        BusSubscription *subs;
+        size_t n_subs;
+        EventQueue events;       /* what subs want, each path behind its region (client-bus-events.c) */
+        const char *last_region; /* the region of the event popped last, in events.last; NULL: none yet */
+        int wake_fd;             /* kicked when a call ends while a thread sleeps in next_event */
         unsigned sleepers;
 };
 

@@ -2,8 +2,10 @@
 #pragma once
 
 /*
- * Events over D-Bus: the BusOps entries of memacct_subscribe() and
- * memacct_next_event(), and the events' part of the transport's state.
+ * Events over D-Bus: the BusOps entries of memacct_subscribe(),
+ * memacct_subscribe_region(), memacct_next_event() and the requester and
+ * region of the event it returned, and the events' part of the
+ * transport's state.
  */
 
 #include "client-bus-conn.h"
@@ -21,7 +23,17 @@ int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret);
 int bus_event_requester(memacct *m, uint32_t *ret_pid, uint32_t *ret_uid);
 
 /**
- * bus_events_done() - drop the Event match and free the subscriptions and
+ * bus_subscribe_region() - memacct_subscribe_region() on a bus handle:
+ * @region NULL, "" or "memory" is memacct_subscribe(), "*" every region.
+ * Takes the lock.
+ */
+int bus_subscribe_region(memacct *m, const char *path, const char *region);
+
+/** bus_event_region() - memacct_event_region() on a bus handle. Takes the lock. */
+int bus_event_region(memacct *m, const char **ret);
+
+/**
+ * bus_events_done() - drop the matches and free the subscriptions and
  * the events kept. At memacct_close(), before the bus goes.
  */
 void bus_events_done(BusConn *c);

@@ -3,7 +3,7 @@
  * Groups over D-Bus: GetGroup and ListGroupsPage, then the properties of each
  * group object (Properties.GetAll on org.memacct1.Group) into the public
  * header's memacct_group_info, the socket's GroupInfo as the bus carries
- * it.
+ * it, with its device regions from the DeviceMemory* properties.
  *
  * A list costs a call per page of names (BUS_LIST_PAGE of them) and one
  * per group; the per-group calls are pipelined, BUS_LIST_INFLIGHT at a
@@ -134,6 +134,136 @@ static uint64_t *group_field(memacct_group_info *g, const char *name) {
 }
 
 /*
+ * The device memory properties: a(st) of (region, value) per device
+ * region the group has counters in, by name, into memacct_region_info.
+ */
+static uint64_t *region_field(memacct_region_info *ri, const char *name) {
+        static const struct {
+                const char *name;
+                size_t offset;
+        } fields[] = {
+                { "DeviceMemoryCurrent", offsetof(memacct_region_info, current) },
+                { "DeviceMemoryPeak", offsetof(memacct_region_info, peak) },
+                { "DeviceMemoryMax", offsetof(memacct_region_info, max) },
+                { "DeviceMemoryHigh", offsetof(memacct_region_info, high) },
+                { "DeviceMemoryLow", offsetof(memacct_region_info, low) },
+                { "DeviceMemoryMin", offsetof(memacct_region_info, min) },
+                { "EffectiveDeviceMemoryMin", offsetof(memacct_region_info, effective_min) },
+                { "EffectiveDeviceMemoryLow", offsetof(memacct_region_info, effective_low) },
+                { "DeviceMemoryFailCount", offsetof(memacct_region_info, failcnt) },
+                { "DeviceMemoryKept", offsetof(memacct_region_info, kept) },
+                { "DeviceMemoryCapacity", offsetof(memacct_region_info, capacity) },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                if (strcmp(name, fields[i].name) == 0)
+                        return (uint64_t *) ((char *) ri + fields[i].offset);
+        return NULL;
+}
+
+/*
+ * The region @name of @g: each property lists the same regions, and the
+ * first that names one adds it, with no limits, so that a property a
+ * daemon does not send reads as none. NULL: out of memory.
+ */
+static memacct_region_info *group_region(memacct_group_info *g, const char *name) {
+        memacct_region_info *v = (memacct_region_info *) g->regions;
+        char *copy;
+
+        for (size_t i = 0; i < g->n_regions; i++)
+                if (strcmp(v[i].name, name) == 0)
+                        return &v[i];
+        v = realloc(v, (g->n_regions + 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        g->regions = v;
+        copy = strdup(name);
+        if (!copy)
+                return NULL;
+        v[g->n_regions] = (memacct_region_info) {
+                .name = copy,
+                .capacity = MEMACCT_UNLIMITED,
+                .max = MEMACCT_UNLIMITED,
+                .high = MEMACCT_UNLIMITED,
+        };
+        return &v[g->n_regions++];
+}
+
+/* An a(st) device memory property @name, in its variant, into @g's regions. */
+static int read_region_values(sd_bus_message *reply, memacct_group_info *g, const char *name) {
+        const char *region;
+        uint64_t value;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'v', "a(st)");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(st)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(st)", &region, &value)) > 0) {
+                memacct_region_info *ri = group_region(g, region);
+
+                if (!ri)
+                        return -ENOMEM;
+                *region_field(ri, name) = value;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        return r < 0 ? r : sd_bus_message_exit_container(reply);
+}
+
+/* DeviceMemoryEvents or, with @local, DeviceMemoryEventsLocal (a(sa{st})) into @g's regions. */
+static int read_region_events(sd_bus_message *reply, memacct_group_info *g, bool local) {
+        const char *region;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'v', "a(sa{st})");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(sa{st})");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sa{st}")) > 0) {
+                memacct_region_info *ri;
+
+                r = sd_bus_message_read(reply, "s", &region);
+                if (r < 0)
+                        break;
+                ri = group_region(g, region);
+                if (!ri)
+                        return -ENOMEM;
+                if (local ? ri->events_local : ri->events)
+                        r = sd_bus_message_skip(reply, "a{st}"); /* named twice: the first counts */
+                else
+                        r = read_counters(reply, event_rank, local ? &ri->events_local : &ri->events,
+                                          local ? &ri->n_events_local : &ri->n_events);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        return r < 0 ? r : sd_bus_message_exit_container(reply);
+}
+
+/*
+ * A device memory property of @g, if @name (of variant type @contents) is
+ * one. Return: 1 when it was read; 0 when it is not one (the caller
+ * skips it); a negative errno.
+ */
+static int read_region_property(sd_bus_message *reply, memacct_group_info *g, const char *name,
+                                const char *contents) {
+        memacct_region_info probe = {};
+
+        if (region_field(&probe, name) && strcmp(contents, "a(st)") == 0) {
+                int r = read_region_values(reply, g, name);
+
+                return r < 0 ? r : 1;
+        }
+        if ((strcmp(name, "DeviceMemoryEvents") == 0 || strcmp(name, "DeviceMemoryEventsLocal") == 0) &&
+            strcmp(contents, "a(sa{st})") == 0) {
+                int r = read_region_events(reply, g, strcmp(name, "DeviceMemoryEventsLocal") == 0);
+
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/*
  * The reply of GetAll on org.memacct1.Group into @g (zeroed first).
  * Properties of other names or types are skipped: a newer daemon may add
  * some. Return: 0; -EBADMSG; -ENOMEM.
@@ -196,8 +326,12 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
                                 if (r >= 0)
                                         r = sd_bus_message_exit_container(reply);
                         }
-                } else
-                        r = sd_bus_message_skip(reply, "v");
+                } else {
+                        /* The device regions', or one a newer daemon added: skipped. */
+                        r = read_region_property(reply, g, name, contents);
+                        if (r == 0)
+                                r = sd_bus_message_skip(reply, "v");
+                }
                 if (r >= 0)
                         r = sd_bus_message_exit_container(reply);
         }

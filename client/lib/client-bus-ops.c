@@ -18,8 +18,7 @@
 #include "client-stat.h"
 #include "macro.h"
 
-/* a{st} of the members @l->set names. */
-static int append_limits(sd_bus_message *msg, const memacct_limits *l) {
+int bus_limits_append(sd_bus_message *msg, const memacct_limits *l) {
         int r;
 
         r = sd_bus_message_open_container(msg, 'a', "{st}");
@@ -50,7 +49,7 @@ static int limits_call_locked(memacct *m, const char *member, const char *path,
                 return r;
         r = sd_bus_message_append(call, "s", path);
         if (r >= 0)
-                r = append_limits(call, limits ? limits : &none);
+                r = bus_limits_append(call, limits ? limits : &none);
         if (r >= 0)
                 r = sd_bus_message_append(call, tail_type, tail);
         return bus_send_locked(m, call, r, NULL);

@@ -9,7 +9,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <systemd/sd-bus.h>
+
 #include "memacct.h"
+
+/** bus_limits_append() - the members @l->set names onto @msg as an a{st}. Return: >= 0, or an sd-bus error. */
+int bus_limits_append(sd_bus_message *msg, const memacct_limits *l);
 
 /** bus_create_group() - memacct_create_group() on a bus handle. */
 int bus_create_group(memacct *m, const char *path, const memacct_limits *limits, uint32_t owner);

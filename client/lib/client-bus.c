@@ -29,6 +29,7 @@
 #include "client-bus-groups.h"
 #include "client-bus-info.h"
 #include "client-bus-ops.h"
+#include "client-bus-regions.h"
 #include "client-error.h"
 #include "client-prune.h"
 #include "macro.h"
@@ -71,6 +72,17 @@ static const BusOps bus_ops = {
         .prune_mirrors = bus_prune_mirrors,
         .next_event = bus_next_event,
         .event_requester = bus_event_requester,
+        .add_region = bus_add_region,
+        .remove_region = bus_remove_region,
+        .list_regions = bus_list_regions,
+        .charge_region = bus_charge_region,
+        .uncharge_region = bus_uncharge_region,
+        .set_region_limits = bus_set_region_limits,
+        .reset_region_peak = bus_reset_region_peak,
+        .transfer = bus_transfer,
+        .evict_valuable = bus_evict_valuable,
+        .subscribe_region = bus_subscribe_region,
+        .event_region = bus_event_region,
         .close = bus_close,
 };
 

@@ -17,6 +17,7 @@
 #include "client-error.h"
 #include "client-groups.h"
 #include "client-reconnect.h"
+#include "client-regions.h"
 #include "macro.h"
 
 static void fill_limits(Memacct__V1__Limits *l, const memacct_limits *limits) {
@@ -136,6 +137,7 @@ void client_group_info_done(memacct_group_info *g) {
         free((memacct_counter *) g->events);
         free((memacct_counter *) g->events_local);
         free((memacct_counter *) g->stat);
+        client_region_infos_free(g->regions, g->n_regions);
         *g = (memacct_group_info) {};
 }
 

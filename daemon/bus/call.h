@@ -90,7 +90,7 @@ int bus_call_new_array(BusCall *c, const char *contents, sd_bus_message **ret);
 /** bus_array_send() - close the array of @reply (bus_call_new_array()) and send it now. */
 int bus_array_send(sd_bus_message *reply);
 
-/* A service operation whose one argument is a group's (or a rule's) path. */
+/* A service operation whose one argument is a group's (or a rule's) path, or a region's name. */
 typedef int (*BusPathOp)(Service *svc, Peer *p, const char *path, Refusal *rf);
 
 /**

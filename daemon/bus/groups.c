@@ -11,18 +11,25 @@
  * ObjectManager. So groups come and go in the core alone; the bus learns
  * of them when it is asked.
  *
- * The limits (MemoryMax, MemoryHigh, MemoryLow, MemoryMin) emit
- * PropertiesChanged whenever they are set, over any transport
- * (signals.c); the counters (current,
- * peak, events, stats) change on every charge and emit nothing, as
- * systemd's MemoryCurrent does not (EmitsChangedSignal=false): read them
- * when you need them, or watch the Event signal. Path never changes.
+ * The limits (MemoryMax, MemoryHigh, MemoryLow, MemoryMin, and in the
+ * device regions DeviceMemoryMax and the like) emit PropertiesChanged
+ * whenever they are set, over any transport (signals.c); the counters
+ * (current, peak, events, stats) change on every charge and emit
+ * nothing, as systemd's MemoryCurrent does not
+ * (EmitsChangedSignal=false): read them when you need them, or watch the
+ * Event and RegionEvent signals. Path never changes.
+ *
+ * The device memory properties are arrays of (region, value), one entry
+ * per device region the group has counters in: memory's own are the
+ * Memory* properties, unchanged, so that no reader of those mistakes a
+ * device region's figures for memory's.
  *
  * Reads follow the daemon's read access: when it is not "all", a peer
  * that may not read a group cannot get its properties, and does not see
  * it in the enumeration.
  */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,7 +245,79 @@ static int property_get_stats(sd_bus *bus, const char *object, const char *inter
         return append_counters(reply, stat_name, userdata, true, _MEM_STAT_MAX);
 }
 
+/*
+ * The device memory properties: each an array of (region, value), one
+ * entry per device region the group has counters in (MemGroupInfo's
+ * regions, in region order), so that a group that uses none reads
+ * empty arrays. A documented table: property name, MemRegionInfo field.
+ */
+static const struct {
+        const char *property;
+        size_t offset;
+} region_fields[] = {
+        { "DeviceMemoryCurrent", offsetof(MemRegionInfo, current) },
+        { "DeviceMemoryPeak", offsetof(MemRegionInfo, peak) },
+        { "DeviceMemoryMax", offsetof(MemRegionInfo, max) },
+        { "DeviceMemoryHigh", offsetof(MemRegionInfo, high) },
+        { "DeviceMemoryLow", offsetof(MemRegionInfo, low) },
+        { "DeviceMemoryMin", offsetof(MemRegionInfo, min) },
+        { "EffectiveDeviceMemoryMin", offsetof(MemRegionInfo, effective_min) },
+        { "EffectiveDeviceMemoryLow", offsetof(MemRegionInfo, effective_low) },
+        { "DeviceMemoryFailCount", offsetof(MemRegionInfo, failcnt) },
+        { "DeviceMemoryKept", offsetof(MemRegionInfo, kept) },
+        { "DeviceMemoryCapacity", offsetof(MemRegionInfo, capacity) },
+};
+
+/* a(st): the MemRegionInfo field of @property, per region. */
+static int property_get_region_values(sd_bus *bus, const char *object, const char *interface,
+                                      const char *property, sd_bus_message *reply, void *userdata,
+                                      sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+        size_t f;
+        int r;
+
+        (void) bus, (void) object, (void) interface, (void) error;
+        for (f = 0; f < ELEMENTSOF(region_fields) && strcmp(property, region_fields[f].property) != 0; f++)
+                ;
+        if (f == ELEMENTSOF(region_fields))
+                return -EINVAL; /* the vtable names only these: not reached */
+        r = sd_bus_message_open_container(reply, 'a', "(st)");
+        for (unsigned i = 0; r >= 0 && i < v->info.nr_regions; i++) {
+                const MemRegionInfo *ri = &v->info.regions[i];
+                uint64_t value = *(const uint64_t *) ((const uint8_t *) ri + region_fields[f].offset);
+
+                r = sd_bus_message_append(reply, "(st)", ri->name, value);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+/* a(sa{st}): the events of each region, hierarchical (DeviceMemoryEvents) or local. */
+static int property_get_region_events(sd_bus *bus, const char *object, const char *interface,
+                                      const char *property, sd_bus_message *reply, void *userdata,
+                                      sd_bus_error *error) {
+        const BusGroupView *v = userdata;
+        bool local = strcmp(property, "DeviceMemoryEventsLocal") == 0;
+        int r;
+
+        (void) bus, (void) object, (void) interface, (void) error;
+        r = sd_bus_message_open_container(reply, 'a', "(sa{st})");
+        for (unsigned i = 0; r >= 0 && i < v->info.nr_regions; i++) {
+                const MemRegionInfo *ri = &v->info.regions[i];
+
+                r = sd_bus_message_open_container(reply, 'r', "sa{st}");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", ri->name);
+                if (r >= 0)
+                        r = append_counters(reply, event_name, local ? ri->events_local : ri->events, false,
+                                            _MEM_EVENT_MAX);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 #define VIEW(field) offsetof(BusGroupView, info.field)
+#define REGION_PROPERTY(name, flags) SD_BUS_PROPERTY(name, "a(st)", property_get_region_values, 0, flags)
 
 static const sd_bus_vtable group_vtable[] = {
         SD_BUS_VTABLE_START(0),
@@ -261,6 +340,19 @@ static const sd_bus_vtable group_vtable[] = {
         SD_BUS_PROPERTY("MemorySession", "t", property_get_session, 0, 0),
         SD_BUS_PROPERTY("NSessions", "u", NULL, VIEW(nr_attached), 0),
         SD_BUS_PROPERTY("NChildren", "u", NULL, VIEW(nr_children), 0),
+        REGION_PROPERTY("DeviceMemoryCurrent", 0),
+        REGION_PROPERTY("DeviceMemoryPeak", 0),
+        REGION_PROPERTY("DeviceMemoryMax", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        REGION_PROPERTY("DeviceMemoryHigh", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        REGION_PROPERTY("DeviceMemoryLow", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        REGION_PROPERTY("DeviceMemoryMin", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        REGION_PROPERTY("EffectiveDeviceMemoryMin", 0),
+        REGION_PROPERTY("EffectiveDeviceMemoryLow", 0),
+        REGION_PROPERTY("DeviceMemoryFailCount", 0),
+        SD_BUS_PROPERTY("DeviceMemoryEvents", "a(sa{st})", property_get_region_events, 0, 0),
+        SD_BUS_PROPERTY("DeviceMemoryEventsLocal", "a(sa{st})", property_get_region_events, 0, 0),
+        REGION_PROPERTY("DeviceMemoryKept", 0),
+        REGION_PROPERTY("DeviceMemoryCapacity", 0),
         SD_BUS_VTABLE_END
 };
 

@@ -4,8 +4,9 @@
  *
  * The vtable below names every method, its arguments and its entry
  * point; the handlers are in hierarchy.c (groups), sessions.c (charges
- * and sessions), mirrors.c (kernel cgroups and placement rules) and
- * info.c (the daemon), each decode, one service call, encode (call.h).
+ * and sessions), mirrors.c (kernel cgroups and placement rules),
+ * regions.c (device memory regions) and info.c (the daemon), each
+ * decode, one service call, encode (call.h).
  *
  * What differs from the socket is only what the bus is: a peer's session
  * exists from its first session charge or Attach, not from a connect;
@@ -21,6 +22,7 @@
 #include "bus/mirrors.h"
 #include "bus/names.h"
 #include "bus/peer.h"
+#include "bus/regions.h"
 #include "bus/sessions.h"
 #include "status.h"
 
@@ -148,11 +150,54 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", path),
                                 SD_BUS_RESULT("a(uussstt)", sessions),
                                 bus_method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AddRegion",
+                                SD_BUS_ARGS("s", name, "t", capacity),
+                                SD_BUS_NO_RESULT,
+                                bus_method_add_region, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveRegion",
+                                SD_BUS_ARGS("s", name),
+                                SD_BUS_NO_RESULT,
+                                bus_method_remove_region, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListRegions",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(stttu)", regions),
+                                bus_method_list_regions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ChargeRegion",
+                                SD_BUS_ARGS("s", path, "s", region, "t", bytes, "b", keep),
+                                SD_BUS_RESULT("t", throttle_usec, "t", over_high),
+                                bus_method_charge_region, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("UnchargeRegion",
+                                SD_BUS_ARGS("s", path, "s", region, "t", bytes, "b", keep),
+                                SD_BUS_NO_RESULT,
+                                bus_method_uncharge_region, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetRegionLimits",
+                                SD_BUS_ARGS("s", path, "s", region, "a{st}", limits),
+                                SD_BUS_NO_RESULT,
+                                bus_method_set_region_limits, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ResetRegionPeak",
+                                SD_BUS_ARGS("s", path, "s", region),
+                                SD_BUS_NO_RESULT,
+                                bus_method_reset_region_peak, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Transfer",
+                                SD_BUS_ARGS("s", from, "s", to, "s", region, "t", bytes),
+                                SD_BUS_NO_RESULT,
+                                bus_method_transfer, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("EvictValuable",
+                                SD_BUS_ARGS("s", limit, "s", candidate, "s", region, "b", ignore_low),
+                                SD_BUS_RESULT("s", answer),
+                                bus_method_evict_valuable, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),
         SD_BUS_SIGNAL_WITH_ARGS("EventBy",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count, "u", pid, "u", uid),
+                                0),
+        SD_BUS_SIGNAL_WITH_ARGS("RegionEvent",
+                                SD_BUS_ARGS("s", path, "s", region, "s", name, "t", count),
+                                0),
+        SD_BUS_SIGNAL_WITH_ARGS("RegionEventBy",
+                                SD_BUS_ARGS("s", path, "s", region, "s", name, "t", count, "u", pid,
+                                            "u", uid),
                                 0),
         SD_BUS_VTABLE_END
 };
@@ -167,22 +212,39 @@ static const sd_bus_vtable manager_vtable[] = {
  * builds anything (a filter runs before the object dispatch), pointing at
  * ListGroupsPage, which pages; below, it answers as the ObjectManager
  * interface promises, a reply of about 2 KiB a group at most.
+ *
+ * Each device region a group uses adds to its properties about as much
+ * again as all of memory's (a name of up to 63 bytes in each of 13
+ * DeviceMemory* arrays): the bound is shared among the regions
+ * registered, so that the reply stays within the same size.
  */
+static unsigned managed_objects_max(BusManager *m) {
+        MemRegionDesc regions[MEM_REGION_MAX];
+        Refusal rf;
+        int n;
+
+        refusal_init(&rf);
+        n = service_list_regions(m->service, service_daemon_peer(m->service), regions, MEM_REGION_MAX, &rf);
+        return BUS_MANAGED_OBJECTS_MAX / (unsigned) (n > 1 ? n : 1); /* n counts memory */
+}
+
 static int filter_managed_objects(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         BusManager *m = userdata;
-        unsigned n;
+        unsigned n, max;
 
         (void) error;
         if (!m->service || !sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager",
                                                           "GetManagedObjects"))
                 return 0;
         n = service_group_count(m->service);
-        if (n <= BUS_MANAGED_OBJECTS_MAX)
+        if (n <= BUS_MANAGED_OBJECTS_MAX / MEM_REGION_MAX)
+                return 0; /* within the bound whatever the regions: no need to count them */
+        max = managed_objects_max(m);
+        if (n <= max)
                 return 0;
         (void) sd_bus_reply_method_errorf(msg, status_to_dbus_error(MEM_STATUS_RESOURCE_EXHAUSTED),
                                           "GetManagedObjects: %u groups are more than one reply carries here "
-                                          "(at most %u): list them with ListGroupsPage", n,
-                                          BUS_MANAGED_OBJECTS_MAX);
+                                          "(at most %u): list them with ListGroupsPage", n, max);
         return 1;
 }
 

@@ -7,7 +7,7 @@
  * and, through groups.c, one object per group. proto/org.memacct1.xml is
  * the reference; the vtables match it (tests/dbus checks). The manager's
  * vtable is the one table of its methods; their handlers are in
- * hierarchy.c, sessions.c, mirrors.c and info.c (call.h).
+ * hierarchy.c, sessions.c, mirrors.c, regions.c and info.c (call.h).
  *
  * Everything here runs on the bus thread (thread.c), which owns the
  * sd_bus and is registered with the service: sd-bus is not thread-safe.
@@ -22,7 +22,8 @@
 #include "bus/signals.h"
 #include "service/service.h"
 
-/* Groups above which GetManagedObjects is refused (manager.c says why). */
+/* Groups above which GetManagedObjects is refused, shared among the
+ * regions registered, memory included (manager.c says why). */
 #define BUS_MANAGED_OBJECTS_MAX 4096u
 
 typedef struct BusManager {

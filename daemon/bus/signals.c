@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -30,7 +31,8 @@
 
 typedef struct Queued {
         struct Queued *next;
-        EventItem ev; /* ev.path points at path */
+        EventItem ev; /* ev.path points at path, ev.region (when not NULL) at region */
+        char region[MEM_REGION_NAME_MAX + 1];
         char path[];
 } Queued;
 
@@ -102,6 +104,11 @@ void bus_signals_sink(const EventItem *ev, void *userdata) {
         q->ev = *ev;
         memcpy(q->path, ev->path, n);
         q->ev.path = q->path;
+        /* The raiser's region name lives on its stack: copy it too. */
+        if (ev->region) {
+                snprintf(q->region, sizeof(q->region), "%s", ev->region);
+                q->ev.region = q->region;
+        }
 
         pthread_mutex_lock(&s->lock);
         if (s->n >= BUS_EVENTS_MAX) {
@@ -118,33 +125,53 @@ void bus_signals_sink(const EventItem *ev, void *userdata) {
                 (void) eventfd_write(s->fd, 1);
 }
 
-/* PropertiesChanged for the limits @mask names. */
-static int emit_limits(sd_bus *bus, const char *object, unsigned mask) {
+/* PropertiesChanged for the limits @mask names: memory's, or with @region the device regions'. */
+static int emit_limits(sd_bus *bus, const char *object, unsigned mask, bool region) {
         static const struct {
                 MemLimitMask bit;
-                const char *property;
+                const char *property, *device;
         } names[] = {
-                { MEM_LIMIT_MAX, "MemoryMax" },
-                { MEM_LIMIT_HIGH, "MemoryHigh" },
-                { MEM_LIMIT_LOW, "MemoryLow" },
-                { MEM_LIMIT_MIN, "MemoryMin" },
+                { MEM_LIMIT_MAX, "MemoryMax", "DeviceMemoryMax" },
+                { MEM_LIMIT_HIGH, "MemoryHigh", "DeviceMemoryHigh" },
+                { MEM_LIMIT_LOW, "MemoryLow", "DeviceMemoryLow" },
+                { MEM_LIMIT_MIN, "MemoryMin", "DeviceMemoryMin" },
         };
         const char *changed[ELEMENTSOF(names) + 1];
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (mask & names[i].bit)
-                        changed[n++] = names[i].property;
+                        changed[n++] = region ? names[i].device : names[i].property;
         changed[n] = NULL;
         if (n == 0)
                 return 0;
         return sd_bus_emit_properties_changed_strv(bus, object, BUS_GROUP_INTERFACE, (char **) changed);
 }
 
+/*
+ * A device region's memory event: RegionEvent and RegionEventBy, never
+ * Event, whose listeners take every event for memory's (Event's
+ * arguments are fixed, and name no region).
+ */
+static int emit_region_event(sd_bus *bus, const EventItem *ev) {
+        const char *name = mem_event_to_string(ev->event);
+        int r;
+
+        r = sd_bus_emit_signal(bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "RegionEvent", "ssst", ev->path,
+                               ev->region, name, ev->count);
+        if (r < 0)
+                return r;
+        return sd_bus_emit_signal(bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "RegionEventBy", "ssstuu",
+                                  ev->path, ev->region, name, ev->count, (uint32_t) ev->pid,
+                                  (uint32_t) ev->uid);
+}
+
 static int emit(sd_bus *bus, const EventItem *ev) {
         _cleanup_free_ char *object = NULL;
         int r;
 
+        if (ev->kind == EVENT_MEMORY && ev->region)
+                return emit_region_event(bus, ev);
         if (ev->kind == EVENT_MEMORY) {
                 /* Event's arguments are fixed by the interface: who raised
                  * it goes in a second signal, EventBy, sent right after. */
@@ -165,7 +192,7 @@ static int emit(sd_bus *bus, const EventItem *ev) {
         case EVENT_GROUP_REMOVED:
                 return sd_bus_emit_interfaces_removed(bus, object, BUS_GROUP_INTERFACE, NULL);
         case EVENT_LIMITS_CHANGED:
-                return emit_limits(bus, object, ev->limits);
+                return emit_limits(bus, object, ev->limits, ev->region != NULL);
         default:
                 return 0; /* EVENT_MOVED goes to its session's socket only */
         }

@@ -5,11 +5,14 @@
  * What the bus says of every change: the service's events, queued from
  * whatever thread made them and emitted as signals on the bus thread.
  *
- * - a memory event: the manager's Event(path, name, count) signal;
+ * - a memory event: the manager's Event(path, name, count) signal, then
+ *   EventBy; one of a device region: RegionEvent(path, region, name,
+ *   count), then RegionEventBy, and never Event;
  * - a group added or removed: the ObjectManager's InterfacesAdded /
  *   InterfacesRemoved for its object;
  * - limits set: PropertiesChanged of MemoryMax, MemoryHigh, MemoryLow,
- *   MemoryMin on its object (the values are read when it is emitted).
+ *   MemoryMin on its object, or of DeviceMemoryMax and the like for a
+ *   device region's (the values are read when it is emitted).
  *
  * The queue is bounded (BUS_EVENTS_MAX), and so is sd-bus's queue of
  * messages not yet written to the bus daemon: when the bus cannot keep

@@ -317,7 +317,11 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub) {
 }
 
 void events_emit(Events *e, EventKind kind, const char *path, unsigned limits) {
-        EventItem ev = { .kind = kind, .path = path, .limits = limits };
+        events_emit_region(e, kind, path, NULL, limits);
+}
+
+void events_emit_region(Events *e, EventKind kind, const char *path, const char *region, unsigned limits) {
+        EventItem ev = { .kind = kind, .path = path, .region = region, .limits = limits };
 
         selfstats_event(kind);
         if (e && e->sink)

@@ -35,7 +35,7 @@ typedef struct MemCore MemCore;
 typedef struct EventItem {
         EventKind kind;
         const char *path;
-        const char *region; /* EVENT_MEMORY: the device region; NULL: memory */
+        const char *region; /* EVENT_MEMORY, EVENT_LIMITS_CHANGED: the device region; NULL: memory */
         MemEvent event;
         uint64_t count;
         unsigned limits;
@@ -124,6 +124,13 @@ void events_unsubscribe_all(Events *e, EventSubscriber *sub);
  * service layer made. @e NULL: nobody listens. Any thread.
  */
 void events_emit(Events *e, EventKind kind, const char *path, unsigned limits);
+
+/**
+ * events_emit_region() - events_emit() of a change in the device region
+ * @region (NULL: memory's, as events_emit()): EVENT_LIMITS_CHANGED of a
+ * group's limits there, which the sink must not announce as memory's.
+ */
+void events_emit_region(Events *e, EventKind kind, const char *path, const char *region, unsigned limits);
 
 /** events_notify() - events_emit() with the fan-out as @userdata, for a layer below (CgroupNotifyFn). */
 void events_notify(void *userdata, EventKind kind, const char *path, unsigned limits);

@@ -127,7 +127,7 @@ int service_set_region_limits(Service *svc, Peer *p, const char *path, const cha
                 return refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
         service_committed(svc, p, g->path);
         service_audit_limits(p, g->path, region, limits, r > 0);
-        events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        events_emit_region(svc->events, EVENT_LIMITS_CHANGED, g->path, region, limits->set);
         return 0;
 }
 

@@ -19,11 +19,14 @@
  * - session semantics (attach on first charge, "" for the attached group,
  *   moves, client counters) match the socket's;
  * - with the bus daemon stopped ($MEMACCT_BUS_PID), socket clients are
- *   served as fast as ever.
+ *   served as fast as ever;
+ * - libmemacct's bus backend for device memory regions: every region
+ *   call, the regions of a group, and events by region.
  *
  * This file holds the comparisons of the two transports' answers and
- * main(); the signal tests are in bus-client-signals.c, the helpers both
- * use in tests/support/bus-test-util.c.
+ * main(); the signal tests are in bus-client-signals.c, the region tests
+ * in bus-client-regions.c, the helpers they use in
+ * tests/support/bus-test-util.c.
  */
 
 #include <errno.h>
@@ -45,6 +48,7 @@
 
 #include <memacct.h>
 
+#include "bus-client-regions.h"
 #include "bus-client-signals.h"
 #include "bus-test-util.h"
 #include "frame.h"
@@ -491,7 +495,7 @@ static void test_moves_and_clients_span_both_transports(void **state) {
         bcall(bus, &b, NULL, "Uncharge", "stsb", "", 32 * K, "file", 0);
         assert_ok("Uncharge from the attached group", &b);
         assert_int_equal(prop_u64(bus, "/mv2", "MemoryCurrent"), 0);
-        bcall(bus, &b, NULL, "Uncharge", "stsb", "", 1, "file", 0);
+        bcall(bus, &b, NULL, "Uncharge", "stsb", "", UINT64_C(1), "file", 0);
         assert_string_equal(b.name, "org.memacct1.Error.Underflow");
         assert_string_equal(b.message, "/mv2: uncharge of 1 file bytes is more than the session holds");
 
@@ -516,6 +520,8 @@ int main(void) {
                 cmocka_unit_test(test_properties_changed_and_object_manager),
                 cmocka_unit_test(test_peer_leaving_releases_its_charges),
                 cmocka_unit_test(test_moves_and_clients_span_both_transports),
+                cmocka_unit_test(test_regions_over_the_bus_handle),
+                cmocka_unit_test(test_region_events_over_the_bus_handle),
                 /* Last: it leaves the bus daemon busy with a backlog. */
                 cmocka_unit_test(test_a_stopped_bus_stalls_no_socket_client),
         };

@@ -219,7 +219,7 @@ check_match "a removed group's object is gone" "$OUT" "Unknown object"
 check_run "GetManagedObjects" 0 bctl call org.memacct1 /org/memacct1 \
         org.freedesktop.DBus.ObjectManager GetManagedObjects
 check_match "GetManagedObjects has the groups and their properties" "$OUT" \
-        "\"$(objpath /a)\" 4 .*\"org.memacct1.Group\" 19 \"Path\" s \"/a\""
+        "\"$(objpath /a)\" 4 .*\"org.memacct1.Group\" 32 \"Path\" s \"/a\""
 run bctl set-property org.memacct1 "$(objpath /a)" org.memacct1.Group MemoryMax t 1
 check_eq "properties are read-only" "$RC" 1
 

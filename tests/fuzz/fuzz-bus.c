@@ -104,6 +104,16 @@ static const Op ops[] = {
         { BUS_MANAGER_PATH, INTROSPECTABLE, "Introspect", "", "s" },
         /* Appended: the corpus generator (make-bus-corpus.py) indexes this table. */
         MANAGER("ListGroupsPage", "sbsu", "a(so)sbb"),
+        MANAGER("AddRegion", "st", ""),
+        MANAGER("RemoveRegion", "s", ""),
+        MANAGER("ListRegions", "", "a(stttu)"),
+        MANAGER("ChargeRegion", "sstb", "tt"),
+        MANAGER("UnchargeRegion", "sstb", ""),
+        MANAGER("SetRegionLimits", "ssa{st}", ""),
+        MANAGER("ResetRegionPeak", "ss", ""),
+        MANAGER("Transfer", "ssst", ""),
+        MANAGER("EvictValuable", "sssb", "s"),
+        /* 32 in all: a call's bits 0-4 reach each; one more would be unreachable. */
 };
 
 /* The pieces a wrong signature is made of. */
@@ -424,11 +434,49 @@ static void peers_add(void) {
         }
 }
 
+/*
+ * After fuzz_service_reset(): release the root's kept charges in each
+ * device region (its groups' went with them), then remove every region,
+ * so that each input starts with memory alone and the inputs never use
+ * up the MEM_REGION_MAX slots between them. A region that cannot be
+ * removed then still holds a charge nobody has: abort().
+ */
+static void regions_reset(void) {
+        Peer *daemon = service_daemon_peer(fz.svc);
+        MemGroupInfo root = fuzz_root_info(fz.svc);
+        MemRegionDesc regions[MEM_REGION_MAX];
+        Refusal rf;
+        int n;
+
+        refusal_init(&rf);
+        for (unsigned i = 0; i < root.nr_regions; i++) {
+                ServiceCharge c = { .path = "/", .bytes = root.regions[i].kept, .has_bytes = true,
+                                    .keep = true, .region = root.regions[i].name };
+
+                if (c.bytes > 0 && service_uncharge(fz.svc, daemon, &c, &rf) < 0) {
+                        fprintf(stderr, "cannot release the root's kept %s: %s\n", c.region, rf.message);
+                        abort();
+                }
+        }
+        n = service_list_regions(fz.svc, daemon, regions, ELEMENTSOF(regions), &rf);
+        if (n < 1)
+                abort();
+        /* regions[0] is memory, built in. */
+        for (int i = 1; i < n; i++)
+                if (service_remove_region(fz.svc, daemon, regions[i].name, &rf) < 0) {
+                        fprintf(stderr, "cannot remove region %s: %s\n", regions[i].name, rf.message);
+                        abort();
+                }
+        urcu_memb_barrier();
+}
+
 /* Undo what an input did: the peers leave (their sessions end), then
- * fuzz_service_reset(); the signals of it all are dropped. */
+ * fuzz_service_reset() and regions_reset(); the signals of it all are
+ * dropped. */
 static void reset(void) {
         bus_peers_free(&fz.manager);
         fuzz_service_reset(fz.svc, &fz.root_limits);
+        regions_reset();
         (void) bus_signals_flush(fz.signals, fz.server, false);
         pump();
         peers_add();

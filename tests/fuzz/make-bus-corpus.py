@@ -18,7 +18,10 @@ out = os.path.join(root, "tests", "fuzz", "corpus", "bus")
 OPS = ["CreateGroup", "RemoveGroup", "SetLimits", "Charge", "Uncharge", "Attach", "GetGroup",
        "ListGroups", "MoveProcess", "GetClient", "ResetPeak", "ImportCgroups", "PruneMirrors",
        "ListPlacementRules", "ListAllPlacementRules", "Get", "GetAll", "Set", "IntrospectGroup",
-       "GetManagedObjects", "IntrospectPrefix", "IntrospectManager", "ListGroupsPage"]
+       "GetManagedObjects", "IntrospectPrefix", "IntrospectManager", "ListGroupsPage", "AddRegion",
+       "RemoveRegion", "ListRegions", "ChargeRegion", "UnchargeRegion", "SetRegionLimits", "ResetRegionPeak",
+       "Transfer", "EvictValuable"]
+assert len(OPS) <= 32  # a call's bits 0-4 pick its method
 GROUP_OPS = {"Get", "GetAll", "Set", "IntrospectGroup"}
 SENDERS = {"root": 0, "user": 1, "stranger": 2, "none": 3}
 ACCESS = {"all": 0, "owner": 1, "root": 2}
@@ -165,10 +168,79 @@ write("introspect", "all",
       call("Get", args=s("org.memacct1.Group") + s("KernelMemoryCurrent"), group="/i"),
       call("Get", args=s("org.memacct1.Group") + s("NoSuchProperty"), group="/i"))
 
+GPU = "gpu0"
+VRAM = "drm/0000:03:00.0/vram0"
+
+
+def region_charge(path, region, nbytes, keep=False):
+    return s(path) + s(region) + u64(nbytes) + b(keep)
+
+
+write("regions", "all",
+      call("AddRegion", args=s(GPU) + u64(1 << 20)),
+      call("AddRegion", args=s(GPU) + u64(1 << 20)),
+      call("AddRegion", args=s(GPU) + u64(1)),
+      call("AddRegion", args=s("memory") + u64(1)),
+      call("AddRegion", args=s("bad name") + u64(1)),
+      call("AddRegion", args=s("r" * 64) + u64(1)),
+      call("AddRegion", "user", s("gpu1") + u64(MAX)),
+      call("AddRegion", args=s(VRAM) + u64(MAX)),
+      call("ListRegions"),
+      call("ListRegions", "stranger"),
+      call("CreateGroup", args=s("/g") + limits() + u64(1000)),
+      call("CreateGroup", "user", s("/g/c") + limits() + u64(MAX)),
+      call("SetRegionLimits", args=s("/g") + s(GPU) + limits(("max", 65536), ("low", 4096))),
+      call("SetRegionLimits", "user", s("/g/c") + s(GPU) + limits(("min", 4096), ("high", MAX))),
+      call("SetRegionLimits", args=s("/") + s(GPU) + limits(("max", 1))),
+      call("SetRegionLimits", args=s("/g") + s("nope") + limits(("max", 1))),
+      call("SetRegionLimits", args=s("/g") + s("memory") + limits(("high", 1 << 20))),
+      call("SetRegionLimits", args=s("/g") + s(VRAM) + limits(("swap", 1))),
+      call("ChargeRegion", "user", region_charge("/g/c", GPU, 8192, True)),
+      call("ChargeRegion", "user", region_charge("/g/c", GPU, 4096)),
+      call("ChargeRegion", "user", region_charge("", GPU, 4096)),
+      call("ChargeRegion", "user", region_charge("/g/c", GPU, 1 << 30, True)),
+      call("ChargeRegion", args=region_charge("/", GPU, 4096, True)),
+      call("ChargeRegion", args=region_charge("/g", GPU, 1 << 21, True)),
+      call("ChargeRegion", args=region_charge("/g", "memory", 4096, True)),
+      call("ChargeRegion", args=region_charge("/g", VRAM, 4096)),
+      call("Get", args=s("org.memacct1.Group") + s("DeviceMemoryCurrent"), group="/g"),
+      call("Get", args=s("org.memacct1.Group") + s("DeviceMemoryEvents"), group="/g/c"),
+      call("GetAll", args=s("org.memacct1.Group"), group="/g/c"),
+      call("GetAll", args=s("org.memacct1.Group"), group="/"),
+      call("ResetRegionPeak", args=s("/g") + s(GPU)),
+      call("ResetRegionPeak", "user", s("/g/c") + s("nope")),
+      call("Transfer", "user", s("/g/c") + s("/g") + s(GPU) + u64(4096)),
+      call("Transfer", args=s("/g") + s("/") + s(GPU) + u64(1 << 40)),
+      call("Transfer", args=s("/g") + s("/g/c") + s("") + u64(4096)),
+      call("EvictValuable", args=s("/g") + s("/g/c") + s(GPU) + b(False)),
+      call("EvictValuable", "user", s("") + s("/g/c") + s(GPU) + b(True)),
+      call("EvictValuable", args=s("/g/c") + s("/g") + s("nope") + b(False)),
+      call("RemoveRegion", args=s(GPU)),
+      call("RemoveRegion", args=s("memory")),
+      call("RemoveRegion", "user", s(VRAM)),
+      call("UnchargeRegion", "user", region_charge("/g/c", GPU, 4096)),
+      call("UnchargeRegion", "user", region_charge("/g/c", GPU, 1 << 40, True)),
+      call("RemoveRegion", args=s(VRAM)),
+      call("ChargeRegion", args=s("/g") + u64(1), wrong=["s", "t"]),
+      call("SetRegionLimits", args=s("/g") + s(GPU) + bytes([1]) + s("max") + s("1"),
+           wrong=["s", "s", "a{ss}"]))
+write("regions-restricted", "root",
+      call("AddRegion", args=s(GPU) + u64(MAX)),
+      call("CreateGroup", args=s("/r") + limits() + u64(1000)),
+      call("ListRegions", "user"),
+      call("ChargeRegion", "user", region_charge("/r", GPU, 4096, True)),
+      call("Get", "user", s("org.memacct1.Group") + s("DeviceMemoryMax"), group="/r"),
+      call("EvictValuable", "user", s("/") + s("/r") + s(GPU) + b(False)),
+      call("EvictValuable", "stranger", s("/") + s("/r") + s(GPU) + b(False)))
+
 NAMES = ["max", "high", "low", "min", "anon", "file", "shmem", "kernel", "sock", "swap", "device",
          "other", "auto", "/", "/a", "/a/b", "org.memacct1.Group", "Path", "MemoryCurrent",
          "MemoryPeak", "MemoryMax", "MemoryHigh", "MemoryLow", "MemoryMin", "EffectiveMemoryMin",
-         "EffectiveMemoryLow", "FailCount", "Events", "EventsLocal", "Stats", "KernelMemoryCurrent"]
+         "EffectiveMemoryLow", "FailCount", "Events", "EventsLocal", "Stats", "KernelMemoryCurrent",
+         "memory", GPU, VRAM, "DeviceMemoryCurrent", "DeviceMemoryPeak", "DeviceMemoryMax", "DeviceMemoryHigh",
+         "DeviceMemoryLow", "DeviceMemoryMin", "EffectiveDeviceMemoryMin", "EffectiveDeviceMemoryLow",
+         "DeviceMemoryFailCount", "DeviceMemoryEvents", "DeviceMemoryEventsLocal", "DeviceMemoryKept",
+         "DeviceMemoryCapacity"]
 with open(os.path.join(root, "tests", "fuzz", "bus.dict"), "w") as f:
     f.write("# Written by make-bus-corpus.py: a length byte, then the name.\n")
     for name in NAMES:
