@@ -203,7 +203,10 @@ int service_transfer(Service *svc, Peer *p, const char *from, const char *to, ui
                         (void) kept_uncharge(svc, dst, key, item, bytes, false);
         }
         events_requester_set(0, 0);
-        if (r == -EDQUOT)
+        if (r == -EDQUOT && key != MEM_REGION_MEMORY)
+                r = refusal_region_limit(rf, dst->path, res.refused ? res.refused->path : NULL, region,
+                                         res.refused && !res.refused->parent);
+        else if (r == -EDQUOT)
                 r = refusal_limit(rf, dst->path, res.refused ? res.refused->path : NULL);
         else if (r == -ERANGE)
                 r = refusal_set(rf, r, "%s keeps fewer than %llu bytes%s%s that the caller may release", src->path,
