@@ -230,6 +230,9 @@ void daemon_config_log(const Config *c) {
                   " output-buffer-total=%" PRIu64, c->connections_per_uid, c->connections,
                   c->subscriptions_per_uid, c->subscriptions, c->groups_per_uid, c->output_buffer_per_uid,
                   c->output_buffer_total);
+        for (unsigned i = 0; i < c->n_regions; i++)
+                log_debug("Configuration: region %s capacity=%" PRIu64 "%s", c->regions[i].name,
+                          c->regions[i].capacity, c->regions[i].capacity == UINT64_MAX ? " (max)" : "");
 }
 
 /* ---- at a reload ---- */
@@ -327,6 +330,9 @@ void daemon_config_take_changeable(Config *c, Config *new) {
         c->cgroup_sample_interval_sec = new->cgroup_sample_interval_sec;
         c->cgroup_auto_create = new->cgroup_auto_create;
         c->cgroup_prune = new->cgroup_prune;
+        /* Declared ones are added (daemon_regions_apply()), none removed. */
+        memcpy(c->regions, new->regions, sizeof(c->regions));
+        c->n_regions = new->n_regions;
         free(c->cgroup_prefix);
         c->cgroup_prefix = TAKE_PTR(new->cgroup_prefix);
 }

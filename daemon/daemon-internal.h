@@ -45,6 +45,16 @@ void daemon_config_log(const Config *c);
 int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_passed);
 
 /**
+ * daemon_regions_apply() - register the regions [regions] of @c declares
+ * with @svc as the daemon: a missing one is added, one registered with
+ * another capacity takes @c's while nothing is charged to it (else it
+ * keeps its own, with a warning); none is ever removed. Each failure is
+ * logged. Main thread, registered with the core.
+ * Return: 0; the first failure's negative errno (the others are tried).
+ */
+int daemon_regions_apply(Service *svc, const Config *c);
+
+/**
  * daemon_config_take_changeable() - copy into @c what a reload may change
  * from @new (it may take @new's strings; free @new with config_done()).
  */

@@ -32,7 +32,8 @@
  * limits and the per-uid and total bounds (read at each request or
  * connection), the accounting settings the core reads atomically, the
  * flush and sample intervals, fsync, [access] read and the [cgroup]
- * mirror settings. It cannot change what was sized or bound at the
+ * mirror settings, and the regions [regions] declares (added, never
+ * removed: daemon-regions.c). It cannot change what was sized or bound at the
  * start, and says so: the socket (bound), the state directory (the
  * state was restored from it), the number of workers (threads),
  * [limits] groups and depth (the core's tables are sized by them), and
@@ -225,6 +226,11 @@ static void daemon_push_config(Daemon *d) {
                 core_set_rss_threshold(d->core, c->rss_threshold);
                 core_set_recursive_protection(d->core, c->recursive_protection);
         }
+        /* On a reload a region that cannot be registered is logged, and
+         * the daemon serves on with the others, as it does when the file
+         * itself is bad. */
+        if (d->service && daemon_regions_apply(d->service, c) < 0)
+                log_warning("[regions] not every declared region is registered; see above");
 }
 
 int daemon_reload(Daemon *d) {
@@ -310,7 +316,10 @@ static int daemon_start_service(Daemon *d) {
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the service: %m");
         service_set_saver(d->service, d->saver);
-        return 0;
+        /* After the restore: a declared region the state has already is
+         * kept, or takes the file's capacity. A region that cannot be
+         * registered as declared stops the start, as a bad value does. */
+        return daemon_regions_apply(d->service, c);
 }
 
 /* The periodic duties, on their own thread from here on. */

@@ -11,7 +11,9 @@
  *
  * The rules are strict on purpose: a typo in a limit must stop the daemon,
  * not leave a default silently in force. So unknown sections and keys, a
- * key given twice (which also catches inih's indented continuation lines),
+ * key given twice (which also catches inih's indented continuation lines;
+ * [regions] region is the one key given once per region, and a region
+ * declared twice is refused),
  * values outside their documented range, NUL bytes and lines longer than
  * inih's line buffer (which it would otherwise split into two lines) all
  * refuse the file.
@@ -50,6 +52,7 @@ typedef enum KeyType {
         KEY_LEVEL,    /* int, a syslog level from LOG_ERR to LOG_DEBUG by name */
         KEY_GROUP,    /* char *, an absolute group path (mem_path_check()) */
         KEY_LISTEN,   /* char *, config_listen_parse(); empty: NULL */
+        KEY_REGION,   /* ConfigRegion[], one appended per line: the one key given more than once */
 } KeyType;
 
 typedef struct ConfigKey {
@@ -128,10 +131,12 @@ static const ConfigKey config_keys[] = {
         KEY("metrics", "output-buffer", KEY_SIZE, metrics_output_buffer, 1u << 20, 1ull << 40),
         KEY("metrics", "max-groups", KEY_UNSIGNED, metrics_max_groups, 1, 1u << 24),
         KEY("metrics", "series", KEY_SERIES, metrics_series_basic, 0, 0),
+
+        KEY("regions", "region", KEY_REGION, regions, 0, 0),
 };
 
 static const char *const config_sections[] = { "daemon", "limits", "accounting", "access", "cgroup",
-                                               "metrics" };
+                                               "metrics", "regions" };
 
 typedef struct ParseContext {
         Config config;
@@ -142,6 +147,7 @@ typedef struct ParseContext {
         unsigned line, next_line;
 
         unsigned seen[ELEMENTSOF(config_keys)]; /* line a key was set on, 0: not yet */
+        unsigned region_lines[MEM_REGION_MAX - 1]; /* of config.regions */
 
         char *error; /* the first problem found, with its line */
         unsigned error_line;
@@ -352,6 +358,55 @@ static void set_string(ParseContext *ctx, void *field, const char *value) {
 }
 
 /*
+ * [regions] region = NAME CAPACITY: the name is in the value, as inih
+ * splits a line at its first '=' or ':', which a region name may hold.
+ * Each name once, at most as many as a core holds.
+ */
+static void set_region(ParseContext *ctx, const char *value) {
+        Config *c = &ctx->config;
+        size_t n = strcspn(value, " \t");
+        const char *capacity = value + n + strspn(value + n, " \t");
+        ConfigRegion region = {};
+        int r;
+
+        if (n == 0 || !*capacity || capacity[strcspn(capacity, " \t")]) {
+                fail(ctx, ctx->line, "[regions] region = %.64s: expected NAME CAPACITY (a size or max)", value);
+                return;
+        }
+        if (n > MEM_REGION_NAME_MAX) {
+                fail(ctx, ctx->line, "[regions] region = %.64s: a region name is at most %d bytes", value,
+                     MEM_REGION_NAME_MAX);
+                return;
+        }
+        memcpy(region.name, value, n);
+        if (mem_region_name_check(region.name) < 0 || strcmp(region.name, MEM_REGION_MEMORY_NAME) == 0) {
+                fail(ctx, ctx->line, "[regions] region = %.64s: '%s' is not a region name ([A-Za-z0-9._:/@+-], "
+                     "not memory)", value, region.name);
+                return;
+        }
+        r = parse_size(capacity, &region.capacity);
+        if (r < 0) {
+                fail(ctx, ctx->line, "[regions] region = %.64s: %s", value,
+                     r == -ERANGE ? "capacity out of range" :
+                                    "capacity not a size (bytes with an optional K, M, G or T suffix, or max)");
+                return;
+        }
+        for (unsigned i = 0; i < c->n_regions; i++)
+                if (strcmp(c->regions[i].name, region.name) == 0) {
+                        fail(ctx, ctx->line, "[regions] region %s declared twice (first on line %u)", region.name,
+                             ctx->region_lines[i]);
+                        return;
+                }
+        if (c->n_regions == ELEMENTSOF(c->regions)) {
+                fail(ctx, ctx->line, "[regions] region = %.64s: more than %zu regions", value,
+                     ELEMENTSOF(c->regions));
+                return;
+        }
+        ctx->region_lines[c->n_regions] = ctx->line;
+        c->regions[c->n_regions++] = region;
+}
+
+/*
  * Parse @value as key @k says and store it: the switch over the key
  * types, one case each (a documented table: the types of config_keys).
  */
@@ -480,6 +535,9 @@ static void set_value(ParseContext *ctx, const ConfigKey *k, const char *value) 
                 *(ConfinedRead *) field = cr;
                 return;
         }
+        case KEY_REGION:
+                set_region(ctx, value);
+                return;
         }
 }
 
@@ -501,12 +559,13 @@ static int handler(void *user, const char *section, const char *name, const char
 
                 if (strcmp(k->section, section) != 0 || strcmp(k->name, name) != 0)
                         continue;
-                if (ctx->seen[i]) {
+                if (ctx->seen[i] && k->type != KEY_REGION) {
                         fail(ctx, ctx->line, "[%s] %s set twice (first on line %u)", section, name,
                              ctx->seen[i]);
                         return 0;
                 }
-                ctx->seen[i] = ctx->line;
+                if (!ctx->seen[i])
+                        ctx->seen[i] = ctx->line;
                 set_value(ctx, k, value);
                 return !ctx->error && !ctx->oom;
         }

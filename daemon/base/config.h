@@ -3,7 +3,7 @@
 
 /*
  * memacctd.conf: an INI file (inih) with the sections [daemon], [limits],
- * [accounting], [access], [cgroup] and [metrics]. Parsing is pure: text and a file name for the
+ * [accounting], [access], [cgroup], [metrics] and [regions]. Parsing is pure: text and a file name for the
  * messages in, a Config and an error message out. Defaults that depend on
  * the environment (socket path, state directory, CPU count) are not
  * filled in here: they stay NULL / 0 and main.c resolves them.
@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <syslog.h>
 #include <sys/socket.h>
+
+#include "core/model.h"
 
 /* Who may read which groups ([access] read); the service decides by it (service/authz.h). */
 typedef enum ReadAccess {
@@ -44,6 +46,12 @@ const char *read_access_to_string(ReadAccess a);
 ReadAccess read_access_from_string(const char *s);
 
 #define CONFIG_FILE_MAX (1u << 20) /* bytes; a longer file is refused */
+
+/* A device memory region [regions] declares: "region = NAME CAPACITY". */
+typedef struct ConfigRegion {
+        char name[MEM_REGION_NAME_MAX + 1]; /* mem_region_name_check(), not "memory" */
+        uint64_t capacity;                  /* UINT64_MAX: max */
+} ConfigRegion;
 
 typedef struct Config {
         /* [daemon] */
@@ -100,6 +108,10 @@ typedef struct Config {
         uint64_t metrics_output_buffer;     /* bytes of answers unsent, all connections together */
         unsigned metrics_max_groups;        /* groups one scrape exports at most; the rest are cut */
         bool metrics_series_basic;          /* series = basic: 12 series a group, not 34 */
+
+        /* [regions]: in file order, each name once */
+        ConfigRegion regions[MEM_REGION_MAX - 1];
+        unsigned n_regions;
 } Config;
 
 #define CONFIG_DEFAULT                                     \
@@ -194,8 +206,9 @@ int config_copy(const Config *src, Config *ret);
  * @ret_error: on failure, a malloc'ed message "FILE:LINE: ..." naming the
  *       key and the problem; NULL on success or when out of memory
  *
- * Unknown sections and keys, a key set twice, a value that does not parse
- * or is out of range, a line too long, a NUL byte: all refuse the file.
+ * Unknown sections and keys, a key set twice (but [regions] region, once
+ * per region), a value that does not parse or is out of range, a line too
+ * long, a NUL byte: all refuse the file.
  * Pure: no I/O, no global state; any thread.
  *
  * Return: 0; -EINVAL for a bad file (message set); -ENOMEM.

@@ -11,6 +11,9 @@
  *         set /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=8192
  *         del /b
  *         commit 2 fnv1a64=<16 hex digits>
+ *         region gpu0 capacity=85899345920
+ *         set /g owner=0 max=max high=max low=0 min=0 dmem:gpu0.kept=4096
+ *         commit 2 fnv1a64=<16 hex digits>
  *
  * A "set" line is the group's whole state as the state file has it (the
  * same fields), read when the batch is written; "del" says the group (and
@@ -29,9 +32,25 @@
  * batch). Replay drops such orphans: a parent can only go after its
  * children, so the child's removal had happened.
  *
+ * Device regions. A batch opens with a "region NAME capacity=..." record
+ * for every region registered when it was written (none: there were
+ * none), read before its groups, and its "set" records name no other
+ * (state-regions.c); replay takes the batch's regions as the set there is
+ * from then on: a region it lacks was removed, and the groups' parts in
+ * it go as the core drops them. A region's registration and removal are
+ * saved whole (a new state, an empty journal), so a journal holds none of
+ * them but those the saver had not yet saved whole when a batch was
+ * written: a change in a region registered a moment before is covered by
+ * the batch that saves it (the region is in the batch), and a region
+ * removed a moment before is gone from it, as from the core. Either way
+ * the batch is whole on its own, and the whole save that follows
+ * supersedes it. A save that saw the regions change while it read its
+ * groups reads them again (persist_format() does the same).
+ *
  * Replay stops at the first batch without its commit line (the end of a
  * save cut short: none of its OKs was sent) or whose hash or count does
- * not match (damage: said so, and the rest is ignored). The result is
+ * not match, or with a record that is not valid (damage: said so, and the
+ * rest is ignored); a batch is applied whole or not at all. The result is
  * written out as a state file's text and checked by state_parse(), the
  * one validator of what is restored.
  */
@@ -45,6 +64,9 @@
 
 #include "macro.h"
 #include "state/persist-internal.h"
+
+/* A batch reads its regions again when they changed while it was written, this often at most. */
+#define BATCH_TRIES 3
 
 /* Paths in pre-order: component by component, '/' before every other byte. */
 static int preorder_cmp(const char *a, const char *b) {
@@ -113,6 +135,8 @@ static int batch_paths(const char *const *paths, size_t n, char ***ret, size_t *
 }
 
 int persist_journal_batch(MemCore *core, const char *const *paths, size_t n, char **ret, size_t *ret_size) {
+        StateRegionSnapshot before, after;
+        StateRegionUse uses[MEM_REGION_MAX - 1];
         TextBuf b = {};
         char **v = NULL;
         size_t m = 0;
@@ -121,22 +145,35 @@ int persist_journal_batch(MemCore *core, const char *const *paths, size_t n, cha
         r = batch_paths(paths, n, &v, &m);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < m; i++) {
-                MemGroup *g = NULL;
+        /* As persist_format(): the regions before and after the groups,
+         * read again when a removal came between. */
+        for (unsigned tries = 1;; tries++) {
+                state_region_snapshot(core, &before);
+                b.len = 0;
+                text_region_lines(&b, "region ", &before.set);
+                for (size_t i = 0; i < m; i++) {
+                        MemGroup *g = NULL;
 
-                if (group_get(core, v[i], &g) >= 0) {
-                        StateGroup sg;
+                        if (group_get(core, v[i], &g) >= 0) {
+                                StateGroup sg;
 
-                        state_group_of(core, g, &sg);
-                        text_group_line(&b, "set ", &sg);
-                        group_unref(g);
-                } else
-                        text_printf(&b, "del %s\n", v[i]);
-                free(v[i]);
+                                state_group_of(core, g, &before, uses, &sg);
+                                text_group_line(&b, "set ", &sg);
+                                group_unref(g);
+                        } else
+                                text_printf(&b, "del %s\n", v[i]);
+                }
+                if (b.oom || tries == BATCH_TRIES)
+                        break;
+                state_region_snapshot(core, &after);
+                if (state_region_snapshot_same(&before, &after))
+                        break;
         }
+        for (size_t i = 0; i < m; i++)
+                free(v[i]);
         free(v);
         if (!b.oom)
-                text_printf(&b, "commit %zu fnv1a64=%016" PRIx64 "\n", m, fnv1a64(b.p, b.len));
+                text_printf(&b, "commit %zu fnv1a64=%016" PRIx64 "\n", m + before.set.n, fnv1a64(b.p, b.len));
         if (b.oom) {
                 free(b.p);
                 return -ENOMEM;
@@ -152,6 +189,8 @@ typedef struct Replay {
         StateGroup *v; /* the groups; path NULL: deleted */
         size_t n, cap;
         void *index;   /* tsearch() of the indices + 1 into v, by path */
+        StateRegions regions; /* the regions as of the last batch */
+        StateUses uses;       /* the region arrays of the groups its batches set */
 } Replay;
 
 static Replay *cmp_replay; /* tsearch() compares through it; one replay at a time */
@@ -225,21 +264,77 @@ static void no_free(void *p) {
 }
 
 static void replay_done(Replay *rp) {
+        state_uses_done(&rp->uses);
         tdestroy(rp->index, no_free);
         free(rp->v);
         *rp = (Replay) {};
 }
 
 /*
+ * A batch names every region there was when it was written (@incoming):
+ * one of the replay's it does not name, or names with another capacity
+ * (removed and registered again), was removed, and every group's part in
+ * it with it, as core_region_remove() drops them. The groups' arrays are
+ * shared with the state replayed over, which must stay as it was should
+ * the replay fail: those that change are copied.
+ */
+static int replay_regions(Replay *rp, const StateRegions *incoming) {
+        bool gone[MEM_REGION_MAX - 1] = {}, any = false;
+
+        for (unsigned i = 0; i < rp->regions.n; i++) {
+                int k = state_regions_find(incoming, rp->regions.v[i].name);
+
+                gone[i] = k < 0 || incoming->v[k].capacity != rp->regions.v[i].capacity;
+                any = any || gone[i];
+        }
+        for (size_t i = 0; any && i < rp->n; i++) {
+                StateGroup *g = &rp->v[i];
+                StateRegionUse *kept;
+                unsigned n = 0;
+
+                for (unsigned k = 0; k < g->nr_regions; k++) {
+                        int at = state_regions_find(&rp->regions, g->regions[k].region);
+
+                        n += at >= 0 && !gone[at];
+                }
+                if (n == g->nr_regions)
+                        continue;
+                kept = n > 0 ? state_uses_alloc(&rp->uses, n) : NULL;
+                if (n > 0 && !kept)
+                        return -ENOMEM;
+                n = 0;
+                for (unsigned k = 0; k < g->nr_regions; k++) {
+                        int at = state_regions_find(&rp->regions, g->regions[k].region);
+
+                        if (at >= 0 && !gone[at])
+                                kept[n++] = g->regions[k];
+                }
+                g->regions = kept;
+                g->nr_regions = n;
+        }
+        rp->regions = *incoming;
+        return 0;
+}
+
+/* A record of a batch, parsed: a group's state, or its removal (@del; @sg's path only). */
+typedef struct Record {
+        bool del;
+        StateGroup sg;
+} Record;
+
+/*
  * One batch: the records from @start to the commit line at @commit
  * (which ends at @commit_end, a NUL there), applied if its count and hash
- * match; the record lines are cut in place once hashed. Return: 0;
- * -EBADMSG (damaged) with @ctx; -ENOMEM.
+ * match and every record is valid, and then only: a batch is applied
+ * whole or not at all. The record lines are cut in place once hashed.
+ * Return: 0; -EBADMSG (damaged) with @ctx; -ENOMEM.
  */
 static int replay_batch(Replay *rp, char *text, size_t start, size_t commit, unsigned first_line,
                         CheckContext *ctx) {
+        _cleanup_free_ Record *recs = NULL;
+        StateRegions incoming = {};
         char want[64], *end;
-        size_t records = 0;
+        size_t lines = 0, n = 0;
         unsigned long long count;
         unsigned line = first_line;
         int r;
@@ -248,34 +343,52 @@ static int replay_batch(Replay *rp, char *text, size_t start, size_t commit, uns
         count = strtoull(text + commit + 7, &end, 10);
         if (*end != ' ' || strcmp(end + 1, want) != 0)
                 return check_fail(ctx, -EBADMSG, first_line, "a batch whose commit line does not match it");
-        for (size_t pos = start; pos < commit; line++, records++) {
+        for (const char *p = text + start; (p = memchr(p, '\n', (size_t) (text + commit - p))); p++)
+                lines++;
+        if (lines != count)
+                return check_fail(ctx, -EBADMSG, first_line, "a batch of %zu records whose commit says %llu",
+                                  lines, count);
+        recs = malloc(MAX(lines, (size_t) 1) * sizeof(Record));
+        if (!recs)
+                return -ENOMEM;
+        for (size_t pos = start; pos < commit; line++) {
                 char *p = text + pos, *nl = memchr(p, '\n', commit - pos), *rest;
 
                 *nl = 0;
                 pos = (size_t) (nl - text) + 1;
+                /* The regions first, the groups after them. */
+                if (strncmp(p, "region ", 7) == 0) {
+                        if (n > 0)
+                                return check_fail(ctx, -EBADMSG, line, "a region record after a group's");
+                        r = parse_region_line(ctx, line, p + 7, &incoming);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (strncmp(p, "del ", 4) == 0) {
                         if (mem_path_check(p + 4, 255, NULL) < 0)
                                 return check_fail(ctx, -EBADMSG, line, "invalid group path");
-                        replay_del(rp, p + 4);
+                        recs[n++] = (Record) { .del = true, .sg.path = p + 4 };
                         continue;
                 }
                 if (strncmp(p, "set ", 4) != 0 || !(rest = strchr(p + 4, ' ')))
-                        return check_fail(ctx, -EBADMSG, line, "expected a \"set\" or \"del\" record");
+                        return check_fail(ctx, -EBADMSG, line, "expected a \"set\", \"del\" or \"region\" record");
                 *rest++ = 0;
                 if (mem_path_check(p + 4, 255, NULL) < 0)
                         return check_fail(ctx, -EBADMSG, line, "invalid group path");
-                StateGroup sg = { .path = p + 4 };
-                r = parse_group_fields(ctx, line, rest, &sg);
+                recs[n] = (Record) { .sg.path = p + 4 };
+                r = parse_group_fields(ctx, line, rest, &incoming, &rp->uses, &recs[n].sg);
                 if (r < 0)
                         return r;
-                r = replay_set(rp, &sg);
-                if (r < 0)
-                        return r;
+                n++;
         }
-        if (records != count)
-                return check_fail(ctx, -EBADMSG, first_line, "a batch of %zu records whose commit says %llu",
-                                  records, count);
-        return 0;
+        r = replay_regions(rp, &incoming);
+        for (size_t i = 0; i < n && r >= 0; i++)
+                if (recs[i].del)
+                        replay_del(rp, recs[i].sg.path);
+                else
+                        r = replay_set(rp, &recs[i].sg);
+        return r;
 }
 
 static int live_qsort(const void *a, const void *b) {
@@ -331,6 +444,7 @@ static int replay_format(Replay *rp, char **ret, size_t *ret_size) {
                 live[st.n++] = live[i];
         }
         st.groups = live;
+        st.regions = rp->regions;
         return state_format(&st, ret, ret_size);
 }
 
@@ -363,6 +477,8 @@ int journal_replay(State *st, char *text, size_t size, unsigned max_depth, unsig
                          * nothing at a million groups. */
                         for (size_t i = 0; !loaded && i < st->n && r >= 0; i++)
                                 r = replay_set(&rp, &st->groups[i]);
+                        if (!loaded)
+                                rp.regions = st->regions;
                         loaded = true;
                         if (r >= 0)
                                 r = replay_batch(&rp, text, start, pos, first, ctx);

@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * The state file: groups, their limits and owners, and kept charges, so
- * that they survive a restart. Session charges are not saved: their
- * clients re-attach and re-charge.
+ * The state file: groups, their limits and owners, kept charges, and the
+ * device memory regions with each group's limits and kept charges in
+ * them, so that they survive a restart. Session charges are not saved:
+ * their clients re-attach and re-charge.
  *
  * <dir>/state       the current state, replaced atomically on every save
  * <dir>/state.old   the state before the last save
@@ -27,9 +28,9 @@
 #define PERSIST_JOURNAL_BAD "journal.bad"
 
 /**
- * persist_format() - the state text of @core: a header line, one line per
- * group in pre-order (parents first), and a trailer with the group count
- * and a checksum of everything before it. The calling thread is registered
+ * persist_format() - the state text of @core: a header line, a line per
+ * device region, one line per group in pre-order (parents first), and a
+ * trailer with the group count and a checksum of everything before it. The calling thread is registered
  * with @core; concurrent changes may or may not be included.
  * @ret: malloc'ed text (not NUL-terminated); @ret_size: its length
  *
@@ -81,7 +82,9 @@ int persist_save(MemCore *core, const char *dir, int spare_fd, bool sync, size_t
  * whole file is validated. A damaged or truncated state is renamed to
  * state.bad and state.old is used instead; with neither, the tree stays
  * empty. Every outcome is logged. Creates @dir (0700) when missing.
- * Kept charges are restored forced (limits may have been lowered).
+ * The regions are registered first; kept charges, memory's and the
+ * regions', are restored forced, before any limit (limits may have been
+ * lowered).
  *
  * Return: 0 (restored, or nothing to restore); -EMLINK or -ENOSPC when
  * the state does not fit the configured depth or group count; another
@@ -92,8 +95,9 @@ int persist_restore(MemCore *core, const char *dir);
 
 /**
  * persist_journal_batch() - the journal batch that records @paths (the
- * groups changed; their ancestors are added): each one's state as @core
- * has it now, or its removal, and the commit line. The calling thread is
+ * groups changed; their ancestors are added): every device region @core
+ * has, each group's state as @core has it now, or its removal, and the
+ * commit line. The calling thread is
  * registered with @core. Return: 0 with malloc'ed text; -ENOMEM.
  */
 int persist_journal_batch(MemCore *core, const char *const *paths, size_t n, char **ret, size_t *ret_size);

@@ -72,8 +72,10 @@ int saver_admit(Saver *d, Refusal *rf);
 
 /**
  * saver_committed() - a durable change was made to the group @path
- * (its creation, removal, limits or kept charges; NULL: any number of
- * groups): have it saved. Any thread. Return: its sequence number, for
+ * (its creation, removal, limits or kept charges, in memory or a device
+ * region; NULL: any number of groups, or a region registered or removed,
+ * which every group's line may name): have it saved. NULL saves the
+ * whole state. Any thread. Return: its sequence number, for
  * saver_check().
  */
 uint64_t saver_committed(Saver *d, const char *path);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/charge.h"
+#include "core/region.h"
 #include "file-util.h"
 #include "macro.h"
 #include "base/log.h"
@@ -107,6 +108,81 @@ static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint
         return 0;
 }
 
+/* As charge_kept_forced(), in the device region @key. */
+static int region_charge_kept_forced(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags) {
+        while (bytes > 0) {
+                uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
+                MemChargeResult res;
+                int r;
+
+                r = region_charge_kept(core, g, key, n, flags | MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
+                charge_result_done(&res);
+                if (r < 0)
+                        return r;
+                bytes -= n;
+        }
+        return 0;
+}
+
+/* The key of @st's region named by the use @u (parsed: its name is the region's own pointer). */
+static int use_key(const State *st, const int *keys, const StateRegionUse *u) {
+        for (unsigned i = 0; i < st->regions.n; i++)
+                if (st->regions.v[i].name == u->region)
+                        return keys[i];
+        return -ENOENT;
+}
+
+/* Register @st's regions in @core, their keys into @keys. */
+static int state_apply_regions(MemCore *core, const State *st, const char *file, int *keys) {
+        for (unsigned i = 0; i < st->regions.n; i++) {
+                int r = core_region_add(core, st->regions.v[i].name, st->regions.v[i].capacity);
+
+                if (r < 0)
+                        return log_error_errno(r, "Cannot restore region %s from %s: %m", st->regions.v[i].name,
+                                               file);
+                keys[i] = r;
+        }
+        return 0;
+}
+
+/* @sg's kept charges in its regions, forced; @g is its group. */
+static int state_apply_region_kept(MemCore *core, const State *st, const int *keys, const StateGroup *sg,
+                                   MemGroup *g) {
+        for (unsigned k = 0; k < sg->nr_regions; k++) {
+                const StateRegionUse *u = &sg->regions[k];
+                int key = use_key(st, keys, u), r;
+
+                /* state_parse() saw kept_delegator <= kept. */
+                r = key < 0 ? key : region_charge_kept_forced(core, g, key, u->kept - u->kept_delegator, 0);
+                if (r >= 0)
+                        r = region_charge_kept_forced(core, g, key, u->kept_delegator, MEM_CHARGE_DELEGATOR);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot restore the kept charge of %s in region %s: %m", sg->path,
+                                               u->region);
+        }
+        return 0;
+}
+
+/* @sg's limits in its regions (never a max on the root: state_parse() checked it). */
+static int state_apply_region_limits(MemCore *core, const State *st, const int *keys, const StateGroup *sg,
+                                     MemGroup *g) {
+        for (unsigned k = 0; k < sg->nr_regions; k++) {
+                const StateRegionUse *u = &sg->regions[k];
+                int key = use_key(st, keys, u), r;
+
+                if (!u->limits.set)
+                        continue;
+                r = key < 0 ? key : region_set_limits(core, g, key, &u->limits, true);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot restore the limits of %s in region %s: %m", sg->path,
+                                               u->region);
+                if (r > 0)
+                        log_warning("Restored group %s holds more kept charges in region %s than its max", sg->path,
+                                    u->region);
+        }
+        return 0;
+}
+
 /* @sg's group, created by state_apply()'s first pass; logged if it is gone. */
 static int restored_group(MemCore *core, const StateGroup *sg, MemGroup **ret) {
         int r;
@@ -163,11 +239,13 @@ static bool *state_subtree_held(const State *st) {
 
 /* Does state_apply() need @st's group @i again after its create? In the order it looks them up. */
 static bool needs_group(const State *st, const bool *held, size_t i) {
-        return i == 0 || held[i] || st->groups[i].transient || st->groups[i].user_limits;
+        return i == 0 || held[i] || st->groups[i].transient || st->groups[i].user_limits ||
+               st->groups[i].nr_regions > 0;
 }
 
 /* The kept charges, forced, before any limit is set: @groups are needs_group()'s, in order. */
-static int state_apply_kept(MemCore *core, const State *st, const bool *held, MemGroup *const *groups) {
+static int state_apply_kept(MemCore *core, const State *st, const int *keys, const bool *held,
+                            MemGroup *const *groups) {
         size_t k = 0;
         int r;
 
@@ -186,13 +264,20 @@ static int state_apply_kept(MemCore *core, const State *st, const bool *held, Me
                                 return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
                                                        mem_stat_item_to_string(item), sg->path);
                 }
+                r = state_apply_region_kept(core, st, keys, sg, groups[k]);
+                if (r < 0)
+                        return r;
                 k++;
         }
         return 0;
 }
 
-/* The limits of the root and of the groups created without them (those with kept charges below). */
-static int state_apply_limits(const State *st, const bool *held, MemGroup *const *groups) {
+/*
+ * The limits of the root and of the groups created without them (those
+ * with kept charges below), and every limit in a region.
+ */
+static int state_apply_limits(MemCore *core, const State *st, const int *keys, const bool *held,
+                              MemGroup *const *groups) {
         size_t k = 0;
         int r;
 
@@ -208,15 +293,19 @@ static int state_apply_limits(const State *st, const bool *held, MemGroup *const
                         if (r > 0)
                                 log_warning("Restored group %s holds more kept charges than its max", sg->path);
                 }
+                r = state_apply_region_limits(core, st, keys, sg, groups[k]);
+                if (r < 0)
+                        return r;
                 k++;
         }
         return 0;
 }
 
 /*
- * Build the tree: groups top-down, then kept charges (forced, before any
- * limit exists, so they raise no events), then the limits. The core is
- * private to the caller, so only resource errors can occur.
+ * Build the tree: the regions, groups top-down, then kept charges
+ * (forced, before any limit exists, so they raise no events), then the
+ * limits. The core is private to the caller, so only resource errors can
+ * occur.
  *
  * A group with no kept charge in its subtree has no usage when the limits
  * are set, so setting them later or at creation
@@ -234,6 +323,7 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
          * the parent of a group is the one a level up, and is created
          * below it without a lookup. */
         MemGroup *open[256] = {};
+        int keys[MEM_REGION_MAX - 1];
         size_t n = 0;
         int r;
 
@@ -242,6 +332,9 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
         groups = malloc(st->n * sizeof(MemGroup *));
         if (!groups)
                 return log_error_errno(ENOMEM, "Out of memory");
+        r = state_apply_regions(core, st, file, keys);
+        if (r < 0)
+                return r;
         r = restored_group(core, &st->groups[0], &open[0]);
         if (r < 0)
                 return r;
@@ -274,9 +367,9 @@ static int state_apply(MemCore *core, const State *st, const char *file) {
                 atomic_store(&groups[n - 1]->transient, sg->transient);
                 group_set_user_limits(groups[n - 1], sg->user_limits);
         }
-        r = state_apply_kept(core, st, held, groups);
+        r = state_apply_kept(core, st, keys, held, groups);
         if (r >= 0)
-                r = state_apply_limits(st, held, groups);
+                r = state_apply_limits(core, st, keys, held, groups);
 out:
         for (size_t i = 0; i < n; i++)
                 group_unref(groups[i]);
@@ -437,6 +530,8 @@ replay:
                 r = state_apply(core, &st, file);
                 if (r < 0)
                         return r;
+                if (st.regions.n > 0)
+                        log_info("Restored %u device memory regions from %s", st.regions.n, file);
                 if (!fallback)
                         log_info("Restored %zu groups from %s and %u saves of its journal", st.n, file, batches);
                 else

@@ -5,11 +5,14 @@
  * The format is line-oriented text, easy to read in an incident and to
  * check completely before anything is applied:
  *
- *         memacctd-state 1
+ *         memacctd-state 2
+ *         region gpu0 capacity=85899345920
+ *         region drm/0000:03:00.0/vram0 capacity=max
  *         group / owner=0 max=max high=max low=0 min=0
  *         group /a owner=1000 max=1073741824 high=max low=0 min=0 kept.anon=8192 kept-delegator.anon=4096
  *         group /a/m owner=0 max=104857600 high=max low=0 min=0 user-limits=max
- *         end 3 fnv1a64=<16 hex digits>
+ *         group /g owner=0 max=max high=max low=0 min=0 dmem:gpu0.max=4294967296 dmem:gpu0.kept=65536
+ *         end 4 fnv1a64=<16 hex digits>
  *
  * Groups come in pre-order, so every parent precedes its children and the
  * tree can be rebuilt top-down. Limits are bytes or "max"; kept charges
@@ -20,15 +23,27 @@
  * state file from before the field loads with every group ordinary, as
  * it was then); user-limits names, by commas, the limits a user set on
  * a kernel cgroup mirror, which an import keeps (group_user_limits()),
- * absent meaning none, as in files written before it existed. The trailer carries the
- * group count and the 64-bit FNV-1a hash of every byte before it: a file
- * cut anywhere, or changed by a single byte, fails the check.
+ * absent meaning none, as in files written before it existed.
+ *
+ * Device memory regions (version 2): "region NAME capacity=BYTES|max"
+ * lines between the header and the groups, each name once, at most
+ * MEM_REGION_MAX - 1 of them; a group's limits in a region (where not at
+ * their default), its kept charges there and their delegator's part are
+ * dmem:NAME.ATTR fields on its line (state-regions.c). A state with no
+ * region is written as version 1, which is all a daemon from before
+ * regions reads; either version loads. The kept charges of all groups
+ * together, in memory and in each region, fit in one counter.
+ *
+ * The trailer carries the group count (region lines are not groups) and
+ * the 64-bit FNV-1a hash of every byte before it: a file cut anywhere, or
+ * changed by a single byte, fails the check.
  *
  * How the file is written and restored is state-dir.c's.
  *
- * Session charges are not saved. Kept charges are restored with
- * MEM_CHARGE_FORCE before the limits are set, so a limit lowered while
- * they were held neither refuses them nor counts high events for them.
+ * Session charges are not saved. Regions are registered first; kept
+ * charges, memory's and the regions', are restored with MEM_CHARGE_FORCE
+ * before any limit is set, so a limit lowered while they were held
+ * neither refuses them nor counts high events for them.
  */
 
 #include <errno.h>
@@ -46,7 +61,12 @@
 #include "parse-size.h"
 #include "state/persist-internal.h"
 
-#define STATE_HEADER "memacctd-state 1\n"
+/* Version 2 adds region lines; a state without regions is written as version 1. */
+#define STATE_HEADER_1 "memacctd-state 1\n"
+#define STATE_HEADER_2 "memacctd-state 2\n"
+#define STATE_HEADER_SIZE (sizeof(STATE_HEADER_1) - 1)
+/* A save reads its regions again when they changed during it, this often at most. */
+#define FORMAT_TRIES 3
 
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV_PRIME UINT64_C(0x100000001b3)
@@ -109,25 +129,9 @@ typedef struct FormatContext {
         MemCore *core;
         TextBuf *buf;
         size_t count;
+        const StateRegionSnapshot *regions;
+        StateRegionUse uses[MEM_REGION_MAX - 1]; /* the group's being written */
 } FormatContext;
-
-void state_group_of(MemCore *core, MemGroup *g, StateGroup *ret) {
-        MemGroupInfo info;
-
-        group_read(core, g, NULL, false, &info);
-        *ret = (StateGroup) {
-                .path = g->path,
-                .owner = info.owner,
-                .limits = { .max = info.max, .high = info.high, .low = info.low, .min = info.min },
-                .transient = atomic_load(&g->transient),
-                .user_limits = group_user_limits(g),
-        };
-        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
-                ret->kept[i] = info.kept[i];
-                /* Read after the kept bytes: at most them. */
-                ret->kept_delegator[i] = MIN(group_kept_delegator(g, i), info.kept[i]);
-        }
-}
 
 void text_group_line(TextBuf *b, const char *prefix, const StateGroup *sg) {
         text_printf(b, "%s%s owner=%u", prefix, sg->path, (unsigned) sg->owner);
@@ -154,6 +158,7 @@ void text_group_line(TextBuf *b, const char *prefix, const StateGroup *sg) {
         /* Omitted when not set: files of ordinary groups read as before. */
         if (sg->transient)
                 text_printf(b, " transient=1");
+        text_region_fields(b, sg);
         text_printf(b, "\n");
 }
 
@@ -161,28 +166,56 @@ static int format_group(MemGroup *g, void *userdata) {
         FormatContext *ctx = userdata;
         StateGroup sg;
 
-        state_group_of(ctx->core, g, &sg);
+        state_group_of(ctx->core, g, ctx->regions, ctx->uses, &sg);
         text_group_line(ctx->buf, "group ", &sg);
         ctx->count++;
         return ctx->buf->oom ? -ENOMEM : 0;
 }
 
+/* The header of a state with @regions: version 2 only when there are region lines. */
+static const char *state_header(const StateRegions *regions) {
+        return regions->n > 0 ? STATE_HEADER_2 : STATE_HEADER_1;
+}
+
+/* The trailer: the group count and the hash of everything before it. */
+static void text_trailer(TextBuf *b, size_t groups) {
+        if (!b->oom)
+                text_printf(b, "end %zu fnv1a64=%016" PRIx64 "\n", groups, fnv1a64(b->p, b->len));
+}
+
 int persist_format(MemCore *core, char **ret, size_t *ret_size) {
+        StateRegionSnapshot before, after;
+        FormatContext ctx = { .core = core, .regions = &before };
         TextBuf b = {};
-        FormatContext ctx = { .core = core, .buf = &b };
         int r;
 
-        text_printf(&b, STATE_HEADER);
-        /* The walk runs in one read-side section: every group it visits
-         * stays valid, and pre-order puts parents first. */
-        core_read_lock();
-        r = group_walk(core->root, format_group, &ctx);
-        core_read_unlock();
-        if (r >= 0 && !b.oom) {
-                uint64_t h = fnv1a64(b.p, b.len);
-
-                text_printf(&b, "end %zu fnv1a64=%016" PRIx64 "\n", ctx.count, h);
+        /*
+         * The regions are read before the groups, and again after: a
+         * region removed meanwhile took its fields off the groups read
+         * after it, and a state with it and only some of them would undo
+         * a part of the removal. It is written again then (a removal is
+         * rare, and waited for by its own whole save).
+         */
+        for (unsigned tries = 1;; tries++) {
+                state_region_snapshot(core, &before);
+                b.len = 0;
+                ctx.buf = &b;
+                ctx.count = 0;
+                text_printf(&b, "%s", state_header(&before.set));
+                text_region_lines(&b, "region ", &before.set);
+                /* The walk runs in one read-side section: every group it
+                 * visits stays valid, and pre-order puts parents first. */
+                core_read_lock();
+                r = group_walk(core->root, format_group, &ctx);
+                core_read_unlock();
+                if (r < 0 || b.oom || tries == FORMAT_TRIES)
+                        break;
+                state_region_snapshot(core, &after);
+                if (state_region_snapshot_same(&before, &after))
+                        break;
         }
+        if (r >= 0)
+                text_trailer(&b, ctx.count);
         if (r < 0 || b.oom) {
                 free(b.p);
                 return -ENOMEM;
@@ -195,11 +228,11 @@ int persist_format(MemCore *core, char **ret, size_t *ret_size) {
 int state_format(const State *st, char **ret, size_t *ret_size) {
         TextBuf b = {};
 
-        text_printf(&b, STATE_HEADER);
+        text_printf(&b, "%s", state_header(&st->regions));
+        text_region_lines(&b, "region ", &st->regions);
         for (size_t i = 0; i < st->n; i++)
                 text_group_line(&b, "group ", &st->groups[i]);
-        if (!b.oom)
-                text_printf(&b, "end %zu fnv1a64=%016" PRIx64 "\n", st->n, fnv1a64(b.p, b.len));
+        text_trailer(&b, st->n);
         if (b.oom) {
                 free(b.p);
                 return -ENOMEM;
@@ -212,6 +245,7 @@ int state_format(const State *st, char **ret, size_t *ret_size) {
 /* ---- reading and checking ---- */
 
 void state_done(State *s) {
+        state_uses_done(&s->uses);
         free(s->groups);
         free(s->text);
         *s = (State) {};
@@ -241,7 +275,7 @@ int check_fail(CheckContext *ctx, int r, unsigned line, const char *format, ...)
         return ctx->oom ? -ENOMEM : r;
 }
 
-static int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
+int parse_decimal(const char *s, uint64_t max, uint64_t *ret) {
         uint64_t v = 0;
 
         if (!*s)
@@ -290,14 +324,18 @@ static int parse_user_limits(const char *value, unsigned *ret) {
  * were half of the parse). A documented table: one branch per field of
  * the format (state-text.c's paragraph lists them).
  */
-int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup *g) {
+int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, const StateRegions *known, StateUses *uses,
+                       StateGroup *g) {
         enum { F_OWNER, F_MAX, F_HIGH, F_LOW, F_MIN, F_TRANSIENT, _F_MAX };
         static const char *const names[_F_MAX] = { "owner", "max", "high", "low", "min", "transient" };
         uint64_t *limits[] = { NULL, &g->limits.max, &g->limits.high, &g->limits.low, &g->limits.min, NULL };
         bool seen[_F_MAX] = {}, kept_seen[_MEM_STAT_MAX] = {}, delegator_seen[_MEM_STAT_MAX] = {};
         bool user_seen = false;
+        RegionFields regions;
         char *p = rest;
+        int r;
 
+        regions.n = 0;
         for (;;) {
                 char *tok, *eq = NULL;
                 const char *key, *value;
@@ -331,6 +369,12 @@ int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup 
                                 return check_fail(ctx, -EBADMSG, line, "bad byte count for %s", key);
                         kept_seen[item] = true;
                         g->kept[item] = v;
+                        continue;
+                }
+                if (KEY_HAS_PREFIX(key, klen, "dmem:")) {
+                        r = parse_region_field(ctx, line, key, klen, value, known, &regions);
+                        if (r < 0)
+                                return r;
                         continue;
                 }
                 if (KEY_IS(key, klen, "user-limits")) {
@@ -389,7 +433,7 @@ int parse_group_fields(CheckContext *ctx, unsigned line, char *rest, StateGroup 
                         return check_fail(ctx, -EBADMSG, line, "kept-delegator.%s is more than kept.%s",
                                           mem_stat_item_to_string(i), mem_stat_item_to_string(i));
         g->limits.set = MEM_LIMIT_MAX | MEM_LIMIT_HIGH | MEM_LIMIT_LOW | MEM_LIMIT_MIN;
-        return 0;
+        return region_fields_finish(ctx, line, &regions, uses, g);
 }
 
 /* Is @parent the parent path of @path? */
@@ -404,16 +448,22 @@ static bool is_parent(const char *parent, const char *path) {
 
 /*
  * The frame of the file: the header, no NUL, a complete last line, and
- * the trailer's group count and checksum matching what precedes it.
- * Return: the group count, with the offset of the trailer in *@ret_end;
- * -EBADMSG with ctx's message.
+ * the trailer's group count and checksum matching what precedes it; the
+ * region lines, which lead, are not groups.
+ * Return: the group count, with the offset of the first group line in
+ * *@ret_groups_at and of the trailer in *@ret_end; -EBADMSG with ctx's
+ * message.
  */
-static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckContext *ctx) {
+static long state_check_frame(char *text, size_t size, size_t *ret_groups_at, size_t *ret_end,
+                              CheckContext *ctx) {
         char trailer[128], want[128], *end_line;
-        size_t end_at, n, groups = 0;
+        size_t end_at, groups_at, n, groups = 0;
 
-        if (size < strlen(STATE_HEADER) || memcmp(text, STATE_HEADER, strlen(STATE_HEADER)) != 0)
-                return check_fail(ctx, -EBADMSG, 0, "not a memacctd state file (header is not \"memacctd-state 1\")");
+        if (size < STATE_HEADER_SIZE ||
+            (memcmp(text, STATE_HEADER_1, STATE_HEADER_SIZE) != 0 &&
+             memcmp(text, STATE_HEADER_2, STATE_HEADER_SIZE) != 0))
+                return check_fail(ctx, -EBADMSG, 0,
+                                  "not a memacctd state file (header is not \"memacctd-state 1\" or 2)");
         if (memchr(text, 0, size))
                 return check_fail(ctx, -EBADMSG, 0, "NUL byte in the file");
         if (text[size - 1] != '\n')
@@ -423,13 +473,17 @@ static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckCon
         end_line = strrchr(text, '\n');
         text[size - 1] = '\n';
         end_at = end_line ? (size_t) (end_line - text) + 1 : 0;
-        if (end_at < strlen(STATE_HEADER) || strncmp(text + end_at, "end ", 4) != 0)
+        if (end_at < STATE_HEADER_SIZE || strncmp(text + end_at, "end ", 4) != 0)
                 return check_fail(ctx, -EBADMSG, 0, "truncated: no \"end\" trailer");
 
-        /* The group lines, for the expected trailer: all but the header. */
-        for (const char *p = text, *e = text + end_at; (p = memchr(p, '\n', (size_t) (e - p))); p++)
+        /* The region lines, then the group lines: all the others before
+         * the trailer, whatever they hold, for the expected trailer. */
+        for (groups_at = STATE_HEADER_SIZE; groups_at < end_at && strncmp(text + groups_at, "region ", 7) == 0;)
+                groups_at = (size_t) ((char *) memchr(text + groups_at, '\n', end_at - groups_at) - text) + 1;
+        if (groups_at > STATE_HEADER_SIZE && memcmp(text, STATE_HEADER_1, STATE_HEADER_SIZE) == 0)
+                return check_fail(ctx, -EBADMSG, 2, "a region line in a version 1 state");
+        for (const char *p = text + groups_at, *e = text + end_at; (p = memchr(p, '\n', (size_t) (e - p))); p++)
                 groups++;
-        groups--;
         snprintf(want, sizeof(want), "end %zu fnv1a64=%016" PRIx64, groups, fnv1a64(text, end_at));
         n = size - end_at - 1;
         if (n >= sizeof(trailer))
@@ -440,8 +494,28 @@ static long state_check_frame(char *text, size_t size, size_t *ret_end, CheckCon
                 return check_fail(ctx, -EBADMSG, 0,
                                   "checksum or group count mismatch (trailer \"%.64s\", content gives \"%s\")",
                                   trailer, want);
+        *ret_groups_at = groups_at;
         *ret_end = end_at;
         return (long) MIN(groups, (size_t) LONG_MAX);
+}
+
+/*
+ * The region lines from the header to @groups_at into @st's regions.
+ * Return: the line number of the first group; -EBADMSG.
+ */
+static int state_parse_regions(char *text, size_t groups_at, State *st, CheckContext *ctx) {
+        unsigned line = 2;
+        char *nl;
+        int r;
+
+        for (size_t pos = STATE_HEADER_SIZE; pos < groups_at; pos = (size_t) (nl - text) + 1, line++) {
+                nl = memchr(text + pos, '\n', groups_at - pos);
+                *nl = 0;
+                r = parse_region_line(ctx, line, text + pos + 7, &st->regions);
+                if (r < 0)
+                        return r;
+        }
+        return (int) line;
 }
 
 /* Is the group at @depth, below @owners[0..depth-1], delegated by none of them? */
@@ -455,25 +529,40 @@ static bool delegation_root(const uid_t *owners, unsigned depth) {
 }
 
 /*
- * The group lines between the header and the trailer at @end_at, into
- * @st (room for @count): each "group PATH key=value...", in pre-order.
- * Return: 0 with the deepest depth in *@ret_deepest; -EBADMSG.
+ * Of all kept charges, @add more: the root's counter holds them all, and
+ * a state whose sum it cannot hold would fail its restore. @total is at
+ * most MEM_COUNTER_MAX, @add too (parse_group_fields()): no overflow.
  */
-static int state_parse_groups(char *text, size_t end_at, size_t count, State *st, unsigned *ret_deepest,
-                              CheckContext *ctx) {
+static bool kept_fits(uint64_t *total, uint64_t add) {
+        *total += add;
+        return *total <= (uint64_t) MEM_COUNTER_MAX;
+}
+
+/*
+ * The group lines from @groups_at (line @line) to the trailer at
+ * @end_at, into @st (room for @count): each "group PATH key=value...", in
+ * pre-order. Return: 0 with the deepest depth in *@ret_deepest; -EBADMSG.
+ */
+static int state_parse_groups(char *text, size_t groups_at, unsigned line, size_t end_at, size_t count, State *st,
+                              unsigned *ret_deepest, CheckContext *ctx) {
         const char *stack[256];
         uid_t owners[256]; /* of the groups in stack */
-        unsigned line = 2, top = 0, deepest = 0;
+        uint64_t kept_total = 0, region_kept[MEM_REGION_MAX - 1] = {};
+        unsigned top = 0, deepest = 0;
         char *nl;
         int r;
 
-        for (size_t pos = strlen(STATE_HEADER); pos < end_at; pos = (size_t) (nl - text) + 1, line++) {
+        for (size_t pos = groups_at; pos < end_at; pos = (size_t) (nl - text) + 1, line++) {
                 char *p, *path, *rest;
+                StateGroup *g;
+                bool droot;
                 int depth;
 
                 nl = memchr(text + pos, '\n', end_at - pos);
                 *nl = 0;
                 p = text + pos;
+                if (strncmp(p, "region ", 7) == 0)
+                        return check_fail(ctx, -EBADMSG, line, "a region line after the groups");
                 if (strncmp(p, "group ", 6) != 0)
                         return check_fail(ctx, -EBADMSG, line, "expected a \"group\" line");
                 path = p + 6;
@@ -496,20 +585,27 @@ static int state_parse_groups(char *text, size_t end_at, size_t count, State *st
                 deepest = MAX(deepest, (unsigned) depth);
                 if (st->n >= count)
                         return check_fail(ctx, -EBADMSG, line, "more groups than the trailer says");
-                st->groups[st->n].path = path;
-                r = parse_group_fields(ctx, line, rest, &st->groups[st->n]);
+                g = &st->groups[st->n];
+                g->path = path;
+                r = parse_group_fields(ctx, line, rest, &st->regions, &st->uses, g);
                 if (r < 0)
                         return r;
-                owners[depth] = st->groups[st->n].owner;
+                owners[depth] = g->owner;
                 /* Only a delegation root (delegated to its owner by no
                  * ancestor) has a delegator's part. */
-                if (!delegation_root(owners, (unsigned) depth))
-                        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
-                                if (st->groups[st->n].kept_delegator[i] > 0)
-                                        return check_fail(ctx, -EBADMSG, line,
-                                                          "kept-delegator.%s on a group that is not a "
-                                                          "delegation root",
-                                                          mem_stat_item_to_string(i));
+                droot = delegation_root(owners, (unsigned) depth);
+                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++) {
+                        if (!droot && g->kept_delegator[i] > 0)
+                                return check_fail(ctx, -EBADMSG, line,
+                                                  "kept-delegator.%s on a group that is not a delegation root",
+                                                  mem_stat_item_to_string(i));
+                        if (!kept_fits(&kept_total, g->kept[i]))
+                                return check_fail(ctx, -EBADMSG, line, "the kept charges add up to more than %" PRIu64
+                                                  " bytes", (uint64_t) MEM_COUNTER_MAX);
+                }
+                r = state_check_group_regions(&st->regions, g, depth == 0, droot, line, region_kept, ctx);
+                if (r < 0)
+                        return r;
                 st->n++;
         }
         if (st->n != count)
@@ -573,12 +669,12 @@ static int state_check_unique(const State *st, CheckContext *ctx) {
 int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups, State *ret,
                        CheckContext *ctx) {
         State st = { .text = text };
-        unsigned deepest = 0;
-        size_t end_at = 0;
+        unsigned deepest = 0, line = 0;
+        size_t end_at = 0, groups_at = 0;
         long count;
         int r;
 
-        count = state_check_frame(text, size, &end_at, ctx);
+        count = state_check_frame(text, size, &groups_at, &end_at, ctx);
         r = count < 0 ? (int) count : 0;
         if (r >= 0 && (size_t) count > max_groups)
                 r = check_fail(ctx, -ENOSPC, 0, "holds %ld groups, more than the configured [limits] groups = %u",
@@ -588,7 +684,11 @@ int state_parse(char *text, size_t size, unsigned max_depth, unsigned max_groups
         if (r >= 0 && !(st.groups = calloc((size_t) count, sizeof(StateGroup))))
                 r = -ENOMEM;
         if (r >= 0)
-                r = state_parse_groups(text, end_at, (size_t) count, &st, &deepest, ctx);
+                r = state_parse_regions(text, groups_at, &st, ctx);
+        if (r >= 0) {
+                line = (unsigned) r;
+                r = state_parse_groups(text, groups_at, line, end_at, (size_t) count, &st, &deepest, ctx);
+        }
         if (r >= 0)
                 r = state_check_unique(&st, ctx);
         if (r >= 0 && deepest > max_depth)

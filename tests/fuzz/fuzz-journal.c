@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The journal replay on arbitrary bytes: persist_journal_check() over a
- * fixed state (a small tree with a delegation and kept charges) never
- * crashes, and whatever it accepts is a valid state of at least the root.
+ * fixed state (a small tree with a delegation and kept charges, in memory
+ * and in a device region) never crashes, and whatever it accepts is a
+ * valid state of at least the root.
  * The journal is, like the state file, an input a client does not send:
  * a save cut short, a damaged disk, a hand edit.
  */
@@ -16,11 +17,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char state[] = "memacctd-state 1\n"
-                            "group / owner=0 max=max high=max low=0 min=0\n"
-                            "group /a owner=0 max=1073741824 high=max low=0 min=0 kept.anon=4096\n"
+static const char state[] = "memacctd-state 2\n"
+                            "region gpu0 capacity=1073741824\n"
+                            "group / owner=0 max=max high=max low=0 min=0 dmem:gpu0.high=4096\n"
+                            "group /a owner=0 max=1073741824 high=max low=0 min=0 kept.anon=4096 "
+                            "dmem:gpu0.max=65536\n"
                             "group /a/d owner=1000 max=max high=max low=0 min=0 kept.anon=8192 "
-                            "kept-delegator.anon=4096\n"
+                            "kept-delegator.anon=4096 dmem:gpu0.kept=8192 dmem:gpu0.kept-delegator=4096\n"
                             "group /a/d/x owner=1000 max=max high=max low=0 min=0\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -292,6 +292,57 @@ static void test_duplicate_keys_and_continuations_are_refused(void **state) {
         expect_error("[limits]\ndepth = 4\n[access]\nread = all\n[limits]\ndepth = 4\n", 6, "set twice");
 }
 
+static void test_regions_are_declared_one_a_line(void **state) {
+        static const char text[] = "[regions]\n"
+                                   "region = gpu0 80G\n"
+                                   "region = drm/0000:03:00.0/vram0   max ; the whole card\n"
+                                   "region:nv.0:a@b\t512K\n";
+        Config c, copy;
+
+        (void) state;
+        assert_int_equal(parse(text, &c, NULL), 0);
+        assert_int_equal(c.n_regions, 3);
+        assert_string_equal(c.regions[0].name, "gpu0");
+        assert_true(c.regions[0].capacity == 80ull << 30);
+        /* A name holds ':' and '/', which is why it is in the value. */
+        assert_string_equal(c.regions[1].name, "drm/0000:03:00.0/vram0");
+        assert_true(c.regions[1].capacity == UINT64_MAX);
+        assert_string_equal(c.regions[2].name, "nv.0:a@b");
+        assert_true(c.regions[2].capacity == 512 << 10);
+        assert_int_equal(config_copy(&c, &copy), 0);
+        assert_int_equal(copy.n_regions, 3);
+        assert_string_equal(copy.regions[2].name, "nv.0:a@b");
+        config_done(&copy);
+        config_done(&c);
+        /* None declared: none. */
+        assert_int_equal(parse("[regions]\n", &c, NULL), 0);
+        assert_int_equal(c.n_regions, 0);
+        config_done(&c);
+}
+
+static void test_bad_region_declarations_name_the_line(void **state) {
+        char text[4096];
+        size_t n;
+
+        (void) state;
+        expect_error("[regions]\nregion = gpu0\n", 2, "region = gpu0: expected NAME CAPACITY");
+        expect_error("[regions]\nregion = gpu0 1G 2G\n", 2, "expected NAME CAPACITY");
+        expect_error("[regions]\nregion =\n", 2, "expected NAME CAPACITY");
+        expect_error("[regions]\nregion = gpu0 1.5G\n", 2, "region = gpu0 1.5G: capacity not a size");
+        expect_error("[regions]\nregion = gpu0 99999999999999999999\n", 2, "capacity out of range");
+        expect_error("[regions]\nregion = gpu#0 1G\n", 2, "'gpu#0' is not a region name");
+        expect_error("[regions]\nregion = memory 1G\n", 2, "'memory' is not a region name");
+        snprintf(text, sizeof(text), "[regions]\nregion = %064d 1G\n", 0);
+        expect_error(text, 2, "a region name is at most 63 bytes");
+        expect_error("[regions]\nregion = gpu0 1G\n\nregion = gpu0 1G\n", 4,
+                     "[regions] region gpu0 declared twice (first on line 2)");
+        expect_error("[regions]\ncapacity = 1G\n", 2, "unknown key 'capacity' in [regions]");
+        n = (size_t) snprintf(text, sizeof(text), "[regions]\n");
+        for (int i = 0; i < MEM_REGION_MAX; i++)
+                n += (size_t) snprintf(text + n, sizeof(text) - n, "region = r%d 1G\n", i);
+        expect_error(text, MEM_REGION_MAX + 1, "more than 31 regions");
+}
+
 static void test_syntax_errors_and_earliest_error_win(void **state) {
         (void) state;
         expect_error("[limits]\ndepth 4\n", 2, "syntax error");
@@ -456,6 +507,8 @@ int main(void) {
                 cmocka_unit_test(test_load_reads_a_file_and_names_it),
                 cmocka_unit_test(test_metrics_listen_addresses),
                 cmocka_unit_test(test_copy_is_deep),
+                cmocka_unit_test(test_regions_are_declared_one_a_line),
+                cmocka_unit_test(test_bad_region_declarations_name_the_line),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -473,7 +473,8 @@ static void test_user_limits_saved_and_restored(void **state) {
                         StateGroup sg = { .path = (char *) "/" };
 
                         snprintf(line, sizeof(line), "owner=0 max=max high=max low=0 min=0 user-limits=%s", bad[i]);
-                        assert_int_equal(parse_group_fields(&ctx, 2, line, &sg), -EBADMSG);
+                        assert_int_equal(parse_group_fields(&ctx, 2, line, &(StateRegions) {}, &(StateUses) {}, &sg),
+                                         -EBADMSG);
                         assert_non_null(strstr(ctx.error, "user-limits"));
                         free(ctx.error);
                 }
@@ -482,7 +483,8 @@ static void test_user_limits_saved_and_restored(void **state) {
                         CheckContext ctx = {};
                         StateGroup sg = { .path = (char *) "/" };
 
-                        assert_int_equal(parse_group_fields(&ctx, 2, line, &sg), 0);
+                        assert_int_equal(
+                                parse_group_fields(&ctx, 2, line, &(StateRegions) {}, &(StateUses) {}, &sg), 0);
                         assert_int_equal(sg.user_limits, MEM_LIMIT_MIN | MEM_LIMIT_LOW);
                 }
         }
