@@ -219,7 +219,7 @@ check_eq "the root's usage is the same" "$(prop / DeviceMemoryCurrent)" \
         "a(st) 2 \"$GPU\" $((4 * K)) \"$VRAM\" 0"
 check_run "ChargeRegion /a kept again" 0 mcall ChargeRegion sstb /a $GPU $((4 * K)) true
 check_refused "a Transfer past the destination's max" LimitExceeded \
-        "/t: limit exceeded (max of /t)" Transfer /a /t $GPU $((4 * K))
+        "/t: limit exceeded (max of /t in region gpu0)" Transfer /a /t $GPU $((4 * K))
 check_eq "changes nothing at the source" "$(prop /a DeviceMemoryKept)" \
         "a(st) 2 \"$GPU\" $((4 * K)) \"$VRAM\" 0"
 check_eq "nor at the destination" "$(prop /t DeviceMemoryCurrent)" "a(st) 1 \"$GPU\" $((4 * K))"
