@@ -120,6 +120,7 @@ typedef struct MemRegionInfo {
         uint64_t failcnt;
         uint64_t events[_MEM_EVENT_MAX], events_local[_MEM_EVENT_MAX];
         uint64_t kept;
+        uint64_t kept_delegator; /* of kept, the delegator's (a delegation root's) */
         /* A mirror of a kernel cgroup: its dmem.current for the region at
          * the last sample (region_set_kernel_current()); 0 otherwise. */
         uint64_t kernel_current;

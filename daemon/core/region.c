@@ -368,6 +368,7 @@ static void state_read(const MemRegionState *s, const MemGroup *reclaim_root,
 
         if (!s) {
                 ret->current = ret->peak = ret->low = ret->min = ret->failcnt = ret->kept = 0;
+                ret->kept_delegator = 0;
                 ret->kernel_current = 0;
                 ret->effective_min = ret->effective_low = 0;
                 ret->max = ret->high = UINT64_MAX;
@@ -383,6 +384,10 @@ static void state_read(const MemRegionState *s, const MemGroup *reclaim_root,
         ret->min = counter_limit_to_u64(counter_read_limit(&c->min));
         ret->failcnt = atomic_load_explicit(&c->failcnt, memory_order_relaxed);
         ret->kept = (uint64_t) MAX(atomic_load_explicit(&s->kept, memory_order_relaxed), 0);
+        /* Clamped to the total read before it: a delegator's charge in
+         * between raises the part first (charge.c's order). */
+        ret->kept_delegator =
+                MIN((uint64_t) MAX(atomic_load_explicit(&s->kept_delegator, memory_order_relaxed), 0), ret->kept);
         ret->kernel_current = atomic_load_explicit(&s->kernel_current, memory_order_relaxed);
         for (int i = 0; i < _MEM_EVENT_MAX; i++) {
                 ret->events[i] = atomic_load_explicit(&s->events[i], memory_order_relaxed);

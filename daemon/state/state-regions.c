@@ -166,7 +166,7 @@ bool state_region_snapshot_same(const StateRegionSnapshot *a, const StateRegionS
 }
 
 /* The region part of state_group_of(): @info's regions that @snap names, and where something is set. */
-static unsigned group_regions_of(MemCore *core, MemGroup *g, const MemGroupInfo *info,
+static unsigned group_regions_of(MemGroup *g, const MemGroupInfo *info,
                                  const StateRegionSnapshot *snap, StateRegionUse *uses) {
         unsigned n = 0;
 
@@ -191,8 +191,7 @@ static unsigned group_regions_of(MemCore *core, MemGroup *g, const MemGroupInfo 
                         u.limits.set |= MEM_LIMIT_LOW;
                 if (ri->min != 0)
                         u.limits.set |= MEM_LIMIT_MIN;
-                /* Read after the kept bytes: at most them. */
-                u.kept_delegator = MIN(region_kept_delegator(core, g, snap->keys[k]), u.kept);
+                u.kept_delegator = ri->kept_delegator; /* at most kept: region.c reads it so */
                 if (u.limits.set || u.kept > 0)
                         uses[n++] = u;
         }
@@ -217,7 +216,7 @@ void state_group_of(MemCore *core, MemGroup *g, const StateRegionSnapshot *snap,
                 /* Read after the kept bytes: at most them. */
                 ret->kept_delegator[i] = MIN(group_kept_delegator(g, i), info.kept[i]);
         }
-        ret->nr_regions = group_regions_of(core, g, &info, snap, uses);
+        ret->nr_regions = group_regions_of(g, &info, snap, uses);
 }
 
 /* ---- reading and checking the text ---- */
