@@ -204,7 +204,8 @@ static int regions_copy(memacct_group_info *g, const Memacct__V1__GroupInfo *src
                         .kept = ri->kept,
                 };
                 if (!v[i].name || counters_copy(ri->events, ri->n_events, &v[i].events, &v[i].n_events) < 0 ||
-                    counters_copy(ri->events_local, ri->n_events_local, &v[i].events_local, &v[i].n_events_local) < 0)
+                    counters_copy(ri->events_local, ri->n_events_local, &v[i].events_local,
+                                  &v[i].n_events_local) < 0)
                         return -ENOMEM;
         }
         return 0;

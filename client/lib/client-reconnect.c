@@ -8,8 +8,9 @@
  * stock page (the old one stays mapped until memacct_close(), since another
  * thread may still be reading it), the subscriptions, and a forced charge of
  * what the caller held per stat item (Stock.held: stock handed out plus
- * exact session charges) and per device region (client-regions.c). The old page's unused bytes are not replayed: the
- * old session, and what it held, died with the old daemon.
+ * exact session charges) and per device region (client-regions.c). The
+ * old page's unused bytes are not replayed: the old session, and what it
+ * held, died with the old daemon.
  *
  * Invariants: everything here runs with the handle's lock held; a
  * reconnection never nests (m->reconnecting): a failure inside one is

@@ -231,7 +231,7 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
         return *ret ? 0 : -ENOMEM;
 }
 
-/* @n Counters named for the events, with @values, and their pointers in @ptrs. */
+/* One Counter per event at @cs, named and valued from @values, and its pointer in @ptrs. */
 static void event_counters_fill(Memacct__V1__Counter *cs, Memacct__V1__Counter **ptrs, const uint64_t *values) {
         for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
                 memacct__v1__counter__init(&cs[e]);
