@@ -164,7 +164,7 @@ static int region_narrow(void *userdata, const char *path, const MemGroupInfo *i
 static int region_read_begin(Service *svc, const char *region, ServiceGroupFn fn, void *userdata, RegionRead *rr,
                              Refusal *rf) {
         MemRegionInfo root;
-        int key, r;
+        int key = MEM_REGION_MEMORY, r;
 
         *rr = (RegionRead) { .fn = fn, .userdata = userdata };
         r = service_region_key(svc, region, &key, rf);
