@@ -209,11 +209,12 @@ int client_attach_locked(memacct *m, const char *path) {
         return r;
 }
 
-int client_subscribe_locked(memacct *m, const char *path) {
+int client_subscribe_locked(memacct *m, const char *path, const char *region) {
         Memacct__V1__Subscribe sub = MEMACCT__V1__SUBSCRIBE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
 
         sub.path = (char *) path;
+        sub.region = (char *) region;
         req.op_case = MEMACCT__V1__REQUEST__OP_SUBSCRIBE;
         req.subscribe = &sub;
         return client_call_locked(m, &req, -1, NULL);

@@ -75,5 +75,5 @@ int client_hello_locked(memacct *m);
  */
 int client_attach_locked(memacct *m, const char *path);
 
-/** client_subscribe_locked() - Subscribe to @path, as client_call_locked(). */
-int client_subscribe_locked(memacct *m, const char *path);
+/** client_subscribe_locked() - Subscribe to @path in @region (NULL: memory's), as client_call_locked(). */
+int client_subscribe_locked(memacct *m, const char *path, const char *region);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The events kept for memacct_next_event(): a ring of CLIENT_MAX_EVENTS
- * copies (path, name, count), filled by whatever reads the transport (the
+ * copies (path, name, count, who raised it, its region), filled by whatever reads the transport (the
  * socket's unsolicited frames, the bus's Event signal) and emptied by
  * memacct_next_event(). Invariants: the ring holds len events from head
  * on, oldest first; an entry outside them holds no strings; the entry last
@@ -18,6 +18,7 @@
 static void queued_event_done(QueuedEvent *ev) {
         free(ev->path);
         free(ev->name);
+        free(ev->region);
         *ev = (QueuedEvent) {};
 }
 
@@ -27,6 +28,13 @@ void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_
 
 void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
                          uint32_t uid) {
+        event_queue_push_region(q, path, name, count, pid, uid, NULL);
+}
+
+void event_queue_push_region(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
+                             uint32_t uid, const char *region) {
+        /* Memory's events carry no region: most events, no copy. */
+        bool device = region && *region && strcmp(region, MEMACCT_REGION_MEMORY) != 0;
         QueuedEvent ev;
 
         if (!q->ring) {
@@ -35,7 +43,9 @@ void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint
                         return;
         }
         ev = (QueuedEvent) { .path = strdup(path), .name = strdup(name), .count = count, .pid = pid, .uid = uid };
-        if (!ev.path || !ev.name) {
+        if (device)
+                ev.region = strdup(region);
+        if (!ev.path || !ev.name || (device && !ev.region)) {
                 queued_event_done(&ev);
                 return;
         }
@@ -53,6 +63,13 @@ int event_queue_requester(const EventQueue *q, uint32_t *ret_pid, uint32_t *ret_
                 return -ENODATA;
         *ret_pid = q->last.pid;
         *ret_uid = q->last.uid;
+        return 0;
+}
+
+int event_queue_region(const EventQueue *q, const char **ret) {
+        if (!q->last.path)
+                return -ENODATA;
+        *ret = q->last.region ? q->last.region : MEMACCT_REGION_MEMORY;
         return 0;
 }
 

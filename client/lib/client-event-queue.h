@@ -20,6 +20,7 @@ typedef struct QueuedEvent {
         char *name;
         uint64_t count;
         uint32_t pid, uid; /* who raised it; 0: not said */
+        char *region;      /* the device region it was raised in; NULL: memory */
 } QueuedEvent;
 
 typedef struct EventQueue {
@@ -41,6 +42,20 @@ void event_queue_push(EventQueue *q, const char *path, const char *name, uint64_
 /** event_queue_push_by() - event_queue_push() of an event raised by @pid of @uid. */
 void event_queue_push_by(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
                          uint32_t uid);
+
+/**
+ * event_queue_push_region() - event_queue_push_by() of an event raised in
+ * device region @region (NULL or "memory": memory's).
+ */
+void event_queue_push_region(EventQueue *q, const char *path, const char *name, uint64_t count, uint32_t pid,
+                             uint32_t uid, const char *region);
+
+/**
+ * event_queue_region() - the region of the event popped last: "memory"
+ * for memory's; the string stays valid until the next pop. Under the
+ * lock that guards @q. Return: 0, or -ENODATA when none was popped.
+ */
+int event_queue_region(const EventQueue *q, const char **ret);
 
 /**
  * event_queue_requester() - who raised the event popped last (0, 0: not

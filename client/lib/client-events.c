@@ -4,8 +4,8 @@
  * daemon sends a subscribed group's events as unsolicited frames, which
  * whatever call reads the socket puts in the handle's event queue
  * (client.c); memacct_next_event() takes them from there, reading the
- * socket itself when the queue is empty. Subscriptions are remembered for
- * a reconnection to renew.
+ * socket itself when the queue is empty. Subscriptions, with the region
+ * each names, are remembered for a reconnection to renew.
  */
 
 #include <errno.h>
@@ -15,40 +15,57 @@
 
 #include "client-deadline.h"
 #include "client-error.h"
+#include "client-events.h"
 #include "client-reconnect.h"
 #include "macro.h"
 
-_public_ int memacct_subscribe(memacct *m, const char *path) {
+int client_subscribe_socket(memacct *m, const char *path, const char *region) {
         Memacct__V1__Subscribe sub = MEMACCT__V1__SUBSCRIBE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
-        char *copy, **subs;
+        ClientSubscription copy = {}, *subs;
         int r;
 
-        if (!m || !path)
-                return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (m->bus)
-                return m->bus->subscribe(m, path);
-        copy = strdup(path);
-        if (!copy)
+        /* Memory's is the Subscribe without the field, which any daemon takes. */
+        if (region && (!*region || strcmp(region, MEMACCT_REGION_MEMORY) == 0))
+                region = NULL;
+        copy.path = strdup(path);
+        copy.region = region ? strdup(region) : NULL;
+        if (!copy.path || (region && !copy.region)) {
+                free(copy.path);
+                free(copy.region);
                 return client_error(m, -ENOMEM, NULL, NULL);
+        }
         sub.path = (char *) path;
+        sub.region = (char *) region;
         req.op_case = MEMACCT__V1__REQUEST__OP_SUBSCRIBE;
         req.subscribe = &sub;
         r = client_call(m, &req, true, NULL);
         if (r < 0) {
-                free(copy);
+                free(copy.path);
+                free(copy.region);
                 return r;
         }
         /* Remembered for reconnection. */
         pthread_mutex_lock(&m->lock);
-        subs = realloc(m->subscriptions, (m->n_subscriptions + 1) * sizeof(char *));
+        subs = realloc(m->subscriptions, (m->n_subscriptions + 1) * sizeof(*subs));
         if (subs) {
                 m->subscriptions = subs;
-                m->subscriptions[m->n_subscriptions++] = TAKE_PTR(copy);
+                m->subscriptions[m->n_subscriptions++] = copy;
         }
         pthread_mutex_unlock(&m->lock);
-        free(copy);
-        return subs ? 0 : client_error(m, -ENOMEM, NULL, NULL);
+        if (subs)
+                return 0;
+        free(copy.path);
+        free(copy.region);
+        return client_error(m, -ENOMEM, NULL, NULL);
+}
+
+_public_ int memacct_subscribe(memacct *m, const char *path) {
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->subscribe(m, path);
+        return client_subscribe_socket(m, path, NULL);
 }
 
 _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret) {

@@ -163,6 +163,43 @@ static int counters_copy(Memacct__V1__Counter *const *src, size_t n, const memac
         return 0;
 }
 
+/* @g's regions from @src's RegionInfo list; every string a copy. Return: 0, -ENOMEM. */
+static int regions_copy(memacct_group_info *g, const Memacct__V1__GroupInfo *src) {
+        memacct_region_info *v;
+
+        if (src->n_regions == 0)
+                return 0;
+        v = calloc(src->n_regions, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        g->regions = v;
+        for (size_t i = 0; i < src->n_regions; i++) {
+                const Memacct__V1__RegionInfo *ri = src->regions[i];
+
+                /* Counted before it is filled: a half copy is freed whole. */
+                g->n_regions = i + 1;
+                v[i] = (memacct_region_info) {
+                        .name = strdup(ri->name ? ri->name : ""),
+                        .capacity = ri->has_capacity ? ri->capacity : MEMACCT_UNLIMITED,
+                        .current = ri->current,
+                        .peak = ri->peak,
+                        .max = ri->has_max ? ri->max : MEMACCT_UNLIMITED,
+                        .high = ri->has_high ? ri->high : MEMACCT_UNLIMITED,
+                        .low = ri->low,
+                        .min = ri->min,
+                        .effective_min = ri->effective_min,
+                        .effective_low = ri->effective_low,
+                        .failcnt = ri->failcnt,
+                        .kept = ri->kept,
+                };
+                if (!v[i].name || counters_copy(ri->events, ri->n_events, &v[i].events, &v[i].n_events) < 0 ||
+                    counters_copy(ri->events_local, ri->n_events_local, &v[i].events_local,
+                                  &v[i].n_events_local) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *src) {
         *g = (memacct_group_info) {
                 .path = strdup(src->path ? src->path : ""),
@@ -187,7 +224,7 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
             counters_copy(src->events, src->n_events, &g->events, &g->n_events) < 0 ||
             counters_copy(src->events_local, src->n_events_local, &g->events_local,
                           &g->n_events_local) < 0 ||
-            counters_copy(src->stat, src->n_stat, &g->stat, &g->n_stat) < 0) {
+            counters_copy(src->stat, src->n_stat, &g->stat, &g->n_stat) < 0 || regions_copy(g, src) < 0) {
                 client_group_info_done(g);
                 return -ENOMEM;
         }

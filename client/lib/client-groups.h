@@ -19,5 +19,10 @@ struct memacct_group_list {
         size_t n;
 };
 
-/** client_group_info_done() - free what @g points to and zero it. Accepts a zeroed @g. */
+/**
+ * client_group_info_done() - free what @g points to and zero it: every
+ * string and counter array, its regions (a malloc'ed array of
+ * n_regions, each with its name and counters malloc'ed as the group's
+ * are). Accepts a zeroed @g.
+ */
 void client_group_info_done(memacct_group_info *g);

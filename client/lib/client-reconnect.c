@@ -8,8 +8,9 @@
  * stock page (the old one stays mapped until memacct_close(), since another
  * thread may still be reading it), the subscriptions, and a forced charge of
  * what the caller held per stat item (Stock.held: stock handed out plus
- * exact session charges). The old page's unused bytes are not replayed: the
- * old session, and what it held, died with the old daemon.
+ * exact session charges) and per device region (client-regions.c). The
+ * old page's unused bytes are not replayed: the old session, and what it
+ * held, died with the old daemon.
  *
  * Invariants: everything here runs with the handle's lock held; a
  * reconnection never nests (m->reconnecting): a failure inside one is
@@ -84,11 +85,14 @@ static int reconnect_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replay
                         return r;
         }
         for (size_t i = 0; i < m->n_subscriptions; i++) {
-                r = client_subscribe_locked(m, m->subscriptions[i]);
+                r = client_subscribe_locked(m, m->subscriptions[i].path, m->subscriptions[i].region);
                 if (r < 0 && m->conn.fd < 0)
                         return r;
         }
-        return reconnect_replay(m, ret_replay_r, ret_replayed);
+        r = reconnect_replay(m, ret_replay_r, ret_replayed);
+        if (r < 0 || !m->attached)
+                return r;
+        return client_region_replay_locked(m, ret_replay_r, ret_replayed);
 }
 
 int client_ensure_connected(memacct *m) {

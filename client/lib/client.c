@@ -86,8 +86,8 @@ static void on_frame(void *userdata, Response *resp) {
         if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_EVENT) {
                 const Memacct__V1__Event *ev = resp->event;
 
-                event_queue_push_by(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
-                                    ev->count, ev->pid, ev->uid);
+                event_queue_push_region(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
+                                        ev->count, ev->pid, ev->uid, ev->region);
         }
         /* Someone moved our session: a replay after a reconnect must
          * re-attach there, not where we last attached. */
@@ -234,9 +234,12 @@ _public_ memacct *memacct_close(memacct *m) {
                 munmap(m->old_pages[i], STOCK_PAGE_SIZE);
         free(m->old_pages);
         event_queue_done(&m->events);
-        for (size_t i = 0; i < m->n_subscriptions; i++)
-                free(m->subscriptions[i]);
+        for (size_t i = 0; i < m->n_subscriptions; i++) {
+                free(m->subscriptions[i].path);
+                free(m->subscriptions[i].region);
+        }
         free(m->subscriptions);
+        client_region_held_done(m);
         free(m->attached);
         free(m->attached_group);
         free(m->server);

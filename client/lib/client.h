@@ -14,11 +14,18 @@
 
 #include "client-conn.h"
 #include "client-event-queue.h"
+#include "client-regions.h"
 #include "client-stock.h"
 #include "memacct.h"
 
 #define CLIENT_DEFAULT_TIMEOUT_MSEC 30000u
 #define CLIENT_DEFAULT_RECONNECT 10u
+
+/* A subscription, as a reconnection renews it. */
+typedef struct ClientSubscription {
+        char *path;
+        char *region; /* NULL: memory's, as a Subscribe without the field */
+} ClientSubscription;
 
 /* The D-Bus transport's state (client-bus-conn.h). */
 typedef struct BusConn BusConn;
@@ -107,8 +114,11 @@ struct memacct {
          * "auto", the one it chose); NULL before one was answered.
          * memacct_attached_group() reads it. */
         char *attached_group;
-        char **subscriptions;
+        ClientSubscription *subscriptions;
         size_t n_subscriptions;
+        /* The session's charges in device regions (client-regions.c). */
+        ClientRegionHeld *region_held;
+        size_t n_region_held;
 
         /* The charge stock. */
         Stock stock;

@@ -75,6 +75,11 @@ static const char *const op_names[_SERVICE_OP_MAX] = {
         [SERVICE_OP_GET_INFO] = "get_info",
         [SERVICE_OP_LIST_SESSIONS] = "list_sessions",
         [SERVICE_OP_PRUNE_MIRRORS] = "prune_mirrors",
+        [SERVICE_OP_ADD_REGION] = "add_region",
+        [SERVICE_OP_REMOVE_REGION] = "remove_region",
+        [SERVICE_OP_LIST_REGIONS] = "list_regions",
+        [SERVICE_OP_TRANSFER] = "transfer",
+        [SERVICE_OP_EVICT_VALUABLE] = "evict_valuable",
 };
 
 static const char *const event_kind_names[EVENT_LIMITS_CHANGED + 1] = {

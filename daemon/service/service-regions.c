@@ -131,6 +131,84 @@ int service_set_region_limits(Service *svc, Peer *p, const char *path, const cha
         return 0;
 }
 
+/* A read narrowed to one region: the consumer it wraps, and the region. */
+typedef struct RegionRead {
+        ServiceGroupFn fn;
+        void *userdata;
+        bool memory;            /* "" or "memory": no entry */
+        MemRegionInfo template; /* the entry of a group with no counters there */
+} RegionRead;
+
+/* ServiceGroupFn: @info with regions[] narrowed to the one asked for. */
+static int region_narrow(void *userdata, const char *path, const MemGroupInfo *info) {
+        RegionRead *rr = userdata;
+        MemGroupInfo one;
+
+        if (!info)
+                return rr->fn(rr->userdata, path, NULL);
+        /* The whole record: a copy is what lets the consumer keep its
+         * signature; a page of groups copies one at a time. */
+        one = *info;
+        one.nr_regions = 0;
+        if (!rr->memory) {
+                one.regions[0] = rr->template;
+                for (unsigned i = 0; i < info->nr_regions; i++)
+                        if (strcmp(info->regions[i].name, rr->template.name) == 0)
+                                one.regions[0] = info->regions[i];
+                one.nr_regions = 1;
+        }
+        return rr->fn(rr->userdata, path, &one);
+}
+
+/* Set @rr up for @region; Return: 0, -ENOENT with @rf. */
+static int region_read_begin(Service *svc, const char *region, ServiceGroupFn fn, void *userdata, RegionRead *rr,
+                             Refusal *rf) {
+        MemRegionInfo root;
+        int key = MEM_REGION_MEMORY, r;
+
+        *rr = (RegionRead) { .fn = fn, .userdata = userdata };
+        r = service_region_key(svc, region, &key, rf);
+        if (r < 0)
+                return r;
+        rr->memory = key == MEM_REGION_MEMORY;
+        if (rr->memory)
+                return 0;
+        /* The root's entry names the region and its capacity; a group
+         * without counters there reads as nothing charged, no limit. */
+        if (region_read_one(svc->core, svc->core->root, key, NULL, &root) < 0)
+                return refusal_set(rf, -ENOENT, "no region '%s'", region);
+        rr->template = (MemRegionInfo) { .capacity = root.capacity, .max = UINT64_MAX, .high = UINT64_MAX };
+        memcpy(rr->template.name, root.name, sizeof(root.name));
+        return 0;
+}
+
+int service_get_group_region(Service *svc, Peer *p, const char *path, const char *reclaim_root,
+                             const char *region, unsigned flags, ServiceGroupFn fn, void *userdata,
+                             Refusal *rf) {
+        RegionRead rr;
+        int r;
+
+        if (!region)
+                return service_get_group(svc, p, path, reclaim_root, flags, fn, userdata, rf);
+        r = region_read_begin(svc, region, fn, userdata, &rr, rf);
+        if (r < 0)
+                return r;
+        return service_get_group(svc, p, path, reclaim_root, flags, region_narrow, &rr, rf);
+}
+
+int service_list_groups_page_region(Service *svc, Peer *p, const char *path, const char *region, unsigned flags,
+                                    ServiceListPage *page, ServiceGroupFn fn, void *userdata, Refusal *rf) {
+        RegionRead rr;
+        int r;
+
+        if (!region)
+                return service_list_groups_page(svc, p, path, flags, page, fn, userdata, rf);
+        r = region_read_begin(svc, region, fn, userdata, &rr, rf);
+        if (r < 0)
+                return r;
+        return service_list_groups_page(svc, p, path, flags, page, region_narrow, &rr, rf);
+}
+
 int service_reset_region_peak(Service *svc, Peer *p, const char *path, const char *region, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int key = MEM_REGION_MEMORY, r;

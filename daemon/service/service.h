@@ -593,6 +593,22 @@ int service_list_regions(Service *svc, Peer *p, MemRegionDesc *ret, unsigned max
 int service_set_region_limits(Service *svc, Peer *p, const char *path, const char *region,
                               const MemLimits *limits, bool force, Refusal *rf);
 
+/**
+ * service_get_group_region() - service_get_group() whose info carries, in
+ * regions[], exactly @region's entry: for a device region the group's
+ * counters there (all zero and limits "max" when it has none yet); for
+ * "" or "memory" none, memory's figures being the info's own; NULL:
+ * every device region the group has counters in, as service_get_group().
+ * Return: as service_get_group(); -ENOENT also for an unknown region.
+ */
+int service_get_group_region(Service *svc, Peer *p, const char *path, const char *reclaim_root,
+                             const char *region, unsigned flags, ServiceGroupFn fn, void *userdata,
+                             Refusal *rf);
+
+/** service_list_groups_page_region() - service_list_groups_page(), @region as service_get_group_region() takes it. */
+int service_list_groups_page_region(Service *svc, Peer *p, const char *path, const char *region, unsigned flags,
+                                    ServiceListPage *page, ServiceGroupFn fn, void *userdata, Refusal *rf);
+
 /** service_reset_region_peak() - service_reset_peak() in @region. */
 int service_reset_region_peak(Service *svc, Peer *p, const char *path, const char *region, Refusal *rf);
 

@@ -42,6 +42,7 @@ int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, in
                 .keep = req.keep,
                 .force = req.force,
                 .stock = req.stock,
+                .region = req.has_region ? req.region : NULL,
         };
         refusal_init(&rf);
         service_request_served(svc);

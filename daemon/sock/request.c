@@ -9,7 +9,9 @@
  * Response encoded straight into the connection's output buffer. A
  * refusal is the service's: its errno becomes the status
  * (proto/status.c), its words the message, its refusing group
- * refused_path. Nothing is decided here but the encoding.
+ * refused_path. Nothing is decided here but the encoding. The operations
+ * on device memory regions have their handlers in request-regions.c; the
+ * one switch below calls them as it calls the others.
  */
 
 #include <stdio.h>
@@ -20,47 +22,9 @@
 #include "macro.h"
 #include "memacct.pb-c.h"
 #include "base/selfstats.h"
-#include "sock/request.h"
+#include "sock/request-internal.h"
 #include "sock/wire.h"
 #include "status.h"
-
-/* One request in flight: its reply and what the reply points at. */
-typedef struct Request {
-        Service *svc;
-        Peer *peer;
-        Memacct__V1__Response resp;
-        Refusal rf;
-        /* One result per request, initialised only by the handler that
-         * uses it (a GroupInfo alone is 248 bytes to clear, on every
-         * charge). */
-        union {
-                Memacct__V1__HelloReply hr;
-                Memacct__V1__GroupInfo gi;
-                Memacct__V1__GroupList gl;
-                Memacct__V1__ChargeReply cr;
-                Memacct__V1__MoveReply mr;
-                Memacct__V1__AttachReply ar;
-                Memacct__V1__ClientInfo ci;
-                Memacct__V1__ImportReply ir;
-                Memacct__V1__RuleList rl;
-                Memacct__V1__SessionList sl;
-                Memacct__V1__PruneReply pr;
-                struct {
-                        Memacct__V1__ServerInfo si;
-                        ServiceInfo info; /* the strings si points to */
-                } info;
-        } res;
-        bool has_group; /* res.gi is filled: free its arrays */
-        bool has_list;  /* res.gl is filled: free its items and their paths */
-        bool has_rules; /* res.rl is filled: free its items and their strings */
-        bool has_sessions; /* res.sl is filled: free its items and their strings */
-        bool has_pruned; /* res.pr is filled: free its items and their strings */
-        bool pruned_oom; /* a pruned group could not be listed */
-        bool has_kept;     /* res.ir is filled: free its kept_limits */
-        size_t list_bytes;
-        size_t list_cap; /* of a ListGroups page: the bytes its groups may take */
-        char path[MEM_PATH_MAX + 1]; /* res.gi's or res.ar's path */
-} Request;
 
 static void reply_status(Memacct__V1__Response *resp, int r, const char *message) {
         resp->has_status = true;
@@ -115,7 +79,7 @@ static int on_create(Request *x, const Memacct__V1__CreateGroup *m) {
 static int on_set_limits(Request *x, const Memacct__V1__SetLimits *m) {
         MemLimits l = limits_from_wire(m->limits);
 
-        return service_set_limits(x->svc, x->peer, m->path, &l, m->force, &x->rf);
+        return service_set_region_limits(x->svc, x->peer, m->path, m->region, &l, m->force, &x->rf);
 }
 
 static int on_set_owner(Request *x, const Memacct__V1__SetOwner *m) {
@@ -165,8 +129,8 @@ static int got_group(void *userdata, const char *path, const MemGroupInfo *info)
 }
 
 static int on_get_group(Request *x, const Memacct__V1__GetGroup *m) {
-        return service_get_group(x->svc, x->peer, m->path, m->reclaim_root, m->exact ? SERVICE_READ_EXACT : 0,
-                                 got_group, x, &x->rf);
+        return service_get_group_region(x->svc, x->peer, m->path, m->reclaim_root, m->region,
+                                        m->exact ? SERVICE_READ_EXACT : 0, got_group, x, &x->rf);
 }
 
 /* The bytes a length-delimited field of @n bytes takes: tag, varint length, body. */
@@ -231,7 +195,8 @@ static int on_list(Request *x, const Memacct__V1__ListGroups *m) {
         x->list_cap = x->list_cap > LIST_REPLY_RESERVE ? x->list_cap - LIST_REPLY_RESERVE : 0;
         x->res.gl = (Memacct__V1__GroupList) MEMACCT__V1__GROUP_LIST__INIT;
         x->has_list = true;
-        r = service_list_groups_page(x->svc, x->peer, m->path, flags, &page, listed_group, x, &x->rf);
+        r = service_list_groups_page_region(x->svc, x->peer, m->path, m->region, flags, &page, listed_group, x,
+                                            &x->rf);
         if (r < 0)
                 return r;
         if (page.more) {
@@ -247,14 +212,15 @@ static int on_list(Request *x, const Memacct__V1__ListGroups *m) {
 }
 
 static ServiceCharge charge_from_wire(const char *path, bool has_bytes, uint64_t bytes, const char *stat,
-                                      bool keep) {
+                                      bool keep, const char *region) {
         return (ServiceCharge) {
                 .path = path, .has_bytes = has_bytes, .bytes = bytes, .stat = stat, .keep = keep,
+                .region = region,
         };
 }
 
 static int on_charge(Request *x, const Memacct__V1__Charge *m) {
-        ServiceCharge c = charge_from_wire(m->path, m->has_bytes, m->bytes, m->stat, m->keep);
+        ServiceCharge c = charge_from_wire(m->path, m->has_bytes, m->bytes, m->stat, m->keep, m->region);
         Memacct__V1__ChargeReply *cr = &x->res.cr;
         ServiceChargeResult res;
         int r;
@@ -276,7 +242,7 @@ static int on_charge(Request *x, const Memacct__V1__Charge *m) {
 }
 
 static int on_uncharge(Request *x, const Memacct__V1__Uncharge *m) {
-        ServiceCharge c = charge_from_wire(m->path, m->has_bytes, m->bytes, m->stat, m->keep);
+        ServiceCharge c = charge_from_wire(m->path, m->has_bytes, m->bytes, m->stat, m->keep, m->region);
 
         return service_uncharge(x->svc, x->peer, &c, &x->rf);
 }
@@ -564,9 +530,11 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
         case MEMACCT__V1__REQUEST__OP_GET_CLIENT:
                 return on_get_client(x, req->get_client);
         case MEMACCT__V1__REQUEST__OP_RESET_PEAK:
-                return service_reset_peak(x->svc, x->peer, req->reset_peak->path, &x->rf);
+                return service_reset_region_peak(x->svc, x->peer, req->reset_peak->path, req->reset_peak->region,
+                                                 &x->rf);
         case MEMACCT__V1__REQUEST__OP_SUBSCRIBE:
-                return service_subscribe(x->svc, x->peer, req->subscribe->path, &x->rf);
+                return service_subscribe_region(x->svc, x->peer, req->subscribe->path, req->subscribe->region,
+                                                &x->rf);
         case MEMACCT__V1__REQUEST__OP_STOCK_SETUP:
                 return service_stock_setup(x->svc, x->peer, fd, &x->rf);
         case MEMACCT__V1__REQUEST__OP_IMPORT_CGROUPS:
@@ -586,6 +554,16 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return on_list_sessions(x, req->list_sessions);
         case MEMACCT__V1__REQUEST__OP_PRUNE_MIRRORS:
                 return on_prune(x);
+        case MEMACCT__V1__REQUEST__OP_ADD_REGION:
+                return request_on_add_region(x, req->add_region);
+        case MEMACCT__V1__REQUEST__OP_REMOVE_REGION:
+                return request_on_remove_region(x, req->remove_region);
+        case MEMACCT__V1__REQUEST__OP_LIST_REGIONS:
+                return request_on_list_regions(x);
+        case MEMACCT__V1__REQUEST__OP_TRANSFER:
+                return request_on_transfer(x, req->transfer);
+        case MEMACCT__V1__REQUEST__OP_EVICT_VALUABLE:
+                return request_on_evict_valuable(x, req->evict_valuable);
         default:
                 return refusal_set(&x->rf, -EPROTO, "unknown operation");
         }
@@ -616,6 +594,11 @@ static ServiceOp request_op(Memacct__V1__Request__OpCase c) {
         case MEMACCT__V1__REQUEST__OP_GET_INFO: return SERVICE_OP_GET_INFO;
         case MEMACCT__V1__REQUEST__OP_LIST_SESSIONS: return SERVICE_OP_LIST_SESSIONS;
         case MEMACCT__V1__REQUEST__OP_PRUNE_MIRRORS: return SERVICE_OP_PRUNE_MIRRORS;
+        case MEMACCT__V1__REQUEST__OP_ADD_REGION: return SERVICE_OP_ADD_REGION;
+        case MEMACCT__V1__REQUEST__OP_REMOVE_REGION: return SERVICE_OP_REMOVE_REGION;
+        case MEMACCT__V1__REQUEST__OP_LIST_REGIONS: return SERVICE_OP_LIST_REGIONS;
+        case MEMACCT__V1__REQUEST__OP_TRANSFER: return SERVICE_OP_TRANSFER;
+        case MEMACCT__V1__REQUEST__OP_EVICT_VALUABLE: return SERVICE_OP_EVICT_VALUABLE;
         default: return SERVICE_OP_OTHER;
         }
 }
@@ -684,6 +667,7 @@ static void request_done(Request *x) {
                 }
                 free(x->res.pr.kept);
         }
+        free(x->regions);
 }
 
 int request_status_append(int r, const char *message, struct evbuffer *out) {
@@ -735,6 +719,7 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         x.resp.status = MEMACCT__V1__STATUS__STATUS_OK;
         x.has_group = x.has_list = x.has_rules = x.has_sessions = x.has_pruned = x.pruned_oom = false;
         x.has_kept = false;
+        x.regions = NULL;
         x.list_bytes = 0;
         refusal_init(&x.rf);
 

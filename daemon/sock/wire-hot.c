@@ -23,9 +23,15 @@
  * - a wire type other than the declared one (protobuf-c fails the
  *   unpack, or for a bool reads any wire type: either way not ours);
  * - a tag longer than two bytes (every tag here fits in two);
- * - a string over MEM_PATH_MAX (path) or WIRE_HOT_STAT_MAX (stat) bytes,
- *   or holding a NUL byte: the service or request.c refuses those, with
- *   words the protobuf-c path already writes.
+ * - a string over MEM_PATH_MAX (path), WIRE_HOT_STAT_MAX (stat) or
+ *   MEM_REGION_NAME_MAX (region) bytes, or holding a NUL byte: the
+ *   service or request.c refuses those, with words the protobuf-c path
+ *   already writes.
+ *
+ * A device region's charge (field 7, region) is as hot as memory's, a
+ * GPU allocator's every buffer: it is decoded here, not declined. Field
+ * 7 is region in both Charge and Uncharge (Uncharge reserves 5 and 6,
+ * Charge's force and stock), so one number serves both.
  *
  * Every read is bounded by the body's length; nothing is allocated.
  *
@@ -55,6 +61,7 @@ enum {
         OP_KEEP = 4,
         OP_FORCE = 5, /* Charge only */
         OP_STOCK = 6, /* Charge only */
+        OP_REGION = 7,
 
         RESPONSE_ID = 1,
         RESPONSE_STATUS = 2,
@@ -154,7 +161,9 @@ static bool string_get(Input *in, char *buf, size_t max) {
 
 /* The fields of a Charge (@charge) or an Uncharge, the body of the op. */
 static bool op_decode(Input *in, bool charge, WireHotRequest *r) {
-        uint32_t last = charge ? OP_STOCK : OP_KEEP, seen = 0;
+        /* The fields each one has (Uncharge's 5 and 6 are reserved), as bits. */
+        uint32_t known = 1u << OP_PATH | 1u << OP_BYTES | 1u << OP_STAT | 1u << OP_KEEP | 1u << OP_REGION |
+                         (charge ? 1u << OP_FORCE | 1u << OP_STOCK : 0), seen = 0;
 
         while (in->off < in->n) {
                 uint32_t field;
@@ -162,10 +171,11 @@ static bool op_decode(Input *in, bool charge, WireHotRequest *r) {
                 uint64_t v;
                 bool any;
 
-                if (!tag_get(in, &field, &wt) || field == 0 || field > last || seen & (UINT32_C(1) << field))
+                if (!tag_get(in, &field, &wt) || field > OP_REGION || !(known & (UINT32_C(1) << field)) ||
+                    seen & (UINT32_C(1) << field))
                         return false;
                 seen |= UINT32_C(1) << field;
-                if (wt != (field == OP_PATH || field == OP_STAT ? WT_LEN : WT_VARINT))
+                if (wt != (field == OP_PATH || field == OP_STAT || field == OP_REGION ? WT_LEN : WT_VARINT))
                         return false;
                 switch (field) {
                 case OP_PATH:
@@ -177,6 +187,11 @@ static bool op_decode(Input *in, bool charge, WireHotRequest *r) {
                         if (!string_get(in, r->stat, WIRE_HOT_STAT_MAX))
                                 return false;
                         r->has_stat = true;
+                        break;
+                case OP_REGION:
+                        if (!string_get(in, r->region, MEM_REGION_NAME_MAX))
+                                return false;
+                        r->has_region = true;
                         break;
                 case OP_BYTES:
                         if (!varint_get(in, &r->bytes, NULL))
@@ -204,10 +219,10 @@ int wire_hot_decode(const uint8_t *body, size_t len, WireHotRequest *ret) {
 
         ret->id = 0;
         ret->op = _WIRE_HOT_OP_INVALID;
-        ret->has_path = ret->has_stat = ret->has_bytes = false;
+        ret->has_path = ret->has_stat = ret->has_bytes = ret->has_region = false;
         ret->keep = ret->force = ret->stock = false;
         ret->bytes = 0;
-        ret->path[0] = ret->stat[0] = 0;
+        ret->path[0] = ret->stat[0] = ret->region[0] = 0;
 
         while (in.off < in.n) {
                 uint32_t field;

@@ -36,15 +36,17 @@ typedef enum WireHotOp {
  * A decoded Charge or Uncharge, as protobuf-c's unpack would have it: an
  * absent string is has_path/has_stat false (protobuf-c's NULL), a
  * present one is NUL-terminated here (and held no NUL byte); absent
- * scalars are 0 and false. force and stock are Charge's only.
+ * scalars are 0 and false. force and stock are Charge's only; region
+ * (field 7) is both's.
  */
 typedef struct WireHotRequest {
         uint64_t id;
         WireHotOp op;
-        bool has_path, has_stat, has_bytes;
+        bool has_path, has_stat, has_bytes, has_region;
         bool keep, force, stock;
         uint64_t bytes;
         char stat[WIRE_HOT_STAT_MAX + 1];
+        char region[MEM_REGION_NAME_MAX + 1]; /* a longer name is no region: declined */
         char path[MEM_PATH_MAX + 1];
 } WireHotRequest;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "macro.h"
 #include "service/service.h"
 #include "sock/wire.h"
 #include "varint.h"
@@ -211,6 +212,7 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
                 e.name = (char *) mem_event_to_string(ev->event);
                 e.has_count = true;
                 e.count = ev->count;
+                e.region = (char *) ev->region; /* NULL, absent: memory's */
                 e.has_pid = e.has_uid = ev->pid != 0;
                 e.pid = (uint32_t) ev->pid;
                 e.uid = (uint32_t) ev->uid;
@@ -227,6 +229,70 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
         }
         *ret = wire_frame_new(&resp, ret_len);
         return *ret ? 0 : -ENOMEM;
+}
+
+/* One Counter per event at @cs, named and valued from @values, and its pointer in @ptrs. */
+static void event_counters_fill(Memacct__V1__Counter *cs, Memacct__V1__Counter **ptrs, const uint64_t *values) {
+        for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++) {
+                memacct__v1__counter__init(&cs[e]);
+                cs[e].name = (char *) mem_event_to_string(e);
+                cs[e].has_value = true;
+                cs[e].value = values[e];
+                ptrs[e] = &cs[e];
+        }
+}
+
+/*
+ * One RegionInfo and all it points at, so that a group's regions are one
+ * allocation: the message first, so that a pointer to it frees the whole
+ * (wire_group_info_free()). The name is a copy: the MemGroupInfo it
+ * comes from is gone by the time the reply is encoded.
+ */
+typedef struct WireRegion {
+        Memacct__V1__RegionInfo ri;
+        Memacct__V1__Counter *ptrs[2 * _MEM_EVENT_MAX];
+        Memacct__V1__Counter counters[2 * _MEM_EVENT_MAX];
+        char name[MEM_REGION_NAME_MAX + 1];
+} WireRegion;
+
+/* @gi's regions from @info's. Return: 0 or -ENOMEM (@gi has none then). */
+static int regions_fill(Memacct__V1__GroupInfo *gi, const MemGroupInfo *info) {
+        unsigned n = MIN(info->nr_regions, (unsigned) ELEMENTSOF(info->regions));
+        Memacct__V1__RegionInfo **v;
+        WireRegion *w;
+
+        if (n == 0)
+                return 0;
+        v = calloc(n, sizeof(*v));
+        w = calloc(n, sizeof(*w));
+        if (!v || !w) {
+                free(v);
+                free(w);
+                return -ENOMEM;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                const MemRegionInfo *src = &info->regions[i];
+                Memacct__V1__RegionInfo *ri = &w[i].ri;
+
+                memacct__v1__region_info__init(ri);
+                memcpy(w[i].name, src->name, sizeof(w[i].name));
+                w[i].name[MEM_REGION_NAME_MAX] = 0;
+                ri->name = w[i].name;
+#define SET(f) (ri->has_##f = true, ri->f = src->f)
+                SET(capacity); SET(current); SET(peak); SET(max); SET(high); SET(low); SET(min);
+                SET(effective_min); SET(effective_low); SET(failcnt); SET(kept);
+#undef SET
+                event_counters_fill(w[i].counters, w[i].ptrs, src->events);
+                event_counters_fill(w[i].counters + _MEM_EVENT_MAX, w[i].ptrs + _MEM_EVENT_MAX, src->events_local);
+                ri->events = w[i].ptrs;
+                ri->n_events = _MEM_EVENT_MAX;
+                ri->events_local = w[i].ptrs + _MEM_EVENT_MAX;
+                ri->n_events_local = _MEM_EVENT_MAX;
+                v[i] = ri;
+        }
+        gi->regions = v;
+        gi->n_regions = n;
+        return 0;
 }
 
 static Memacct__V1__Counter *counters_new(size_t n) {
@@ -287,6 +353,10 @@ int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const Mem
                 ptrs[k] = &cs[k];
         }
         gi->n_stat = _MEM_STAT_MAX;
+        if (regions_fill(gi, info) < 0) {
+                wire_group_info_free(gi);
+                return -ENOMEM;
+        }
         return 0;
 }
 
@@ -294,5 +364,12 @@ void wire_group_info_free(Memacct__V1__GroupInfo *gi) {
         if (gi->events) {
                 free(gi->events[0]); /* the Counter array */
                 free(gi->events);    /* the pointer array */
+                gi->events = NULL;
+        }
+        if (gi->regions) {
+                free(gi->regions[0]); /* the WireRegion array: its first message is its start */
+                free(gi->regions);
+                gi->regions = NULL;
+                gi->n_regions = 0;
         }
 }

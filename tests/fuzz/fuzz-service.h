@@ -7,7 +7,8 @@
  * root's limits read once, and the reset after an input, through the
  * service as the daemon itself: every group removed, children first, the
  * kept charges with them, the root's own kept charges released, its
- * limits restored. Whatever an input
+ * limits restored, every device region the input added removed (the
+ * root's kept charges there released first). Whatever an input
  * did, its peers gone, the reset must succeed and leave the root holding
  * nothing: a property checked after every input (abort() otherwise).
  */
@@ -65,6 +66,40 @@ static inline MemLimits fuzz_root_limits(Service *svc) {
 }
 
 /*
+ * The device regions an input added: the root's kept charges in each
+ * released, then the region removed, which is refused while anything is
+ * still charged to it. A region left in the core would make the next
+ * input's AddRegion answer otherwise than on a fresh daemon.
+ */
+static inline void fuzz_regions_reset(Service *svc) {
+        Peer *daemon = service_daemon_peer(svc);
+        MemRegionDesc regions[MEM_REGION_MAX];
+        MemGroupInfo root = fuzz_root_info(svc);
+        Refusal rf;
+        int n;
+
+        refusal_init(&rf);
+        for (unsigned i = 0; i < root.nr_regions; i++) {
+                ServiceCharge c = { .path = "/", .bytes = root.regions[i].kept, .has_bytes = true, .keep = true,
+                                    .region = root.regions[i].name };
+
+                if (c.bytes && service_uncharge(svc, daemon, &c, &rf) < 0) {
+                        fprintf(stderr, "cannot release the root's kept charge in %s: %s\n", c.region, rf.message);
+                        abort();
+                }
+        }
+        n = service_list_regions(svc, daemon, regions, MEM_REGION_MAX, &rf);
+        if (n < 1)
+                abort();
+        for (int i = 1; i < n; i++) /* regions[0] is memory */
+                if (service_remove_region(svc, daemon, regions[i].name, &rf) < 0) {
+                        fprintf(stderr, "region %s holds %llu bytes with no group and no session: %s\n",
+                                regions[i].name, (unsigned long long) regions[i].current, rf.message);
+                        abort();
+                }
+}
+
+/*
  * After an input whose peers are all freed: no session is left; remove
  * every group (the list is parents first: remove from its end), check
  * that the root holds nothing, restore its limits to @root_limits, and
@@ -94,6 +129,7 @@ static inline void fuzz_service_reset(Service *svc, const MemLimits *root_limits
         free(l.v);
         if (service_group_count(svc) != 1)
                 abort();
+        fuzz_regions_reset(svc);
         /* The root's own kept charges stay with it: release them. */
         root = fuzz_root_info(svc);
         for (int i = 0; i < _MEM_STAT_MAX; i++) {

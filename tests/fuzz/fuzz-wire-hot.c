@@ -58,6 +58,7 @@ static void check_decode(const uint8_t *data, size_t size) {
                 check(m->base.n_unknown_fields == 0);
                 check_string(m->path, hot.has_path, hot.path);
                 check_string(m->stat, hot.has_stat, hot.stat);
+                check_string(m->region, hot.has_region, hot.region);
                 check(m->has_bytes == hot.has_bytes && m->bytes == hot.bytes);
                 check(!!m->keep == hot.keep && !!m->force == hot.force && !!m->stock == hot.stock);
         } else {
@@ -68,6 +69,7 @@ static void check_decode(const uint8_t *data, size_t size) {
                 check(m->base.n_unknown_fields == 0);
                 check_string(m->path, hot.has_path, hot.path);
                 check_string(m->stat, hot.has_stat, hot.stat);
+                check_string(m->region, hot.has_region, hot.region);
                 check(m->has_bytes == hot.has_bytes && m->bytes == hot.bytes);
                 check(!!m->keep == hot.keep && !hot.force && !hot.stock);
         }

@@ -28,6 +28,9 @@ cases = {
     "uncharge-all": R(id=7, uncharge=pb.Uncharge(path="/a", bytes=0, stat="", keep=True)).SerializeToString(),
     "charge-empty": R(charge=pb.Charge()).SerializeToString(),
     "hello": R(id=3, hello=pb.Hello(version=1)).SerializeToString(),
+    "charge-region": R(id=8, charge=pb.Charge(path="/g", bytes=4096, keep=True,
+                                               region="drm/0000:03:00.0/vram0")).SerializeToString(),
+    "uncharge-region": R(id=9, uncharge=pb.Uncharge(bytes=4096, region="gpu0")).SerializeToString(),
     # Odd, hand-written: what protobuf-c accepts in its own way.
     "nonminimal-id": b"\x08\x81\x80\x80\x00" + ld(16, b"\x10\x80\x20"),
     "ten-byte-bytes": b"\x08\x01" + ld(16, b"\x10" + b"\xff" * 9 + b"\x7f"),
@@ -47,6 +50,12 @@ cases = {
     "truncated": b"\x08\x01\x82\x01\x05\x10",
     "tag-zero": b"\x00\x01",
     "force-in-uncharge": ld(17, b"\x28\x01"),
+    "stock-in-uncharge": ld(17, b"\x30\x01"),
+    "region-varint": ld(16, b"\x38\x01"),
+    "dup-region": ld(16, ld(7, b"a") + ld(7, b"b")),
+    "long-region": ld(16, ld(7, b"r" * 64) + b"\x10\x01"),
+    "nul-region": ld(16, ld(7, b"gpu\x000")),
+    "unknown-field-8": ld(16, b"\x10\x01\x40\x01"),
 }
 out_dir = os.path.join(root, "tests/fuzz/corpus/wire-hot")
 os.makedirs(out_dir, exist_ok=True)

@@ -6,6 +6,7 @@
  * from, and the last event popped readable until the next pop.
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +105,33 @@ static void test_done_frees_a_queue_with_events_left(void **state) {
         assert_false(event_queue_pop(&q, &ev));
 }
 
+static void test_event_region_is_kept_per_event(void **state) {
+        EventQueue q = {};
+        memacct_event ev;
+        const char *region;
+        char name[32];
+
+        (void) state;
+        assert_int_equal(event_queue_region(&q, &region), -ENODATA);
+        snprintf(name, sizeof(name), "drm/0000:03:00.0/vram0");
+        event_queue_push_region(&q, "/a", "max", 1, 0, 0, name);
+        event_queue_push_by(&q, "/b", "oom", 2, 0, 0);
+        event_queue_push_region(&q, "/c", "low", 3, 0, 0, MEMACCT_REGION_MEMORY);
+        /* A copy, as the path is. */
+        memset(name, 'x', sizeof(name) - 1);
+        assert_true(event_queue_pop(&q, &ev));
+        assert_int_equal(event_queue_region(&q, &region), 0);
+        assert_string_equal(region, "drm/0000:03:00.0/vram0");
+        /* Memory's, named or not, reads as "memory". */
+        assert_true(event_queue_pop(&q, &ev));
+        assert_int_equal(event_queue_region(&q, &region), 0);
+        assert_string_equal(region, MEMACCT_REGION_MEMORY);
+        assert_true(event_queue_pop(&q, &ev));
+        assert_int_equal(event_queue_region(&q, &region), 0);
+        assert_string_equal(region, MEMACCT_REGION_MEMORY);
+        event_queue_done(&q);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_empty_queue_pops_nothing),
@@ -111,6 +139,7 @@ int main(void) {
                 cmocka_unit_test(test_popped_event_stays_readable_until_next_pop),
                 cmocka_unit_test(test_full_queue_drops_the_oldest),
                 cmocka_unit_test(test_done_frees_a_queue_with_events_left),
+                cmocka_unit_test(test_event_region_is_kept_per_event),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,7 @@
 /* Decode @body both ways; the hand decoder must take it and agree with protobuf-c. */
 static void expect_same(const uint8_t *body, size_t len, WireHotRequest *hot) {
         Memacct__V1__Request *req;
-        const char *path, *stat;
+        const char *path, *stat, *region;
         uint64_t bytes;
         bool has_bytes, keep, force = false, stock = false;
 
@@ -36,12 +36,14 @@ static void expect_same(const uint8_t *body, size_t len, WireHotRequest *hot) {
                 path = req->charge->path, stat = req->charge->stat;
                 bytes = req->charge->bytes, has_bytes = req->charge->has_bytes;
                 keep = req->charge->keep, force = req->charge->force, stock = req->charge->stock;
+                region = req->charge->region;
         } else {
                 assert_int_equal(req->op_case, MEMACCT__V1__REQUEST__OP_UNCHARGE);
                 assert_int_equal(hot->op, WIRE_HOT_UNCHARGE);
                 path = req->uncharge->path, stat = req->uncharge->stat;
                 bytes = req->uncharge->bytes, has_bytes = req->uncharge->has_bytes;
                 keep = req->uncharge->keep;
+                region = req->uncharge->region;
         }
         assert_int_equal(hot->has_path, path != NULL);
         if (path)
@@ -49,6 +51,9 @@ static void expect_same(const uint8_t *body, size_t len, WireHotRequest *hot) {
         assert_int_equal(hot->has_stat, stat != NULL);
         if (stat)
                 assert_string_equal(hot->stat, stat);
+        assert_int_equal(hot->has_region, region != NULL);
+        if (region)
+                assert_string_equal(hot->region, region);
         assert_int_equal(hot->has_bytes, has_bytes);
         assert_true(hot->bytes == bytes);
         assert_int_equal(hot->keep, keep);
@@ -94,6 +99,27 @@ static void test_wire_hot_decodes_what_protobuf_c_decodes(void **state) {
                     &h);
         assert_string_equal(h.path, "/a");
         assert_string_equal(h.stat, "foo");
+        /* A device region's charge: region is field 7, after the bools. */
+        expect_same(BYTES(0x08, 0x02, 0x82, 0x01, 0x0b, 0x10, 0x80, 0x20, 0x20, 0x01, 0x3a, 0x04, 'g', 'p', 'u',
+                          '0'),
+                    &h);
+        assert_true(h.has_region && h.keep && h.bytes == 4096 && !h.has_stat);
+        assert_string_equal(h.region, "gpu0");
+        /* ... and an Uncharge's, field 7 too; an empty region is present. */
+        expect_same(BYTES(0x8a, 0x01, 0x06, 0x3a, 0x02, 'g', '1', 0x10, 0x01), &h);
+        assert_true(h.op == WIRE_HOT_UNCHARGE && h.has_region && h.bytes == 1);
+        assert_string_equal(h.region, "g1");
+        expect_same(BYTES(0x82, 0x01, 0x02, 0x3a, 0x00), &h);
+        assert_true(h.has_region && h.region[0] == 0);
+}
+
+/* Request{charge{region: @n times 'r'}} at @p: 5 + @n bytes (@n < 128). */
+static void region_frame(uint8_t *p, size_t n) {
+        p[0] = 0x82, p[1] = 0x01;
+        p[2] = (uint8_t) (2 + n);
+        p[3] = 0x3a;
+        p[4] = (uint8_t) n;
+        memset(p + 5, 'r', n);
 }
 
 /* A two-byte varint (@v < 2^14) at @p. */
@@ -113,7 +139,7 @@ static void long_path_frame(uint8_t *p, size_t n) {
 
 static void test_wire_hot_declines_what_it_does_not_handle(void **state) {
         WireHotRequest h;
-        uint8_t long_path[7 + MEM_PATH_MAX + 1];
+        uint8_t long_path[7 + MEM_PATH_MAX + 1], region[5 + MEM_REGION_NAME_MAX + 1];
 
         (void) state;
         assert_int_equal(wire_hot_decode(NULL, 0, &h), 0);                      /* no op */
@@ -123,7 +149,11 @@ static void test_wire_hot_declines_what_it_does_not_handle(void **state) {
         assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x00, 0x82, 0x01, 0x00), &h), 0);       /* two ops */
         assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x00, 0x8a, 0x01, 0x00), &h), 0);       /* oneof swap */
         assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x04, 0x10, 0x01, 0x10, 0x02), &h), 0); /* two bytes */
-        assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x02, 0x38, 0x01), &h), 0);   /* unknown field 7 */
+        assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x02, 0x38, 0x01), &h), 0);   /* region as a varint */
+        assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x02, 0x40, 0x01), &h), 0);   /* unknown field 8 */
+        assert_int_equal(wire_hot_decode(BYTES(0x8a, 0x01, 0x02, 0x30, 0x01), &h), 0);   /* reserved 6 in Uncharge */
+        assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x06, 0x3a, 0x00, 0x3a, 0x01, 'a'), &h), 0); /* two regions */
+        assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x04, 0x3a, 0x02, 'a', 0x00), &h), 0); /* NUL in region */
         assert_int_equal(wire_hot_decode(BYTES(0x8a, 0x01, 0x02, 0x28, 0x01), &h), 0);   /* force in Uncharge */
         assert_int_equal(wire_hot_decode(BYTES(0x10, 0x01, 0x82, 0x01, 0x00), &h), 0);   /* unknown top field */
         assert_int_equal(wire_hot_decode(BYTES(0x82, 0x01, 0x02, 0x15, 0x00), &h), 0);   /* bytes as fixed32 */
@@ -146,6 +176,12 @@ static void test_wire_hot_declines_what_it_does_not_handle(void **state) {
         long_path_frame(long_path, MEM_PATH_MAX);
         expect_same(long_path, sizeof(long_path) - 1, &h);
         assert_int_equal(strlen(h.path), MEM_PATH_MAX);
+        /* A region name over MEM_REGION_NAME_MAX is no region: the service says so. */
+        region_frame(region, MEM_REGION_NAME_MAX + 1);
+        assert_int_equal(wire_hot_decode(region, sizeof(region), &h), 0);
+        region_frame(region, MEM_REGION_NAME_MAX);
+        expect_same(region, sizeof(region) - 1, &h);
+        assert_int_equal(strlen(h.region), MEM_REGION_NAME_MAX);
 }
 
 /* @hot as protobuf-c packs it, framed; the hand encoder must write the same bytes. */
