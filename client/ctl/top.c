@@ -35,7 +35,6 @@
 #include "top-internal.h"
 #include "top.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 #define ENTER_SCREEN "\033[?1049h\033[?25l"
 #define LEAVE_SCREEN "\033[?25h\033[?1049l"
