@@ -192,7 +192,7 @@ static int fetch(memacct *m, const TopArgs *a, TopSnapshot *s) {
         TopSnapshot next;
         int r;
 
-        r = top_snapshot_fetch(m, a->path, &next);
+        r = top_snapshot_fetch(m, a->path, arg.region, &next);
         if (r < 0) {
                 top_snapshot_done(&next);
                 return r;
