@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "delegate.h"
+#include "macro.h"
 #include "limit-names.h"
 #include "output.h"
 #include "parse-size.h"
+#include "regions.h"
 
 int owner_parse(const char *s, uint32_t *ret) {
         struct passwd *pw;
@@ -48,12 +50,17 @@ const char *owner_name(uint32_t uid, char *buf, size_t size) {
         return buf;
 }
 
-/* KEY=SIZE or owner=UID|USER into @l or @owner. Return: 0 or EXIT_USAGE. */
-static int parse_setting(const char *s, memacct_limits *l, uint32_t *owner) {
+/* KEY=SIZE, owner=UID|USER or a region's setting into @l, @owner or
+ * @rs. Return: 0 or EXIT_USAGE. */
+static int parse_setting(const char *s, memacct_limits *l, uint32_t *owner, RegionSettings **rs) {
         const char *eq = strchr(s, '=');
         unsigned bit;
         uint64_t v;
+        int r;
 
+        r = region_setting_parse(s, rs);
+        if (r != 0)
+                return r == 1 ? 0 : r;
         if (!eq)
                 return usage_error("expected KEY=SIZE or owner=USER, got '%s'", s);
         if ((size_t) (eq - s) == 5 && strncmp(s, "owner", 5) == 0) {
@@ -65,7 +72,7 @@ static int parse_setting(const char *s, memacct_limits *l, uint32_t *owner) {
         }
         bit = limit_by_name(s, (size_t) (eq - s));
         if (bit == 0)
-                return usage_error("unknown key in '%s' (keys: max high low min owner)", s);
+                return usage_error("unknown key in '%s' (keys: max high low min owner, REGION.max, dmem.max ...)", s);
         if (parse_size(eq + 1, &v) < 0)
                 return usage_error("invalid size in '%s'", s);
         limits_set(l, bit, v);
@@ -73,15 +80,18 @@ static int parse_setting(const char *s, memacct_limits *l, uint32_t *owner) {
 }
 
 int delegate_verb_main(memacct **mp, int argc, char **argv, bool force, int (*connect)(memacct **ret)) {
+        _cleanup_(region_settings_freep) RegionSettings *rs = NULL;
         bool create = strcmp(argv[0], "create") == 0;
         uint32_t owner = MEMACCT_NO_OWNER;
         memacct_limits l = {};
         int r = 0;
 
         for (int i = 2; r == 0 && i < argc; i++)
-                r = parse_setting(argv[i], &l, &owner);
+                r = parse_setting(argv[i], &l, &owner, &rs);
         if (r != 0)
                 return r;
+        if (rs && create)
+                return usage_error("create: set a region's limits with set, once the group exists");
         r = connect(mp);
         if (r != 0)
                 return r;
@@ -93,6 +103,11 @@ int delegate_verb_main(memacct **mp, int argc, char **argv, bool force, int (*co
                 r = memacct_set_limits(*mp, argv[1], &l, force ? MEMACCT_FORCE : 0);
                 if (r < 0)
                         return fail(*mp, "set", argv[1], r);
+        }
+        if (rs) {
+                r = region_settings_apply(*mp, argv[1], rs);
+                if (r != 0)
+                        return r;
         }
         if (owner != MEMACCT_NO_OWNER) {
                 r = memacct_set_owner(*mp, argv[1], owner);

@@ -21,7 +21,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_server_info *, memacct_server_info_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_sessions *, memacct_sessions_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static int connect_daemon(const char *verb, memacct **mp) {
         const char *why;

@@ -59,7 +59,6 @@
 #include "output.h"
 #include "parse-size.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 

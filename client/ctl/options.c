@@ -30,20 +30,33 @@ static const char commands[] =
         "                                  kept charges or sessions remain (--force:\n"
         "                                  release the kept charges)\n"
         "  set PATH KEY=VALUE...           keys: max high low min (--force for max),\n"
-        "                                  owner (a user name or uid)\n"
-        "  show PATH [--reclaim-root PATH] [--exact] [-P KEY]\n"
+        "                                  owner (a user name or uid); in a device\n"
+        "                                  region: REGION.max=SIZE|N%, or as the kernel\n"
+        "                                  writes it, dmem.max=\"REGION SIZE|N%\" (also\n"
+        "                                  high low min)\n"
+        "  show PATH [--reclaim-root PATH] [--exact] [-P KEY] [--region REGION]\n"
         "                                  -P KEY: that value alone (current, max,\n"
         "                                  events.max ...: the keys of --json show)\n"
-        "  tree [PATH]\n"
-        "  charge PATH SIZE [--stat ITEM]  a kept charge (stays until uncharged)\n"
-        "  uncharge PATH SIZE [--stat ITEM]\n"
-        "  hold PATH SIZE [--stat ITEM]    a session charge held until the command is\n"
+        "  tree [PATH] [--region REGION]\n"
+        "  charge PATH SIZE [--stat ITEM | --region REGION]\n"
+        "                                  a kept charge (stays until uncharged)\n"
+        "  uncharge PATH SIZE [--stat ITEM | --region REGION]\n"
+        "  hold PATH SIZE [--stat ITEM | --region REGION]\n"
+        "                                  a session charge held until the command is\n"
         "                                  interrupted (SIGINT/SIGTERM), then released;\n"
         "                                  PATH auto: the mirror of our kernel cgroup\n"
         "  move PID PATH\n"
         "  client PID [--exact]\n"
-        "  reset-peak PATH\n"
-        "  watch PATH                      print events under PATH as they happen\n"
+        "  reset-peak PATH [--region REGION]\n"
+        "  watch PATH [--region REGION|*]  print events under PATH as they happen\n"
+        "  region add NAME [capacity=SIZE] | region remove NAME | region list\n"
+        "                                  device memory regions (root registers them)\n"
+        "  transfer FROM TO SIZE [--region REGION]\n"
+        "                                  move a kept charge: TO is charged first,\n"
+        "                                  then FROM released; a refusal changes nothing\n"
+        "  evict-valuable LIMIT CANDIDATE [--region REGION] [--ignore-low]\n"
+        "                                  may memory of CANDIDATE be evicted to make\n"
+        "                                  room under LIMIT? yes, no or hit_low\n"
         "  info                            the daemon at a glance\n"
         "  sessions [PATH]                 who holds what: the sessions (at or below PATH)\n"
         "  import-cgroups [--from CGROUP] [--under PATH] [--reset-limits]\n"
@@ -54,6 +67,7 @@ static const char commands[] =
         "                                  placement rules: CGROUP's processes attach to\n"
         "                                  GROUP (--confine: and act only inside it)\n"
         "  top [PATH] [-b] [-n N | -1] [-d SECONDS] [--depth N] [-s ORDER] [-r]\n"
+        "      [--region REGION]\n"
         "                                  a live view of the subtree, as systemd-cgtop:\n"
         "                                  -d delay, -r raw bytes, --json with -b: one\n"
         "                                  JSON document each time (keys: m/c current,\n"
@@ -86,7 +100,7 @@ void options_help(void) {
                "                  rounded up, as du -h); JSON stays in bytes\n"
                "  --help          show this help (so does -h without a command)\n"
                "  --version       show the version\n\n"
-               "SIZE: bytes with an optional K/M/G/T suffix (1024-based), or max.\n"
+               "SIZE: bytes with an optional K/M/G/T/P/E suffix (1024-based), or max.\n"
                "ITEM: anon file shmem kernel sock swap device other.\n", commands);
 }
 
@@ -108,7 +122,7 @@ int command_help(const char *name) {
         }
         if (!found)
                 return usage_error("help: unknown command '%s'", name);
-        puts("\nSIZE: bytes with an optional K/M/G/T suffix (1024-based), or max; memacctctl(1) has the rest.");
+        puts("\nSIZE: bytes with an optional K/M/G/T/P/E suffix (1024-based), or max; memacctctl(1) has the rest.");
         return 0;
 }
 
@@ -137,6 +151,8 @@ enum {
         ARG_KEEP_GROUP,
         ARG_RAW,
         ARG_USER,
+        ARG_REGION,
+        ARG_IGNORE_LOW,
 };
 
 static const struct option options[] = {
@@ -170,6 +186,8 @@ static const struct option options[] = {
         { "batch", no_argument, NULL, 'b' },
         { "raw", no_argument, NULL, ARG_RAW },
         { "user", no_argument, NULL, ARG_USER },
+        { "region", required_argument, NULL, ARG_REGION },
+        { "ignore-low", no_argument, NULL, ARG_IGNORE_LOW },
         {}
 };
 
@@ -277,6 +295,12 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_USER:
                         arg.user = true;
                         break;
+                case ARG_REGION:
+                        arg.region = optarg;
+                        break;
+                case ARG_IGNORE_LOW:
+                        arg.ignore_low = true;
+                        break;
                 case ':':
                         /* optind is past the option, whether "--stat" or "-x". */
                         return usage_error("option '%s' requires an argument", argv[optind - 1]);
@@ -304,6 +328,13 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 arg.bus_address = "user";
         *ret_first = optind;
         return -1;
+}
+
+static bool verb_in(const char *verb, const char *const *list) {
+        for (; *list; list++)
+                if (strcmp(verb, *list) == 0)
+                        return true;
+        return false;
 }
 
 bool options_allowed(const char *verb) {
@@ -339,6 +370,15 @@ bool options_allowed(const char *verb) {
                 return usage_error("--confine: only for rule add"), false;
         if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
                 return usage_error("--group, --name and --keep-group: only for run"), false;
+        if (arg.region && !verb_in(verb, (const char *const[]) { "charge", "uncharge", "hold", "reset-peak", "show",
+                                                                  "tree", "top", "watch", "transfer",
+                                                                  "evict-valuable", NULL }))
+                return usage_error("--region: only for charge, uncharge, hold, reset-peak, show, tree, top, "
+                                   "watch, transfer and evict-valuable"), false;
+        if (arg.region && arg.stat)
+                return usage_error("--stat and --region exclude each other: stat items are memory's"), false;
+        if (arg.ignore_low && strcmp(verb, "evict-valuable") != 0)
+                return usage_error("--ignore-low: only for evict-valuable"), false;
         if ((arg.top_order || arg.top_depth || arg.top_interval || arg.top_iterations ||
              arg.batch || arg.raw) && strcmp(verb, "top") != 0)
                 return usage_error("-s, -d, -i, -n, -b and --raw: only for top"), false;

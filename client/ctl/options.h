@@ -21,6 +21,8 @@ typedef struct CtlOptions {
         bool force;
         bool exact;
         const char *stat;
+        const char *region;  /* --region: a device region; NULL: memory */
+        bool ignore_low;     /* evict-valuable --ignore-low */
         const char *reclaim_root;
         const char *prefix; /* oci-hook --prefix */
         const char *from;   /* import-cgroups --from */

@@ -24,7 +24,6 @@
 #include "options.h"
 #include "output.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* -h: set once by main() before anything prints. */
 static bool human;
@@ -103,6 +102,12 @@ int fail(memacct *m, const char *what, const char *path, int r) {
                 fprintf(stderr, " (max of %s)", refused);
         fputc('\n', stderr);
         return EXIT_FAILURE;
+}
+
+static int print_json(json_object *o);
+
+int print_json_object(json_object *o) {
+        return print_json(o);
 }
 
 static int print_json(json_object *o) {
@@ -240,6 +245,7 @@ static void print_group_text(const memacct_group_info *g) {
                 if (n == 0)
                         putchar('\n');
         }
+        print_group_regions_text(g, NULL);
 }
 
 json_object *json_group(const memacct_group_info *g) {
@@ -277,6 +283,8 @@ json_object *json_group(const memacct_group_info *g) {
                                                json_object_new_uint64(c[k].value));
                 json_object_object_add(o, group_counters[i].json_key, counters);
         }
+        if (g->n_regions > 0)
+                json_object_object_add(o, "regions", json_group_regions(g, NULL));
         return o;
 }
 
@@ -366,9 +374,12 @@ int print_tree(const memacct_group_info *top, const memacct_group_list *list,
         if (json)
                 return print_tree_json(top, list, rows);
         /* A KERNEL column (kernel_current) only when the tree holds a mirror. */
-        mirrors = top->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
-        for (size_t i = 0; i < n && !mirrors; i++)
-                mirrors = memacct_group_list_get(list, i)->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        mirrors = false;
+        for (size_t i = 0; i <= n && !mirrors; i++) {
+                const memacct_group_info *g = tree_group(top, list, rows, i);
+
+                mirrors = g && g->kernel_current != MEMACCT_NO_KERNEL_CURRENT;
+        }
         /* GROUP is 40 wide, or as wide as its widest row (a 64-hex container
          * id under /containers), so that every column stays aligned. */
         for (size_t i = 0; i <= n; i++) {
@@ -499,32 +510,47 @@ static const char *format_now(char buf[static 40]) {
         return buf;
 }
 
-int print_event(const memacct_event *ev, uint32_t pid, uint32_t uid, bool json) {
+/* An event as JSON, with its region when @region is not NULL. */
+static int event_json(const memacct_event *ev, const char *region, uint32_t pid, uint32_t uid) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         char now[40];
-        int r = 0;
+        int r;
 
         format_now(now);
-        if (json) {
-                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-
-                if (o) {
-                        json_object_object_add(o, "time", json_object_new_string(now));
-                        json_object_object_add(o, "path", json_object_new_string(ev->path));
-                        json_object_object_add(o, "name", json_object_new_string(ev->name));
-                        json_object_object_add(o, "count", json_object_new_uint64(ev->count));
-                        /* pid 0: no request raised it (or the daemon did
-                         * not say); no process has pid 0 to name. */
-                        if (pid != 0) {
-                                json_object_object_add(o, "pid", json_object_new_uint64(pid));
-                                json_object_object_add(o, "uid", json_object_new_uint64(uid));
-                        }
+        if (o) {
+                json_object_object_add(o, "time", json_object_new_string(now));
+                json_object_object_add(o, "path", json_object_new_string(ev->path));
+                if (region)
+                        json_object_object_add(o, "region", json_object_new_string(region));
+                json_object_object_add(o, "name", json_object_new_string(ev->name));
+                json_object_object_add(o, "count", json_object_new_uint64(ev->count));
+                /* pid 0: no request raised it (or the daemon did not say);
+                 * no process has pid 0 to name. */
+                if (pid != 0) {
+                        json_object_object_add(o, "pid", json_object_new_uint64(pid));
+                        json_object_object_add(o, "uid", json_object_new_uint64(uid));
                 }
-                r = print_json(o);
-        } else if (pid != 0)
+        }
+        r = print_json(o);
+        fflush(stdout);
+        return r;
+}
+
+int print_event_json_region(const memacct_event *ev, const char *region, uint32_t pid, uint32_t uid) {
+        return event_json(ev, region, pid, uid);
+}
+
+int print_event(const memacct_event *ev, uint32_t pid, uint32_t uid, bool json) {
+        char now[40];
+
+        if (json)
+                return event_json(ev, NULL, pid, uid);
+        format_now(now);
+        if (pid != 0)
                 printf("%s %s %s %" PRIu64 " by pid %" PRIu32 " uid %" PRIu32 "\n", now, ev->path, ev->name,
                        ev->count, pid, uid);
         else
                 printf("%s %s %s %" PRIu64 "\n", now, ev->path, ev->name, ev->count);
         fflush(stdout);
-        return r;
+        return 0;
 }

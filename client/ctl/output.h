@@ -15,6 +15,11 @@
 
 #include <memacct.h>
 
+#include "macro.h"
+
+/* json_object_putp(): every JSON tree memacctctl builds is dropped so. */
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
 /* Exit status of a usage error (1 is a refused or failed operation). */
 #define EXIT_USAGE 2
 
@@ -107,3 +112,26 @@ int print_charge(const memacct_charge_result *res, bool json);
  * uid U" on the line, "pid" and "uid" in JSON; not when @pid is 0.
  */
 int print_event(const memacct_event *ev, uint32_t pid, uint32_t uid, bool json);
+
+/** print_json_object() - @o on one line, then drop it; NULL: out of memory. Return: the exit status. */
+int print_json_object(json_object *o);
+
+/* ---- device regions (output-regions.c) ---- */
+
+/** print_group_regions_text() - show's dmem.* lines of @g (only region @only; NULL: all). */
+void print_group_regions_text(const memacct_group_info *g, const char *only);
+
+/** json_group_regions() - @g's regions (only @only; NULL: all) as a JSON array. */
+json_object *json_group_regions(const memacct_group_info *g, const char *only);
+
+/** json_region() - one region's counters as a JSON object. */
+json_object *json_region(const memacct_region_info *r);
+
+/** print_group_region() - show --region: @g's counters in @region. Return: the exit status. */
+int print_group_region(const memacct_group_info *g, const char *region, bool json);
+
+/** print_event_json_region() - an event as JSON, with its @region. */
+int print_event_json_region(const memacct_event *ev, const char *region, uint32_t pid, uint32_t uid);
+
+/** print_region_event() - watch --region: an event with its region ("REGION:NAME" in text). */
+int print_region_event(const memacct_event *ev, const char *region, uint32_t pid, uint32_t uid, bool json);

@@ -45,6 +45,10 @@ typedef struct TopSnapshot {
         size_t *shown; /* indices into rows, in the order printed */
         size_t n_rows;
         bool mirrors;  /* some group mirrors a kernel cgroup: a KERNEL column */
+        /* --region: each group seen in the region (region_view()), which
+         * the rows point to, and the counters of those that have none. */
+        memacct_group_info *views;
+        memacct_counter *scratch;
 } TopSnapshot;
 
 /* How a snapshot is printed. */
@@ -59,10 +63,11 @@ typedef struct TopView {
 
 /**
  * top_snapshot_fetch() - query the group at @path and its subtree into
- * @ret (zeroed first; freed with top_snapshot_done() also on failure).
+ * @ret (zeroed first; freed with top_snapshot_done() also on failure),
+ * seen in @region (NULL: memory).
  * Return: 0, or the library's negative errno.
  */
-int top_snapshot_fetch(memacct *m, const char *path, TopSnapshot *ret);
+int top_snapshot_fetch(memacct *m, const char *path, const char *region, TopSnapshot *ret);
 
 /** top_snapshot_done() - free what @s holds and zero it. */
 void top_snapshot_done(TopSnapshot *s);

@@ -19,6 +19,7 @@
 
 #include "macro.h"
 #include "output.h"
+#include "regions.h"
 #include "top-internal.h"
 
 static const char *const order_names[_TOP_ORDER_MAX] = {
@@ -70,6 +71,8 @@ void top_snapshot_done(TopSnapshot *s) {
         memacct_group_list_free(s->list);
         free(s->rows);
         free(s->shown);
+        free(s->views);
+        free(s->scratch);
         *s = (TopSnapshot) {};
 }
 
@@ -78,12 +81,21 @@ void top_snapshot_done(TopSnapshot *s) {
  * one level up (stack[] by depth). A group the list names twice (the root,
  * which it may or may not repeat) is skipped.
  */
-static int snapshot_build(TopSnapshot *s) {
+static int snapshot_build(TopSnapshot *s, const char *region) {
         size_t n = memacct_group_list_size(s->list);
         int base = path_depth(s->top->path);
         _cleanup_free_ ssize_t *stack = NULL;
+        const memacct_group_info *top = s->top;
         size_t stack_size = 1;
 
+        if (region) {
+                s->views = calloc(n + 1, sizeof(*s->views));
+                s->scratch = calloc(8 * (n + 1), sizeof(*s->scratch));
+                if (!s->views || !s->scratch)
+                        return -ENOMEM;
+                region_view(s->top, region, &s->views[n], s->scratch + 8 * n);
+                top = &s->views[n];
+        }
         s->rows = calloc(n + 1, sizeof(*s->rows));
         s->shown = calloc(n + 1, sizeof(*s->shown));
         for (size_t i = 0; i < n; i++)
@@ -92,7 +104,7 @@ static int snapshot_build(TopSnapshot *s) {
         stack = calloc(stack_size, sizeof(*stack));
         if (!s->rows || !s->shown || !stack)
                 return -ENOMEM;
-        row_init(&s->rows[0], s->top, 0, -1);
+        row_init(&s->rows[0], top, 0, -1);
         stack[0] = 0;
         s->n_rows = 1;
         for (size_t i = 0; i < n; i++) {
@@ -101,6 +113,10 @@ static int snapshot_build(TopSnapshot *s) {
 
                 if (depth <= 0 || strcmp(g->path, s->top->path) == 0)
                         continue;
+                if (region) {
+                        region_view(g, region, &s->views[i], s->scratch + 8 * i);
+                        g = &s->views[i];
+                }
                 row_init(&s->rows[s->n_rows], g, depth, stack[depth - 1]);
                 stack[depth] = (ssize_t) s->n_rows++;
         }
@@ -111,7 +127,7 @@ static int snapshot_build(TopSnapshot *s) {
         return 0;
 }
 
-int top_snapshot_fetch(memacct *m, const char *path, TopSnapshot *ret) {
+int top_snapshot_fetch(memacct *m, const char *path, const char *region, TopSnapshot *ret) {
         int r;
 
         *ret = (TopSnapshot) {};
@@ -122,7 +138,7 @@ int top_snapshot_fetch(memacct *m, const char *path, TopSnapshot *ret) {
         if (r >= 0)
                 r = memacct_list_groups(m, path, MEMACCT_RECURSIVE, &ret->list);
         if (r >= 0)
-                r = snapshot_build(ret);
+                r = snapshot_build(ret, region_is_memory(region) ? NULL : region);
         return r < 0 ? r : 0;
 }
 

@@ -35,7 +35,6 @@
 #include "top-internal.h"
 #include "top.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 #define ENTER_SCREEN "\033[?1049h\033[?25l"
 #define LEAVE_SCREEN "\033[?25h\033[?1049l"
@@ -193,7 +192,7 @@ static int fetch(memacct *m, const TopArgs *a, TopSnapshot *s) {
         TopSnapshot next;
         int r;
 
-        r = top_snapshot_fetch(m, a->path, &next);
+        r = top_snapshot_fetch(m, a->path, arg.region, &next);
         if (r < 0) {
                 top_snapshot_done(&next);
                 return r;

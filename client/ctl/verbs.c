@@ -29,6 +29,7 @@
 #include "output.h"
 #include "parse-size.h"
 #include "prune.h"
+#include "regions.h"
 #include "rules.h"
 #include "run.h"
 #include "top.h"
@@ -205,6 +206,8 @@ static int verb_path(memacct **mp, int argc, char **argv) {
                 return remove_recursive(m, argv[1]);
         if (strcmp(argv[0], "remove") == 0)
                 r = memacct_remove_group(m, argv[1]);
+        else if (!region_is_memory(arg.region))
+                r = memacct_reset_region_peak(m, argv[1], arg.region);
         else
                 r = memacct_reset_peak(m, argv[1]);
         return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
@@ -221,6 +224,8 @@ static int verb_show(memacct **mp, int argc, char **argv) {
         r = memacct_get_group(m, argv[1], arg.reclaim_root, exact_flag(), &g);
         if (r < 0)
                 return fail(m, "show", argv[1], r);
+        if (arg.region)
+                return print_group_region(g, arg.region, arg.json);
         if (arg.property)
                 return print_group_property(g, arg.property);
         return print_group(g, arg.json);
@@ -250,9 +255,33 @@ static int tree_rows(memacct *m, const memacct_group_list *list, memacct_group_i
         return 0;
 }
 
+/*
+ * tree --region: every row seen in the region (region_view()), the rows
+ * of --reclaim-root's reads when there are some. @views holds n + 1
+ * groups and @scratch 8 counters each; the top is views[n].
+ */
+static void tree_views(const memacct_group_info *top, const memacct_group_list *list,
+                       memacct_group_info **rows, memacct_group_info *views, memacct_counter *scratch,
+                       memacct_group_info **ret_rows) {
+        size_t n = memacct_group_list_size(list);
+
+        for (size_t i = 0; i < n; i++) {
+                const memacct_group_info *g = rows ? rows[i] : memacct_group_list_get(list, i);
+
+                ret_rows[i] = NULL;
+                if (!g)
+                        continue;
+                region_view(g, arg.region, &views[i], scratch + 8 * i);
+                ret_rows[i] = &views[i];
+        }
+        region_view(top, arg.region, &views[n], scratch + 8 * n);
+}
+
 static int verb_tree(memacct **mp, int argc, char **argv) {
         _cleanup_(memacct_group_list_freep) memacct_group_list *list = NULL;
         _cleanup_(memacct_group_info_freep) memacct_group_info *top = NULL;
+        _cleanup_free_ memacct_group_info *views = NULL, **view_rows = NULL;
+        _cleanup_free_ memacct_counter *scratch = NULL;
         const char *path = argc > 1 ? argv[1] : "/";
         memacct_group_info **rows = NULL;
         memacct *m = connected(mp);
@@ -267,7 +296,23 @@ static int verb_tree(memacct **mp, int argc, char **argv) {
                 r = tree_rows(m, list, &rows);
         if (r < 0)
                 return fail(m, "tree", path, r);
-        r = print_tree(top, list, rows, arg.json);
+        if (arg.region) {
+                size_t n = memacct_group_list_size(list);
+
+                views = calloc(n + 1, sizeof(*views));
+                view_rows = calloc(n + 1, sizeof(*view_rows));
+                scratch = calloc(8 * (n + 1), sizeof(*scratch));
+                if (!views || !view_rows || !scratch)
+                        r = -ENOMEM;
+                else
+                        tree_views(top, list, rows, views, scratch, view_rows);
+        }
+        if (r < 0)
+                r = fail(m, "tree", path, r);
+        else if (arg.region)
+                r = print_tree(&views[memacct_group_list_size(list)], list, view_rows, arg.json);
+        else
+                r = print_tree(top, list, rows, arg.json);
         for (size_t i = 0; rows && i < memacct_group_list_size(list); i++)
                 memacct_group_info_free(rows[i]);
         free(rows);
@@ -288,10 +333,12 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
         if (!m)
                 return EXIT_FAILURE;
         if (strcmp(argv[0], "uncharge") == 0) {
-                r = memacct_uncharge(m, argv[1], bytes, item, MEMACCT_KEEP);
+                r = arg.region ? memacct_uncharge_region(m, argv[1], arg.region, bytes, MEMACCT_KEEP)
+                               : memacct_uncharge(m, argv[1], bytes, item, MEMACCT_KEEP);
                 return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
         }
-        r = memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, &res);
+        r = arg.region ? memacct_charge_region(m, argv[1], arg.region, bytes, MEMACCT_KEEP, &res)
+                       : memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, &res);
         if (r < 0)
                 return fail(m, argv[0], argv[1], r);
         return print_charge(&res, arg.json);
@@ -356,10 +403,14 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
                 snprintf(group, sizeof(group), "%s", *argv[1] ? argv[1] : "auto");
         printf("attached to %s\n", group);
         fflush(stdout);
-        r = memacct_charge(m, NULL, bytes, item, 0, NULL);
+        r = arg.region ? memacct_charge_region(m, NULL, arg.region, bytes, 0, NULL)
+                       : memacct_charge(m, NULL, bytes, item, 0, NULL);
         if (r < 0)
                 return fail(m, "hold", argv[1], r);
-        printf("holding %s in %s\n", argv[2], group);
+        if (arg.region)
+                printf("holding %s of %s in %s\n", argv[2], arg.region, group);
+        else
+                printf("holding %s in %s\n", argv[2], group);
         fflush(stdout);
 
         /* Serve the socket while waiting: after a daemon restart the library
@@ -422,7 +473,7 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
         m = connected(mp);
         if (!m)
                 return EXIT_FAILURE;
-        r = memacct_subscribe(m, argv[1]);
+        r = arg.region ? memacct_subscribe_region(m, argv[1], arg.region) : memacct_subscribe(m, argv[1]);
         if (r < 0)
                 return fail(m, "watch", argv[1], r);
         while (!stop_signal) {
@@ -435,7 +486,13 @@ static int verb_watch(memacct **mp, int argc, char **argv) {
                  * are "no requester" anyway. */
                 pid = uid = 0;
                 (void) memacct_event_requester(m, &pid, &uid);
-                r = print_event(&ev, pid, uid, arg.json);
+                if (arg.region) {
+                        const char *region = NULL;
+
+                        (void) memacct_event_region(m, &region);
+                        r = print_region_event(&ev, region, pid, uid, arg.json);
+                } else
+                        r = print_event(&ev, pid, uid, arg.json);
                 if (r != 0)
                         return r;
         }
@@ -477,6 +534,15 @@ static int verb_prune(memacct **mp, int argc, char **argv) {
         return prune_verb_main(mp, connect_or_fail);
 }
 
+/* Regions, transfer and evict-valuable live in regions.c; they check their own arguments. */
+static int verb_region(memacct **mp, int argc, char **argv) {
+        if (strcmp(argv[0], "transfer") == 0)
+                return transfer_verb_main(mp, argc, argv, connect_or_fail);
+        if (strcmp(argv[0], "evict-valuable") == 0)
+                return evict_verb_main(mp, argc, argv, connect_or_fail);
+        return region_verb_main(mp, argc, argv, connect_or_fail);
+}
+
 /* The placement rules live in rules.c; it checks its own arguments. */
 static int verb_rule(memacct **mp, int argc, char **argv) {
         return rule_verb_main(mp, argc, argv, connect_or_fail);
@@ -508,6 +574,9 @@ static const Verb verbs[] = {
         { "run", -1, -1, run_main },
         { "top", 0, 1, verb_top },
         { "rule", -1, -1, verb_rule },
+        { "region", -1, -1, verb_region },
+        { "transfer", -1, -1, verb_region },
+        { "evict-valuable", -1, -1, verb_region },
         { "info", 0, 0, info_main },
         { "sessions", 0, 1, info_sessions_main },
 };
