@@ -63,7 +63,9 @@ static const char *cause(memacct *m, int r) {
 
         switch (r) {
         case -EDQUOT:
-                return "limit exceeded";
+                /* In a device region the daemon's words name the region
+                 * (and a full region is its capacity, not a max). */
+                return msg && strstr(msg, " region ") ? msg : "limit exceeded";
         case -ENOENT:
                 return msg ? msg : "no such group";
         case -EEXIST:
@@ -77,6 +79,8 @@ static const char *cause(memacct *m, int r) {
 
 int fail(memacct *m, const char *what, const char *path, int r) {
         const char *refused = r == -EDQUOT && m ? memacct_refused_path(m) : NULL;
+        /* Words that name the refusing limit already need no "(max of ...)". */
+        bool named = r == -EDQUOT && (strstr(cause(m, r), "(max of ") || strstr(cause(m, r), "capacity"));
 
         if (arg.json) {
                 /* A script asked for JSON: the failure is JSON too, one object on stderr. */
@@ -98,7 +102,7 @@ int fail(memacct *m, const char *what, const char *path, int r) {
         fprintf(stderr, "memacctctl: %s %s: %s: %s", what,
                 r == -EDQUOT || r == -EPERM ? "refused" : "failed", path,
                 message_past_path(cause(m, r), path));
-        if (refused)
+        if (refused && !named)
                 fprintf(stderr, " (max of %s)", refused);
         fputc('\n', stderr);
         return EXIT_FAILURE;

@@ -102,15 +102,17 @@ $R lots"
         # A max below usage is taken, as a dmem.max write: new charges refused, oom said.
         check_run "$t: max below usage" 0 $c set "$P/a" "$R.max=50M"
         check_eq "$t: taken" "$(rfield "$P/a" "$R" max)" "[$((50 * M))]"
+        # The refusal above counted one oom (nothing can be drained in a
+        # device region), the max taken below usage a second.
         check_eq "$t: an oom event" \
-                "$(field "$P/a" "[r['events_local']['oom'] for r in d['regions'] if r['name'] == '$R']")" "[1]"
+                "$(field "$P/a" "[r['events_local']['oom'] for r in d['regions'] if r['name'] == '$R']")" "[2]"
         check_run "$t: and new charges refused" 1 $c charge --region "$R" "$P/a/b" 4K
 
         # show, as the kernel's files read.
         check_run "$t: show" 0 $c show "$P/a"
         check_match "$t: dmem.current" "$OUT" "^dmem.current: ($R|$t/0000:3b:00.0/vidmem) [0-9]+$"
         check_match "$t: dmem.max line per region" "$OUT" "$(printf '\t')$t/0000:3b:00.0/vidmem max"
-        check_match "$t: nested-keyed events" "$OUT" "$R low=0 high=[0-9]+ max=1 oom=1"
+        check_match "$t: nested-keyed events" "$OUT" "$R low=0 high=[0-9]+ max=2 oom=3"
         check_nomatch "$t: capacity on the root only" "$OUT" '^dmem.capacity'
         check_run "$t: show /" 0 $c show /
         check_match "$t: the root shows capacities" "$OUT" "$R $G"
@@ -148,6 +150,9 @@ $R lots"
         # Under concurrent charges of b, transfers never pass a's max and
         # the totals add up afterwards.
         check_run "$t: room for the race" 0 $c set "$P/a" "$R.max=64M"
+        # The refused transfer above counted its bytes twice for a moment
+        # (the destination first): the peak starts again from here.
+        check_run "$t: a's peak from now" 0 $c reset-peak --region "$R" "$P/a"
         check_run "$t: the server keeps 64M more" 0 $c charge --region "$R" "$P/srv" 64M
         (for _ in $(seq 40); do $c charge --region "$R" "$P/a/b" 1M 2>/dev/null && $c uncharge --region "$R" "$P/a/b" 1M; done) &
         racer=$!
@@ -157,7 +162,7 @@ $R lots"
                         moved=$((moved + 1))
                 fi
         done
-        wait "$racer"
+        wait "$racer" || true
         check_eq "$t: the server and b add up" \
                 "$(( $(rfield "$P/srv" "$R" current | tr -d '[]') + $(rfield "$P/a/b" "$R" current | tr -d '[]') ))" \
                 "$(((16 + 64 + 48) * M))"
@@ -173,13 +178,13 @@ $R lots"
         check_run "$t: D min" 0 $c set "$P/e/B/D" "$R.min=30M"
         check_run "$t: C 10M" 0 $c charge --region "$R" "$P/e/B/C" 10M
         check_run "$t: D 50M" 0 $c charge --region "$R" "$P/e/B/D" 50M
-        check_eq "$t: the limit itself" "$($c evict-valuable --region "$R" "$P/e" "$P/e")" yes
-        check_eq "$t: outside its subtree" "$($c evict-valuable --region "$R" "$P/e/B" "$P/srv")" no
+        check_eq "$t: the limit itself" "$($c evict-valuable --region "$R" "$P/e" "$P/e" || true)" yes
+        check_eq "$t: outside its subtree" "$($c evict-valuable --region "$R" "$P/e/B" "$P/srv" || true)" no
         # B below e: its own min 20M, low 80M; 60M used: only low protects it.
-        check_eq "$t: B hits low" "$($c evict-valuable --region "$R" "$P/e" "$P/e/B")" hit_low
-        check_eq "$t: B ignoring low" "$($c evict-valuable --ignore-low --region "$R" "$P/e" "$P/e/B")" yes
+        check_eq "$t: B hits low" "$($c evict-valuable --region "$R" "$P/e" "$P/e/B" || true)" hit_low
+        check_eq "$t: B ignoring low" "$($c evict-valuable --ignore-low --region "$R" "$P/e" "$P/e/B" || true)" yes
         # D: emin 30*20/30 = 20M < 50M; elow (recursive) 80*50/60 = 66.7M >= 50M.
-        check_eq "$t: D hits low" "$($c evict-valuable --region "$R" "$P/e" "$P/e/B/D")" hit_low
+        check_eq "$t: D hits low" "$($c evict-valuable --region "$R" "$P/e" "$P/e/B/D" || true)" hit_low
         check_run "$t: the exit status of no" 1 $c evict-valuable --region "$R" "$P/e/B" "$P/srv"
         check_run "$t: release C" 0 $c uncharge --region "$R" "$P/e/B/C" 10M
         check_run "$t: release D" 0 $c uncharge --region "$R" "$P/e/B/D" 50M
@@ -192,11 +197,11 @@ done
 
 # ---- watch: a subscription names its region ----
 
+check_run "w" 0 ctl create /sock/w max=1M
 bg "$TMP/watch-mem.out" "${CTL_SOCK[@]}" watch /sock/w
 WMEM=$BG_PID
 bg "$TMP/watch-all.out" "${CTL_SOCK[@]}" watch --region '*' /sock/w
 WALL=$BG_PID
-check_run "w" 0 ctl create /sock/w max=1M
 check_run "w's region max" 0 ctl set /sock/w "sock-gpu0.max=1M"
 sleep 0.5
 check_run "a region refusal" 1 ctl charge --region sock-gpu0 /sock/w 2M
