@@ -16,8 +16,10 @@
  * data, which is why relaxed ordering is enough for all of them.
  *
  * Invariant, per item, between calls: the daemon's session holds
- * held[item] + page[item] (+ refills in flight, once they land; - returns in
- * flight, once they land). held[] is what a daemon restart must replay.
+ * held + page[item] (+ refills in flight, once they land; - returns in
+ * flight, once they land). held is what a daemon restart must replay; it
+ * is derived, not counted (Stock.direct says how), so that a stocked
+ * charge and uncharge are one locked instruction each.
  *
  * Policy, per item:
  *   - consume: the fast path, no lock, no system call;
@@ -67,7 +69,7 @@ void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batc
         };
         atomic_init(&s->page, NULL);
         for (unsigned i = 0; i < STOCK_ITEMS; i++) {
-                atomic_init(&s->held[i], 0);
+                atomic_init(&s->direct[i], 0);
                 atomic_init(&s->items[i].inflight, false);
                 atomic_init(&s->items[i].poll_mark, 0);
                 item_set_batch(&s->items[i], STOCK_MIN_BATCH);
@@ -78,6 +80,9 @@ void stock_set_page(Stock *s, _Atomic uint64_t *page) {
         for (unsigned i = 0; i < STOCK_ITEMS; i++) {
                 StockItem *it = &s->items[i];
 
+                /* What the caller holds stays what it held: the old page's
+                 * totals move into direct, the new page's start at 0. */
+                atomic_store_explicit(&s->direct[i], (int64_t) stock_held(s, i), memory_order_relaxed);
                 atomic_store_explicit(&it->inflight, false, memory_order_relaxed);
                 it->inflight_bytes = 0;
                 it->last_refill_nsec = 0;
@@ -187,7 +192,6 @@ static int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
                 if (r < 0)
                         goto out;
                 if (page_consume(&page[item], bytes, &left)) {
-                        atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
                         r = 0;
                         /* Served, but low: ask for the next batch now. */
                         if (left < atomic_load_explicit(&it->low_mark, memory_order_relaxed) &&
@@ -224,7 +228,7 @@ static int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
         r = s->ops->charge_exact(s->userdata, item, bytes, &margin);
         if (r >= 0) {
                 s->margin = margin;
-                atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->direct[item], (int64_t) bytes, memory_order_relaxed);
                 r = 0;
         }
 out:
@@ -259,9 +263,6 @@ int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
                 return r;
         if (!page_consume(&page[item], bytes, &left))
                 return stock_charge_slow(s, item, bytes);
-
-        /* Relaxed: held[] is a plain count, read by the replay under the lock. */
-        atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
         it = &s->items[item];
         if (_unlikely_(left < atomic_load_explicit(&it->low_mark, memory_order_relaxed)) &&
             (!atomic_load_explicit(&it->inflight, memory_order_relaxed) ||
@@ -284,6 +285,10 @@ static int stock_return_surplus(Stock *s, _Atomic uint64_t *page, unsigned item)
                 surplus = v - keep;
         } while (!atomic_compare_exchange_weak_explicit(&page[item], &v, v - surplus,
                                                         memory_order_relaxed, memory_order_relaxed));
+        /* Out of the page, and no longer the session's once the return
+         * lands: the caller holds what it held (after the page's update,
+         * so that a concurrent stock_held() errs high, never low). */
+        atomic_fetch_sub_explicit(&s->direct[item], (int64_t) surplus, memory_order_seq_cst);
         r = s->ops->return_send(s->userdata, item, surplus);
         if (r < 0)
                 return r;
@@ -300,9 +305,13 @@ int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
         r = stock_fast_page(s, item, bytes, &page);
         if (r <= 0)
                 return r;
-        r = stock_note_uncharged(s, item, bytes);
-        if (r < 0)
-                return r;
+        /* A check, not a count: held is derived (Stock.direct). It never
+         * refuses bytes the caller holds (its own charges are all seen
+         * by it); two threads giving back more than they hold together
+         * may both pass, and the daemon then refuses the surplus return
+         * or trusts the page no further than the session holds. */
+        if (_unlikely_(stock_held(s, item) < bytes))
+                return -ERANGE;
         v = atomic_fetch_add_explicit(&page[item], bytes, memory_order_relaxed) + bytes;
         if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
                 return 0;
@@ -361,35 +370,56 @@ void stock_note_margin(Stock *s, uint64_t margin) {
 
 void stock_note_charged(Stock *s, unsigned item, uint64_t bytes) {
         if (item < STOCK_ITEMS)
-                atomic_fetch_add_explicit(&s->held[item], bytes, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->direct[item], (int64_t) bytes, memory_order_seq_cst);
 }
 
 int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes) {
-        uint64_t v;
-
         if (item >= STOCK_ITEMS)
                 return -EINVAL;
-        v = atomic_load_explicit(&s->held[item], memory_order_relaxed);
-        do {
-                if (v < bytes)
-                        return -ERANGE;
-        } while (!atomic_compare_exchange_weak_explicit(&s->held[item], &v, v - bytes,
-                                                        memory_order_relaxed, memory_order_relaxed));
+        if (stock_held(s, item) < bytes)
+                return -ERANGE;
+        atomic_fetch_sub_explicit(&s->direct[item], (int64_t) bytes, memory_order_seq_cst);
         return 0;
 }
 
 uint64_t stock_take(Stock *s, unsigned item) {
         _Atomic uint64_t *page = atomic_load_explicit(&s->page, memory_order_acquire);
+        uint64_t v;
 
         if (!page || item >= STOCK_ITEMS)
                 return 0;
-        return atomic_exchange_explicit(&page[item], 0, memory_order_relaxed);
+        v = atomic_exchange_explicit(&page[item], 0, memory_order_seq_cst);
+        /* Out of the page by our hand: the caller holds what it held. */
+        atomic_fetch_sub_explicit(&s->direct[item], (int64_t) v, memory_order_seq_cst);
+        return v;
 }
 
+/*
+ * held = direct + refilled - drained - page (Stock.direct), read in the
+ * order that errs high, never low, against the daemon's updates: it adds
+ * to refilled before it adds a refill to the page, and takes a drain
+ * from the page before it adds it to drained; so drained is read before
+ * the page, and refilled after it. direct moves after the page too (a
+ * return, a take), and is read first. Clamped at 0: the page is the
+ * client's memory, and a caller that gives back more than it holds
+ * must not wrap it.
+ */
 uint64_t stock_held(const Stock *s, unsigned item) {
+        _Atomic uint64_t *page;
+        int64_t direct;
+        uint64_t drained, v, refilled, held;
+
         if (item >= STOCK_ITEMS)
                 return 0;
-        return atomic_load_explicit(&((Stock *) s)->held[item], memory_order_relaxed);
+        direct = atomic_load_explicit(&((Stock *) s)->direct[item], memory_order_seq_cst);
+        page = atomic_load_explicit(&((Stock *) s)->page, memory_order_acquire);
+        if (!page)
+                return (uint64_t) MAX(direct, 0);
+        drained = atomic_load_explicit(&page[STOCK_DRAINED(item)], memory_order_seq_cst);
+        v = atomic_load_explicit(&page[item], memory_order_seq_cst);
+        refilled = atomic_load_explicit(&page[STOCK_REFILLED(item)], memory_order_seq_cst);
+        held = (uint64_t) direct + refilled - drained - v;
+        return (int64_t) held < 0 ? 0 : held;
 }
 
 uint64_t stock_peek(const Stock *s, unsigned item) {

@@ -13,9 +13,13 @@
 
 #include "macro.h"
 
-/* One counter per stat item in the shared page (memacct.proto, StockSetup). */
+/* One counter per stat item in the shared page (memacct.proto, StockSetup),
+ * then, written by the daemon alone, what its refills added to each and
+ * what its drains took from each, in total (see held in Stock). */
 #define STOCK_ITEMS 8
 #define STOCK_PAGE_SIZE 4096
+#define STOCK_REFILLED(item) (STOCK_ITEMS + (item))
+#define STOCK_DRAINED(item) (2 * STOCK_ITEMS + (item))
 
 /* Refill batch bounds in bytes: a batch grows from 64 KiB to at most 4 MiB
  * (less if the daemon's charge-batch says so), and the page holds at most
@@ -84,10 +88,22 @@ typedef struct Stock {
         /* The page shared with the daemon; NULL until set up. Replaced (never
          * unmapped here) on reconnection. */
         _Atomic(_Atomic uint64_t *) page;
-        /* Bytes of each item the session holds for the caller: handed out by
-         * the stock or charged exactly, not yet uncharged. Replayed after a
-         * daemon restart. Written on every stocked call: a line of its own. */
-        _Atomic uint64_t held[STOCK_ITEMS] _cacheline_aligned_;
+        /*
+         * What the caller holds (handed out by the stock or charged
+         * exactly, not yet uncharged: what a reconnection replays) is not
+         * counted on the fast path; it is derived (stock_held()):
+         *
+         *   held = direct + refilled - drained - page
+         *
+         * with refilled and drained the daemon's totals in the page and
+         * direct, per item, the bytes charged to the session other than
+         * through the page: exact charges, less exact uncharges, less
+         * what the handle took out of the page itself (surplus returns,
+         * drains, a dead session's page). direct changes on slow paths
+         * only, never on a stocked charge or uncharge: those are one
+         * atomic operation on the page each.
+         */
+        _Atomic int64_t direct[STOCK_ITEMS] _cacheline_aligned_;
         StockItem items[STOCK_ITEMS] _cacheline_aligned_;
         /* Under the lock only. */
         uint64_t margin; /* the last margin the daemon reported; UINT64_MAX: no max */

@@ -525,8 +525,13 @@ int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemCha
         if (!s->stock)
                 return -ENXIO;
         r = session_charge(s, bytes, item, MEM_CHARGE_NO_OOM, ret);
-        if (r == 0)
+        if (r == 0) {
+                /* The refill's total first, the page after: a client that
+                 * derives what it holds from both then errs high, never
+                 * low (client-stock.c, stock_held()). */
+                atomic_fetch_add(&s->stock[MEM_STOCK_REFILLED(item)], bytes);
                 atomic_fetch_add(&s->stock[item], bytes);
+        }
         return r;
 }
 
@@ -541,6 +546,9 @@ static uint64_t drain_one(MemSession *s, MemGroup *g, MemStatItem item) {
 
         if (v == 0)
                 return 0;
+        /* All of it left the page: the drain's total says so, after the
+         * page's update (the order stock_held() relies on). */
+        atomic_fetch_add(&s->stock[MEM_STOCK_DRAINED(item)], v);
         /* The page is the client's memory: trust it no further than what
          * the session really holds. */
         do {

@@ -120,9 +120,15 @@ int session_uncharge_region(MemSession *s, int key, uint64_t bytes);
 /** session_held_region() - what the session holds in device region @key. */
 uint64_t session_held_region(MemSession *s, int key);
 
+/* The page's other counters, written by the daemon alone: the totals its
+ * refills added to each item and its drains took from it, from which the
+ * client derives what it holds (memacct(7), "The stock page"). */
+#define MEM_STOCK_REFILLED(item) (_MEM_STAT_MAX + (item))
+#define MEM_STOCK_DRAINED(item) (2 * _MEM_STAT_MAX + (item))
+
 /**
- * session_set_stock() - share @page (_MEM_STAT_MAX counters, mapped from
- * the client) as the session's stock. The page must stay mapped until
+ * session_set_stock() - share @page (3 × _MEM_STAT_MAX counters, mapped
+ * from the client) as the session's stock. The page must stay mapped until
  * session_free() returns. Return: 0, -EBUSY if the session has one.
  */
 int session_set_stock(MemSession *s, _Atomic uint64_t *page);

@@ -4,7 +4,12 @@
 # daemon itself (memacctctl tree), when it answers.
 
 _memacctctl_commands="create remove set show tree charge uncharge hold move client reset-peak watch
-        info sessions import-cgroups prune rule top oci-hook run help"
+        info sessions import-cgroups prune rule top oci-hook run region transfer evict-valuable help"
+
+# The device regions the daemon has (memacctctl region list), memory first.
+_memacctctl_regions() {
+        "$1" --json region list 2>/dev/null | tr ',' '\n' | sed -n 's/^.*"name":"\([^"]*\)".*$/\1/p'
+}
 
 _memacctctl_groups() {
         local ctl=$1
@@ -25,6 +30,7 @@ _memacctctl() {
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stat) COMPREPLY=($(compgen -W "anon file shmem kernel sock swap device other" -- "$cur")); return ;;
         -s) COMPREPLY=($(compgen -W "path current peak events" -- "$cur")); return ;;
+        --region) COMPREPLY=($(compgen -W "$(_memacctctl_regions "${COMP_WORDS[0]}")" -- "$cur")); return ;;
         esac
         if [[ -z $cmd ]]; then
                 if [[ $cur == -* ]]; then
@@ -37,6 +43,15 @@ _memacctctl() {
         case $cmd in
         help) COMPREPLY=($(compgen -W "$_memacctctl_commands" -- "$cur")) ;;
         rule) [[ $prev == rule ]] && COMPREPLY=($(compgen -W "add remove list" -- "$cur")) ;;
+        region)
+                if [[ $prev == region ]]; then
+                        COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
+                elif [[ $prev == remove ]]; then
+                        COMPREPLY=($(compgen -W "$(_memacctctl_regions "${COMP_WORDS[0]}")" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "capacity=" -- "$cur"))
+                        compopt -o nospace 2>/dev/null
+                fi ;;
         oci-hook) [[ $prev == oci-hook ]] && COMPREPLY=($(compgen -W "create delete" -- "$cur")) ;;
         create | set)
                 if [[ $cur == /* || $prev == "$cmd" ]]; then
@@ -47,7 +62,7 @@ _memacctctl() {
                 fi ;;
         *)
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "--exact --force --json --stat --reclaim-root -P -p -r --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "--exact --force --json --stat --region --ignore-low --reclaim-root -P -p -r --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_memacctctl_groups "${COMP_WORDS[0]}")" -- "$cur"))
                 fi ;;

@@ -32,7 +32,8 @@ typedef struct FakeReply {
 } FakeReply;
 
 typedef struct Fake {
-        _Atomic uint64_t page[STOCK_ITEMS] _cacheline_aligned_;
+        /* The stock, then the daemon's refilled and drained totals. */
+        _Atomic uint64_t page[3 * STOCK_ITEMS] _cacheline_aligned_;
         Stock stock;
         pthread_mutex_t mutex;
 
@@ -73,6 +74,8 @@ static void fake_deliver_one(Fake *f) {
                 return;
         }
         f->usage += rep.bytes;
+        /* As the daemon: the refill's total first, then the page. */
+        atomic_fetch_add(&f->page[STOCK_REFILLED(rep.item)], rep.bytes);
         atomic_fetch_add(&f->page[rep.item], rep.bytes);
         stock_refill_done(&f->stock, rep.item, 0, fake_margin(f));
 }
@@ -211,6 +214,7 @@ static void assert_conserved(Fake *f) {
 /* Pre-charge @bytes into the page, as a refill would. */
 static void fake_fill(Fake *f, unsigned item, uint64_t bytes) {
         f->usage += bytes;
+        atomic_fetch_add(&f->page[STOCK_REFILLED(item)], bytes);
         atomic_fetch_add(&f->page[item], bytes);
 }
 
@@ -494,6 +498,7 @@ static void test_daemon_drain_to_zero_is_tolerated(void **state) {
         assert_int_equal(stock_charge(&f->stock, ANON, 4 * KiB), 0);
         /* drain_all_stock() on the daemon's side: exchange with 0, uncharge. */
         v = atomic_exchange(&f->page[ANON], 0);
+        atomic_fetch_add(&f->page[STOCK_DRAINED(ANON)], v);
         f->usage -= v;
         assert_conserved(f);
         assert_int_equal(stock_charge(&f->stock, ANON, 4 * KiB), 0);
