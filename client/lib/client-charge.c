@@ -175,17 +175,15 @@ _public_ int memacct_uncharge(memacct *m, const char *path, uint64_t bytes, int 
         return r;
 }
 
-_public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
-        int r;
-
-        if (_unlikely_(!m || item < 0 || item >= STOCK_ITEMS))
+/*
+ * The slow path of memacct_charge_stocked(), out of line: kept in the
+ * public function, its loop and its calls made the compiler save six
+ * registers and set up a stack frame on every stocked charge.
+ */
+static __attribute__((cold, noinline)) int charge_stocked_slow(memacct *m, uint64_t bytes, int item, int r) {
+        if (!m || item < 0 || item >= STOCK_ITEMS)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
-        r = stock_charge(&m->stock, (unsigned) item, bytes);
-        if (_likely_(r >= 0))
-                return r;
-
-        /* The slow path. A bus handle never has a page, so it always
-         * arrives here, and stops. */
+        /* A bus handle never has a page, so it always arrives here, and stops. */
         if (m->bus)
                 return client_bus_unsupported(m, "the charge stock");
         /* Not set up yet, or the connection broke: fix that, and try again. */
@@ -218,14 +216,22 @@ _public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
         return r;
 }
 
-_public_ int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item) {
-        int r;
+/* The fast path: stock_charge()'s, inline; anything else is the slow path's. */
+_public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
+        int r = -EINVAL;
 
-        if (_unlikely_(!m || item < 0 || item >= STOCK_ITEMS))
+        if (_likely_(m && (unsigned) item < STOCK_ITEMS)) {
+                r = stock_charge(&m->stock, (unsigned) item, bytes);
+                if (_likely_(r >= 0))
+                        return r;
+        }
+        return charge_stocked_slow(m, bytes, item, r);
+}
+
+/* The slow path of memacct_uncharge_stocked(), out of line as charge_stocked_slow(). */
+static __attribute__((cold, noinline)) int uncharge_stocked_slow(memacct *m, uint64_t bytes, int item, int r) {
+        if (!m || item < 0 || item >= STOCK_ITEMS)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
-        r = stock_uncharge(&m->stock, (unsigned) item, bytes);
-        if (_likely_(r >= 0))
-                return r;
         if (m->bus)
                 return client_bus_unsupported(m, "the charge stock");
         if (r == -ENXIO)
@@ -241,4 +247,15 @@ _public_ int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item) {
                 r = client_ensure_connected(m);
         pthread_mutex_unlock(&m->lock);
         return r < 0 ? r : 0;
+}
+
+_public_ int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item) {
+        int r = -EINVAL;
+
+        if (_likely_(m && (unsigned) item < STOCK_ITEMS)) {
+                r = stock_uncharge(&m->stock, (unsigned) item, bytes);
+                if (_likely_(r >= 0))
+                        return r;
+        }
+        return uncharge_stocked_slow(m, bytes, item, r);
 }

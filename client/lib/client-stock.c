@@ -104,19 +104,6 @@ uint64_t stock_refill_size(const Stock *s, unsigned item, uint64_t bytes) {
         return b;
 }
 
-/* consume_stock(): take @bytes if the page has them. Relaxed: see the top. */
-static bool page_consume(_Atomic uint64_t *c, uint64_t bytes, uint64_t *ret_left) {
-        uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
-
-        do {
-                if (v < bytes)
-                        return false;
-        } while (!atomic_compare_exchange_weak_explicit(c, &v, v - bytes, memory_order_relaxed,
-                                                        memory_order_relaxed));
-        *ret_left = v - bytes;
-        return true;
-}
-
 /* Send a refill of @item. Lock held. */
 static int stock_send_refill(Stock *s, unsigned item, uint64_t size, bool ahead) {
         StockItem *it = &s->items[item];
@@ -148,7 +135,7 @@ static int stock_send_refill(Stock *s, unsigned item, uint64_t size, bool ahead)
  * not the caller's: its charge succeeded; the next charge that needs the
  * socket meets the error.
  */
-static void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) {
+void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) {
         StockItem *it = &s->items[item];
         uint64_t left, size;
 
@@ -173,8 +160,7 @@ out:
         s->ops->unlock(s->userdata);
 }
 
-/* The slow path of stock_charge(): the page did not cover @bytes. */
-static int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
+int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
         StockItem *it = &s->items[item];
         _Atomic uint64_t *page;
         uint64_t left, size, margin;
@@ -191,7 +177,8 @@ static int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
                 r = s->ops->poll(s->userdata);
                 if (r < 0)
                         goto out;
-                if (page_consume(&page[item], bytes, &left)) {
+                left = stock_page_consume(&page[item], bytes);
+                if (left != STOCK_NONE) {
                         r = 0;
                         /* Served, but low: ask for the next batch now. */
                         if (left < atomic_load_explicit(&it->low_mark, memory_order_relaxed) &&
@@ -236,41 +223,6 @@ out:
         return r;
 }
 
-/*
- * What stock_charge() and stock_uncharge() open with. Return: 1 and the page
- * in @ret_page to go on, 0 when @bytes is 0 (nothing to do), -EINVAL for an
- * unknown @item, -ENXIO while there is no page.
- */
-static inline int stock_fast_page(Stock *s, unsigned item, uint64_t bytes,
-                                  _Atomic uint64_t **ret_page) {
-        if (item >= STOCK_ITEMS)
-                return -EINVAL;
-        if (bytes == 0)
-                return 0;
-        /* Acquire: pairs with stock_set_page(). */
-        *ret_page = atomic_load_explicit(&s->page, memory_order_acquire);
-        return *ret_page ? 1 : -ENXIO;
-}
-
-int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
-        _Atomic uint64_t *page;
-        StockItem *it;
-        uint64_t left;
-        int r;
-
-        r = stock_fast_page(s, item, bytes, &page);
-        if (r <= 0)
-                return r;
-        if (!page_consume(&page[item], bytes, &left))
-                return stock_charge_slow(s, item, bytes);
-        it = &s->items[item];
-        if (_unlikely_(left < atomic_load_explicit(&it->low_mark, memory_order_relaxed)) &&
-            (!atomic_load_explicit(&it->inflight, memory_order_relaxed) ||
-             left < atomic_load_explicit(&it->poll_mark, memory_order_relaxed)))
-                stock_refill_ahead(s, page, item);
-        return 0;
-}
-
 /* Return what exceeds one batch of @item. Lock held. */
 static int stock_return_surplus(Stock *s, _Atomic uint64_t *page, unsigned item) {
         StockItem *it = &s->items[item];
@@ -297,24 +249,8 @@ static int stock_return_surplus(Stock *s, _Atomic uint64_t *page, unsigned item)
         return 0;
 }
 
-int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
-        _Atomic uint64_t *page;
-        uint64_t v;
-        int r;
-
-        r = stock_fast_page(s, item, bytes, &page);
-        if (r <= 0)
-                return r;
-        /* A check, not a count: held is derived (Stock.direct). It never
-         * refuses bytes the caller holds (its own charges are all seen
-         * by it); two threads giving back more than they hold together
-         * may both pass, and the daemon then refuses the surplus return
-         * or trusts the page no further than the session holds. */
-        if (_unlikely_(stock_held(s, item) < bytes))
-                return -ERANGE;
-        v = atomic_fetch_add_explicit(&page[item], bytes, memory_order_relaxed) + bytes;
-        if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
-                return 0;
+int stock_uncharge_slow(Stock *s, _Atomic uint64_t *page, unsigned item) {
+        int r = 0;
 
         s->ops->lock(s->userdata);
         /* A reconnection in between emptied the old page for good. */
@@ -392,34 +328,6 @@ uint64_t stock_take(Stock *s, unsigned item) {
         /* Out of the page by our hand: the caller holds what it held. */
         atomic_fetch_sub_explicit(&s->direct[item], (int64_t) v, memory_order_seq_cst);
         return v;
-}
-
-/*
- * held = direct + refilled - drained - page (Stock.direct), read in the
- * order that errs high, never low, against the daemon's updates: it adds
- * to refilled before it adds a refill to the page, and takes a drain
- * from the page before it adds it to drained; so drained is read before
- * the page, and refilled after it. direct moves after the page too (a
- * return, a take), and is read first. Clamped at 0: the page is the
- * client's memory, and a caller that gives back more than it holds
- * must not wrap it.
- */
-uint64_t stock_held(const Stock *s, unsigned item) {
-        _Atomic uint64_t *page;
-        int64_t direct;
-        uint64_t drained, v, refilled, held;
-
-        if (item >= STOCK_ITEMS)
-                return 0;
-        direct = atomic_load_explicit(&((Stock *) s)->direct[item], memory_order_seq_cst);
-        page = atomic_load_explicit(&((Stock *) s)->page, memory_order_acquire);
-        if (!page)
-                return (uint64_t) MAX(direct, 0);
-        drained = atomic_load_explicit(&page[STOCK_DRAINED(item)], memory_order_seq_cst);
-        v = atomic_load_explicit(&page[item], memory_order_seq_cst);
-        refilled = atomic_load_explicit(&page[STOCK_REFILLED(item)], memory_order_seq_cst);
-        held = (uint64_t) direct + refilled - drained - v;
-        return (int64_t) held < 0 ? 0 : held;
 }
 
 uint64_t stock_peek(const Stock *s, unsigned item) {

@@ -7,6 +7,7 @@
  * given as callbacks, so that tests can drive it with a fake of both.
  */
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -134,28 +135,128 @@ void stock_set_page(Stock *s, _Atomic uint64_t *page);
  */
 uint64_t stock_refill_size(const Stock *s, unsigned item, uint64_t bytes);
 
-/**
- * stock_charge() - charge @bytes of @item through the stock. Takes no lock
- * when the page covers it (and a refill ahead of need is only tried with
- * trylock()); else takes the lock, waits for a refill and, failing that,
- * charges exactly. Any thread, concurrently.
- *
- * Return: 0; -ENXIO (no page); an error of charge_exact() or of the
- * transport.
- */
-int stock_charge(Stock *s, unsigned item, uint64_t bytes);
+/* stock_page_consume()'s "the page does not cover it". */
+#define STOCK_NONE UINT64_MAX
 
 /**
- * stock_uncharge() - give @bytes of @item back to the page; if it then holds
- * more than two batches, return the surplus above one batch. Any thread,
- * concurrently.
+ * stock_page_consume() - consume_stock(): take @bytes from @c if it has
+ * them. Relaxed: the counters publish no other data (client-stock.c).
+ * Return: what is left, or STOCK_NONE (nothing taken).
+ */
+static inline uint64_t stock_page_consume(_Atomic uint64_t *c, uint64_t bytes) {
+        uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
+
+        do {
+                if (v < bytes)
+                        return STOCK_NONE;
+        } while (!atomic_compare_exchange_weak_explicit(c, &v, v - bytes, memory_order_relaxed,
+                                                        memory_order_relaxed));
+        return v - bytes;
+}
+
+/* The slow paths of the inline functions below (client-stock.c). */
+int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) __attribute__((cold, noinline));
+void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) __attribute__((noinline));
+int stock_uncharge_slow(Stock *s, _Atomic uint64_t *page, unsigned item) __attribute__((cold, noinline));
+
+/**
+ * stock_held() - the bytes of @item the caller holds:
+ *
+ *   held = direct + refilled - drained - page (Stock.direct),
+ *
+ * read in the order that errs high, never low, against the daemon's
+ * updates: it adds to refilled before it adds a refill to the page, and
+ * takes a drain from the page before it adds it to drained; so drained is
+ * read before the page, and refilled after it. direct moves after the
+ * page too (a return, a take), and is read first. Clamped at 0: the page
+ * is the client's memory, and a caller that gives back more than it
+ * holds must not wrap it. On x86 every one of these loads is a plain mov.
+ */
+static inline uint64_t stock_held(const Stock *s, unsigned item) {
+        Stock *w = (Stock *) s;
+        _Atomic uint64_t *page;
+        uint64_t held;
+        int64_t direct;
+
+        if (item >= STOCK_ITEMS)
+                return 0;
+        direct = atomic_load_explicit(&w->direct[item], memory_order_seq_cst);
+        page = atomic_load_explicit(&w->page, memory_order_acquire);
+        if (!page)
+                return (uint64_t) MAX(direct, 0);
+        held = (uint64_t) direct - atomic_load_explicit(&page[STOCK_DRAINED(item)], memory_order_seq_cst);
+        held -= atomic_load_explicit(&page[item], memory_order_seq_cst);
+        held += atomic_load_explicit(&page[STOCK_REFILLED(item)], memory_order_seq_cst);
+        return (int64_t) held < 0 ? 0 : held;
+}
+
+/**
+ * stock_charge() - charge @bytes of @item through the stock. One
+ * compare-and-swap on the page when it covers them (and a refill ahead
+ * of need is only tried with trylock()); else takes the lock, waits for a
+ * refill and, failing that, charges exactly. Any thread, concurrently.
+ *
+ * Return: 0; -EINVAL (a bad @item); -ENXIO (no page); an error of
+ * charge_exact() or of the transport.
+ */
+static inline int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
+        _Atomic uint64_t *page;
+        StockItem *it;
+        uint64_t left;
+
+        if (_unlikely_(item >= STOCK_ITEMS))
+                return -EINVAL;
+        if (_unlikely_(bytes == 0))
+                return 0;
+        /* Acquire: pairs with stock_set_page(). */
+        page = atomic_load_explicit(&s->page, memory_order_acquire);
+        if (_unlikely_(!page))
+                return -ENXIO;
+        left = stock_page_consume(&page[item], bytes);
+        if (_unlikely_(left == STOCK_NONE))
+                return stock_charge_slow(s, item, bytes);
+        it = &s->items[item];
+        if (_unlikely_(left < atomic_load_explicit(&it->low_mark, memory_order_relaxed)) &&
+            (!atomic_load_explicit(&it->inflight, memory_order_relaxed) ||
+             left < atomic_load_explicit(&it->poll_mark, memory_order_relaxed)))
+                stock_refill_ahead(s, page, item);
+        return 0;
+}
+
+/**
+ * stock_uncharge() - give @bytes of @item back to the page: one atomic
+ * add; if the page then holds more than two batches, return the surplus
+ * above one batch. Any thread, concurrently.
+ *
+ * The check against what the caller holds is a check, not a count (held
+ * is derived): it never refuses bytes the caller holds, its own charges
+ * being all seen by it; two threads giving back more than they hold
+ * together may both pass, and the daemon then refuses the surplus return
+ * or trusts the page no further than the session holds.
  *
  * Return: 0; -ERANGE (the caller holds fewer bytes of @item: nothing
- * changed); -ENXIO (no page); a transport error from the return (the bytes
- * are then out of the page and not returned; the caller's session is
- * broken anyway).
+ * changed); -EINVAL; -ENXIO (no page); a transport error from the return
+ * (the bytes are then out of the page and not returned; the caller's
+ * session is broken anyway).
  */
-int stock_uncharge(Stock *s, unsigned item, uint64_t bytes);
+static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
+        _Atomic uint64_t *page;
+        uint64_t v;
+
+        if (_unlikely_(item >= STOCK_ITEMS))
+                return -EINVAL;
+        if (_unlikely_(bytes == 0))
+                return 0;
+        page = atomic_load_explicit(&s->page, memory_order_acquire);
+        if (_unlikely_(!page))
+                return -ENXIO;
+        if (_unlikely_(stock_held(s, item) < bytes))
+                return -ERANGE;
+        v = atomic_fetch_add_explicit(&page[item], bytes, memory_order_relaxed) + bytes;
+        if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
+                return 0;
+        return stock_uncharge_slow(s, page, item);
+}
 
 /**
  * stock_refill_done() - the reply to a refill of @item: @r 0 or its error,
@@ -188,8 +289,6 @@ int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes);
  */
 uint64_t stock_take(Stock *s, unsigned item);
 
-/** stock_held() - the bytes of @item the caller holds. */
-uint64_t stock_held(const Stock *s, unsigned item);
 
 /** stock_peek() - the bytes of @item in the page now (0 without a page). */
 uint64_t stock_peek(const Stock *s, unsigned item);
