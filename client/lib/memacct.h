@@ -842,7 +842,8 @@ int memacct_transfer(memacct *m, const char *from, const char *to, const char *r
 
 /**
  * memacct_evict_valuable() - may a pool manager that must make room
- * under group @limit (NULL or "": the root) evict memory of group
+ * under group @limit (NULL or "": no limiting group, protection computed
+ * from the root; "/": the root limits, always yes) evict memory of group
  * @candidate in @region? The kernel's dmem_cgroup_state_evict_valuable().
  * Flags: MEMACCT_IGNORE_LOW.
  * Return: MEMACCT_EVICT_*; a negative errno.

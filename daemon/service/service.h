@@ -632,7 +632,8 @@ typedef enum ServiceEvict {
 
 /**
  * service_evict_valuable() - may memory of @candidate be evicted to make
- * room under @limit (NULL or "": the root), in @region? The kernel's
+ * room under @limit (NULL or "": no limiting group, protection computed
+ * from the root; "/" limits at the root: always yes), in @region? The kernel's
  * dmem_cgroup_state_evict_valuable(): protection computed from @limit
  * down. Return: a ServiceEvict; a lookup error, -EPERM (both must be
  * readable).
