@@ -22,6 +22,7 @@
 #include "bus/group-limits.h"
 #include "bus/manager.h"
 #include "bus/regions.h"
+#include "bus/sessions.h"
 #include "macro.h"
 
 static int add_region(BusCall *c) {
@@ -76,37 +77,12 @@ static int read_region_charge(BusCall *c, ServiceCharge *ret) {
 }
 
 static int charge_region(BusCall *c) {
-        ServiceChargeResult res;
-        ServiceCharge ch;
-        Peer *peer;
-        int r;
-
-        r = read_region_charge(c, &ch);
-        if (r >= 0)
-                r = bus_call_caller(c, &peer);
-        if (r < 0)
-                return r;
-        r = service_charge(c->svc, peer, &ch, &res, &c->rf);
-        if (r < 0)
-                return bus_call_refused(c);
-        return bus_call_return(c, "tt", res.throttle_usec, res.over_high);
+        return bus_charge_read_by(c, read_region_charge);
 }
 BUS_METHOD(bus_method_charge_region, charge_region, SERVICE_OP_CHARGE)
 
 static int uncharge_region(BusCall *c) {
-        ServiceCharge ch;
-        Peer *peer;
-        int r;
-
-        r = read_region_charge(c, &ch);
-        if (r >= 0)
-                r = bus_call_caller(c, &peer);
-        if (r < 0)
-                return r;
-        r = service_uncharge(c->svc, peer, &ch, &c->rf);
-        if (r < 0)
-                return bus_call_refused(c);
-        return bus_call_return(c, NULL);
+        return bus_uncharge_read_by(c, read_region_charge);
 }
 BUS_METHOD(bus_method_uncharge_region, uncharge_region, SERVICE_OP_UNCHARGE)
 

@@ -27,13 +27,13 @@ static int read_charge(BusCall *c, ServiceCharge *ret) {
         return r;
 }
 
-static int charge(BusCall *c) {
+int bus_charge_read_by(BusCall *c, BusChargeReader read) {
         ServiceChargeResult res;
         ServiceCharge ch;
         Peer *peer;
         int r;
 
-        r = read_charge(c, &ch);
+        r = read(c, &ch);
         if (r >= 0)
                 r = bus_call_caller(c, &peer);
         if (r < 0)
@@ -43,14 +43,18 @@ static int charge(BusCall *c) {
                 return bus_call_refused(c);
         return bus_call_return(c, "tt", res.throttle_usec, res.over_high);
 }
+
+static int charge(BusCall *c) {
+        return bus_charge_read_by(c, read_charge);
+}
 BUS_METHOD(bus_method_charge, charge, SERVICE_OP_CHARGE)
 
-static int uncharge(BusCall *c) {
+int bus_uncharge_read_by(BusCall *c, BusChargeReader read) {
         ServiceCharge ch;
         Peer *peer;
         int r;
 
-        r = read_charge(c, &ch);
+        r = read(c, &ch);
         if (r >= 0)
                 r = bus_call_caller(c, &peer);
         if (r < 0)
@@ -59,6 +63,10 @@ static int uncharge(BusCall *c) {
         if (r < 0)
                 return bus_call_refused(c);
         return bus_call_return(c, NULL);
+}
+
+static int uncharge(BusCall *c) {
+        return bus_uncharge_read_by(c, read_charge);
 }
 BUS_METHOD(bus_method_uncharge, uncharge, SERVICE_OP_UNCHARGE)
 

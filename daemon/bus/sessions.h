@@ -9,6 +9,21 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus/call.h"
+#include "service/service.h"
+
+/* Reads a charge's arguments from the call: Charge's and ChargeRegion's differ. */
+typedef int (*BusChargeReader)(BusCall *c, ServiceCharge *ret);
+
+/**
+ * bus_charge_read_by() - a charge whose arguments @read takes from the
+ * call, replied (t throttle_usec, t over_high); bus_uncharge_read_by()
+ * its uncharge, replied with nothing. The one body of Charge and
+ * ChargeRegion, Uncharge and UnchargeRegion.
+ */
+int bus_charge_read_by(BusCall *c, BusChargeReader read);
+int bus_uncharge_read_by(BusCall *c, BusChargeReader read);
+
 /** bus_method_charge() - Charge(s path, t bytes, s stat, b keep): (t throttle_usec, t over_high). */
 int bus_method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
