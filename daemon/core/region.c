@@ -707,6 +707,15 @@ int core_region_lookup(MemCore *core, const char *name) {
         return key;
 }
 
+bool core_region_live(MemCore *core, int key) {
+        bool live;
+
+        core_read_lock();
+        live = region_live(core, key) != NULL;
+        core_read_unlock();
+        return live;
+}
+
 int core_region_name(MemCore *core, int key, char *ret) {
         MemRegion *r;
 

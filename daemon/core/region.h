@@ -71,6 +71,9 @@ int core_region_remove(MemCore *core, const char *name);
  */
 int core_region_lookup(MemCore *core, const char *name);
 
+/** core_region_live() - is @key a registered region not being removed? Any thread. */
+bool core_region_live(MemCore *core, int key);
+
 /**
  * core_region_name() - copy the name of @key to @ret (MEM_REGION_NAME_MAX
  * + 1 bytes). Return: 0, -ENOENT.

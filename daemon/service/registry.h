@@ -58,6 +58,12 @@ typedef struct Peer {
         MemGroup **transient;       /* groups it created transient, with a reference each */
         size_t ntransient;
         char comm[16];              /* /proc/PID/comm at connect; "" if unreadable */
+        /* The device region its last charge named, and its key: a GPU
+         * allocator names the same region charge after charge, and one
+         * comparison then replaces a lookup (service_peer_region_key()).
+         * Its own thread only. */
+        int region_key;             /* 0: none cached */
+        char region_name[MEM_REGION_NAME_MAX + 1];
         /* In the registry's list of peers with a session (peers_lock). */
         struct Peer *list_prev, *list_next;
 } Peer;

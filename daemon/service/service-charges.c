@@ -157,7 +157,7 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool char
                         int *ret_key, MemGroup **ret, bool *ret_attached, Refusal *rf) {
         int r;
 
-        r = service_region_key(svc, c->region, ret_key, rf);
+        r = service_peer_region_key(svc, p, c->region, ret_key, rf);
         if (r < 0)
                 return r;
         if (*ret_key != MEM_REGION_MEMORY && c->stat && *c->stat)

@@ -185,6 +185,12 @@ int service_place_cgroup(Service *svc, const char *cgroup, bool may_create, char
 int service_region_key(Service *svc, const char *region, int *ret, Refusal *rf);
 
 /**
+ * service_peer_region_key() - service_region_key() through @p's cache of
+ * the region its last charge named. On @p's thread.
+ */
+int service_peer_region_key(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf);
+
+/**
  * service_kept_by_delegator() - is a kept charge @who makes on @g its
  * delegator's (a reservation its delegate may not release)?
  * service_kept_by_delegate(): is @who @g's delegate, releasing only its own?

@@ -36,6 +36,29 @@ int service_region_key(Service *svc, const char *region, int *ret, Refusal *rf) 
         return 0;
 }
 
+int service_peer_region_key(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf) {
+        int r;
+
+        if (!region || !*region) {
+                *ret = MEM_REGION_MEMORY;
+                return 0;
+        }
+        /* The key cached is checked live: one removed since is looked up
+         * again, and a region of the name registered anew gets its own. */
+        if (p->region_key > 0 && strcmp(region, p->region_name) == 0 && core_region_live(svc->core, p->region_key)) {
+                *ret = p->region_key;
+                return 0;
+        }
+        r = service_region_key(svc, region, ret, rf);
+        if (r < 0)
+                return r;
+        if (*ret > 0 && strlen(region) < sizeof(p->region_name)) {
+                strcpy(p->region_name, region);
+                p->region_key = *ret;
+        }
+        return 0;
+}
+
 static const char *capacity_text(uint64_t capacity, char *buf, size_t size) {
         if (capacity == UINT64_MAX)
                 return "max";

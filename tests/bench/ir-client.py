@@ -3,8 +3,11 @@
 """A fixed load for run-instructions.sh: N charge/uncharge requests of
 4 KiB, DEPTH per write, on one connection attached to /b/a/c (/b/a has a
 max, so each is a checked charge of four levels). Exactly N, so that an
-instruction count divides by a known number. protoc-generated classes
-from proto/memacct/v1/memacct.proto are imported from the directory in $IR_PB."""
+instruction count divides by a known number. With $IR_REGION set, the
+charges are in that device region (registered here, /b/a's max set in
+it), so that a region's charge is counted against memory's. protoc-generated
+classes from proto/memacct/v1/memacct.proto are imported from the directory
+in $IR_PB."""
 
 import os
 import socket
@@ -68,8 +71,15 @@ def main():
     c.call(create_group=pb.CreateGroup(path="/b/a", limits=pb.Limits(max=1 << 30)))
     c.call(create_group=pb.CreateGroup(path="/b/a/c"))
     c.call(attach=pb.Attach(path="/b/a/c"))
-    ch = frame(pb.Request(id=2, charge=pb.Charge(bytes=4096)))
-    un = frame(pb.Request(id=3, uncharge=pb.Uncharge(bytes=4096)))
+    region = os.environ.get("IR_REGION")
+    if region:
+        c.call(add_region=pb.AddRegion(name=region))
+        c.call(set_limits=pb.SetLimits(path="/b/a", region=region, limits=pb.Limits(max=1 << 30)))
+        ch = frame(pb.Request(id=2, charge=pb.Charge(bytes=4096, region=region)))
+        un = frame(pb.Request(id=3, uncharge=pb.Uncharge(bytes=4096, region=region)))
+    else:
+        ch = frame(pb.Request(id=2, charge=pb.Charge(bytes=4096)))
+        un = frame(pb.Request(id=3, uncharge=pb.Uncharge(bytes=4096)))
     batch = b"".join(ch if i % 2 == 0 else un for i in range(depth))
     for _ in range(n // depth):
         c.s.sendall(batch)

@@ -19,6 +19,8 @@
 #   MEMACCTD=/path/to/memacctd (default BUILDDIR/daemon/memacctd)
 #   MEMACCTD_PEER=/path/to/another/memacctd  also measured, and the ratio printed
 #   BENCH_REQUESTS=2000 (N)
+#   BENCH_REGION=NAME  also measured with the charges in device region NAME,
+#                      on the same daemon, and the ratio to memory's printed
 set -eu
 
 build=${1:-build}
@@ -56,7 +58,7 @@ total() {
                 fi
                 sleep 0.1
         done
-        IR_PB=$tmp /usr/bin/python3 "$src/tests/bench/ir-client.py" "$d/sock" "$2" "$3"
+        IR_PB=$tmp IR_REGION=${IR_REGION:-} /usr/bin/python3 "$src/tests/bench/ir-client.py" "$d/sock" "$2" "$3"
         kill -TERM "$vpid"
         wait "$vpid" || true
         sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$d/cg.out" | head -n 1
@@ -69,15 +71,21 @@ per_request() {
         echo $(((b - a) / (2 * n)))
 }
 
+region=${BENCH_REGION:-}
 printf '%-6s %14s' depth "instr/request"
 [ -n "$peer" ] && printf ' %14s %8s' "peer" ratio
+[ -n "$region" ] && printf ' %14s %8s' "region" ratio
 printf '\n'
 for depth in 1 16; do
-        m=$(per_request "$daemon" $depth)
+        m=$(IR_REGION= per_request "$daemon" $depth)
         printf '%-6s %14s' "$depth" "$m"
         if [ -n "$peer" ]; then
-                p=$(per_request "$peer" $depth)
+                p=$(IR_REGION= per_request "$peer" $depth)
                 printf ' %14s %8s' "$p" "$(echo "$m $p" | awk '{ printf "%.3f", $1 / $2 }')"
+        fi
+        if [ -n "$region" ]; then
+                g=$(IR_REGION=$region per_request "$daemon" $depth)
+                printf ' %14s %8s' "$g" "$(echo "$g $m" | awk '{ printf "%.3f", $1 / $2 }')"
         fi
         printf '\n'
 done
