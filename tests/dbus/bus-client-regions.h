@@ -7,10 +7,12 @@
  */
 #pragma once
 
-/** test_regions_over_the_bus_handle() - every region call of the bus backend, its results and refusals,
- * and the regions of memacct_get_group() and memacct_list_groups(). */
+/** test_regions_over_the_bus_handle() - every public region call on a bus handle, its results and
+ * refusals, the arguments it refuses itself, memory's calls for a region NULL, "" or "memory", and the
+ * regions of memacct_get_group() and memacct_list_groups(). */
 void test_regions_over_the_bus_handle(void **state);
 
 /** test_region_events_over_the_bus_handle() - subscriptions by region: a device region's events with
- * their region, memory's alone for memory's subscribers, both for "*". */
+ * their region, memory's alone for memory's subscribers (memacct_subscribe() or the region "memory"),
+ * both for "*". */
 void test_region_events_over_the_bus_handle(void **state);

@@ -20,8 +20,9 @@
  *   moves, client counters) match the socket's;
  * - with the bus daemon stopped ($MEMACCT_BUS_PID), socket clients are
  *   served as fast as ever;
- * - libmemacct's bus backend for device memory regions: every region
- *   call, the regions of a group, and events by region.
+ * - libmemacct's device memory region calls on a bus handle: every
+ *   public region call and its argument checks, the regions of a group,
+ *   and events by region.
  *
  * This file holds the comparisons of the two transports' answers and
  * main(); the signal tests are in bus-client-signals.c, the region tests
