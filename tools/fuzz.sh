@@ -24,6 +24,7 @@ build=${2:-build-fuzz}
 targets=(
         bus
         config
+        dmem
         frame
         journal
         metrics
