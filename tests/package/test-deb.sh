@@ -92,7 +92,7 @@ has "$(deb memacctd)" /usr/sbin/memacctd \
 lacks "$(deb memacctd)" /usr/bin/memacctctl "$ma/libmemacct\.so.*"
 has "$(deb libmemacct0)" "$ma/libmemacct\.so\.0" "$ma/libmemacct\.so\.0\.1\.0"
 lacks "$(deb libmemacct0)" "$ma/libmemacct\.so" /usr/include/memacct.h
-has "$(deb libmemacct-dev)" /usr/include/memacct.h /usr/include/memacct-cgroup.h /usr/include/memacct/v1/memacct.proto \
+has "$(deb libmemacct-dev)" /usr/include/memacct.h /usr/include/memacct-cgroup.h /usr/include/memacct-region.h /usr/include/memacct/v1/memacct.proto \
         "$ma/libmemacct\.so" "$ma/pkgconfig/memacct\.pc" '/usr/share/man/man3/libmemacct\.3\.gz' \
         '/usr/share/man/man3/memacct_connect\.3\.gz'
 has "$(deb memacctctl)" /usr/bin/memacctctl '/usr/share/man/man1/memacctctl\.1\.gz' \

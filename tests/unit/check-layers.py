@@ -23,7 +23,7 @@ From the bottom up (docs/design.md draws it):
   are the functions core/model.h declares, and none that state/ or
   cgroup/ define (nm of the static libraries);
 - client/ctl (memacctctl): libmemacct's public headers (memacct.h,
-  memacct-cgroup.h), common/ and its own files, nothing of client/lib.
+  memacct-cgroup.h, memacct-region.h), common/ and its own files, nothing of client/lib.
 
 Run by the build (a failure fails it) and as a unit test. With --stamp,
 touch that file on success.
@@ -55,7 +55,7 @@ ROOMS = {
 }
 for _t in TRANSPORTS:
     ROOMS[_t] = {_t, "service", "base", "model"}
-CLIENT_PUBLIC = {"memacct.h", "memacct-cgroup.h"}
+CLIENT_PUBLIC = {"memacct.h", "memacct-cgroup.h", "memacct-region.h"}
 
 
 def includes(path):
