@@ -53,10 +53,6 @@ static void region_free_rcu(struct rcu_head *head) {
         free(caa_container_of(head, MemRegion, rcu));
 }
 
-static void state_free_rcu(struct rcu_head *head) {
-        rcu_tsan_grace_period();
-        free(caa_container_of(head, MemRegionState, rcu));
-}
 
 /* Under regions_lock. Return: the slot of @name, or 0. */
 static unsigned slot_of(MemCore *core, const char *name) {
@@ -126,10 +122,8 @@ static int state_unhook(MemGroup *g, void *userdata) {
         unsigned slot = *(unsigned *) userdata;
         MemRegionState *s = v ? atomic_exchange(&v[slot], NULL) : NULL;
 
-        if (s) {
-                rcu_tsan_publish(s);
-                urcu_memb_call_rcu(&s->rcu, state_free_rcu);
-        }
+        if (s)
+                region_state_retire(s);
         return 0;
 }
 

@@ -530,6 +530,23 @@ void region_move_uncharge(MemGroup *g, MemGroup *top, unsigned slot, uint64_t by
 
 /* ---- groups ---- */
 
+static void state_free_rcu(struct rcu_head *head) {
+        rcu_tsan_grace_period();
+        free(caa_container_of(head, MemRegionState, rcu));
+}
+
+void region_state_retire(MemRegionState *s) {
+        rcu_tsan_publish(s);
+        urcu_memb_call_rcu(&s->rcu, state_free_rcu);
+}
+
+/*
+ * Release what a removed group keeps in every region, and unhook its
+ * counters: a reference may outlive the removal, and a read through it
+ * must not find counters whose region may be removed (its root's counter
+ * freed) and its slot given to another. Nothing charges a dead group:
+ * group_remove() waited a grace period after marking it.
+ */
 void region_group_release(MemCore *core, MemGroup *g) {
         MemRegionSlot *v = atomic_load_explicit(&g->regions, memory_order_acquire);
 
@@ -537,7 +554,7 @@ void region_group_release(MemCore *core, MemGroup *g) {
                 return;
         core_read_lock();
         for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
-                MemRegionState *s = atomic_load_explicit(&v[slot], memory_order_acquire);
+                MemRegionState *s = atomic_exchange(&v[slot], NULL);
                 int64_t k;
 
                 if (!s)
@@ -546,6 +563,7 @@ void region_group_release(MemCore *core, MemGroup *g) {
                 atomic_store(&s->kept_delegator, 0);
                 if (k > 0)
                         counter_uncharge(&s->counter, NULL, (uint64_t) k);
+                region_state_retire(s);
         }
         core_read_unlock();
         (void) core;

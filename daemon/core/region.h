@@ -172,8 +172,11 @@ int region_evict_valuable(MemCore *core, MemGroup *limit, MemGroup *test, int ke
 
 /* ---- inside the core ---- */
 
-/** region_group_release() - group_remove(): release @g's kept charges in every region. */
+/** region_group_release() - group_remove(): release @g's kept charges in every region, and unhook its counters. */
 void region_group_release(MemCore *core, MemGroup *g);
+
+/** region_state_retire() - free @s after a grace period; it is unhooked already. */
+void region_state_retire(MemRegionState *s);
 
 /** region_group_free() - free @g's counter sets (after its grace period). */
 void region_group_free(MemGroup *g);

@@ -250,6 +250,9 @@ static void test_removal_releases_kept_and_waits_for_charges(void **state) {
         /* A removed group's kept charges go with it (group_remove()). */
         assert_int_equal(group_remove(core, "/a"), 0);
         assert_int_equal(region_info(core, core->root, "gpu0").current, 0);
+        /* A reference outlives the removal: a read through it finds no
+         * counters, which the region's removal below could free. */
+        assert_int_equal(read_info(core, a, false).nr_regions, 0);
         assert_int_equal(core_region_remove(core, "gpu0"), 0);
         assert_false(has_counters(core->root, key));
         /* Charges with the stale key are refused; nothing is created. */
