@@ -291,6 +291,9 @@ int daemon_config_report_fixed(const Config *c, const Config *new, bool socket_p
                 snprintf(b, sizeof(b), "%" PRIu64, new->metrics_output_buffer);
                 n += report_fixed("[metrics] output-buffer", a, b);
         }
+        if (new->charge_stock != c->charge_stock)
+                n += report_fixed("[accounting] charge-stock", c->charge_stock ? "yes" : "no",
+                                  new->charge_stock ? "yes" : "no");
         if (new->metrics_allow_remote != c->metrics_allow_remote)
                 n += report_fixed("[metrics] allow-remote", c->metrics_allow_remote ? "yes" : "no",
                                   new->metrics_allow_remote ? "yes" : "no");

@@ -291,6 +291,7 @@ static int daemon_start_service(Daemon *d) {
                 .max_depth = c->max_depth,
                 .rss_threshold = c->rss_threshold,
                 .recursive_protection = c->recursive_protection,
+                .charge_stock = c->charge_stock,
         };
         ServiceSettings ss = daemon_service_settings(c);
         int r;

@@ -111,6 +111,7 @@ static const ConfigKey config_keys[] = {
         KEY("accounting", "charge-batch", KEY_SIZE, charge_batch, 4096, 1ull << 30),
         KEY("accounting", "rss-threshold", KEY_SIZE, rss_threshold, 0, 1ull << 40),
         KEY("accounting", "recursive-protection", KEY_BOOL, recursive_protection, 0, 1),
+        KEY("accounting", "charge-stock", KEY_BOOL, charge_stock, 0, 1),
 
         KEY("access", "read", KEY_ACCESS, read_access, 0, 0),
         KEY("access", "confined-read", KEY_CONFINED, confined_read, 0, 0),

@@ -85,6 +85,7 @@ typedef struct Config {
         uint64_t charge_batch;  /* largest stock refill advertised */
         uint64_t rss_threshold; /* bytes */
         bool recursive_protection;
+        bool charge_stock;      /* each worker's charge stock (core/stock.h); restart */
 
         /* [access] */
         ReadAccess read_access;
@@ -137,6 +138,7 @@ typedef struct Config {
                 .charge_batch = 4 * 1024 * 1024,           \
                 .rss_threshold = 256 * 1024,               \
                 .recursive_protection = false,             \
+                .charge_stock = false,                     \
                 .read_access = READ_ACCESS_ALL,            \
                 .confined_read = CONFINED_READ_SUBTREE,    \
                 .cgroup_import_at_start = false,           \

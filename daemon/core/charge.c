@@ -12,6 +12,7 @@
 #include "charge.h"
 #include "core.h"
 #include "group-internal.h"
+#include "stock.h"
 
 void charge_result_done(MemChargeResult *r) {
         if (r && r->refused)
@@ -76,6 +77,9 @@ static int charge_counters(MemGroup *g, uint64_t bytes, unsigned flags, MemCharg
                 return 1;
         }
 
+        r = stock_charge(g->core, &g->counter, bytes);
+        if (r != MEM_STOCK_MISS)
+                return r;
         r = counter_try_charge(&g->counter, NULL, bytes, &fail);
         if (r == -EDQUOT) {
                 MemGroup *refused = group_from_counter(fail);
@@ -135,7 +139,7 @@ void group_uncharge(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item
         /* Statistics first: once usage is 0 the group may be removed, and
          * its statistics must be complete by then. */
         stats_mod(&core->stats, core_thread_slot(core), g->id, item, -(int64_t) bytes);
-        counter_uncharge(&g->counter, NULL, bytes);
+        stock_uncharge(core, &g->counter, bytes);
 }
 
 /*

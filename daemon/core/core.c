@@ -19,6 +19,7 @@
 
 #include "core.h"
 #include "group-internal.h"
+#include "stock.h"
 
 #ifdef MEMACCT_TSAN
 char rcu_tsan_gp;
@@ -65,6 +66,9 @@ int core_thread_register(MemCore *core) {
 void core_thread_unregister(MemCore *core) {
         if (tls_core != core)
                 return;
+        /* What the thread stocked goes back: nobody else would take it. */
+        if (core->stocks)
+                stock_drain_mine(core);
         tls_core = NULL;
         tls_slot = -1;
         if (--tls_rcu_users == 0)
@@ -131,6 +135,16 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         r = group_create_root(core);
         if (r < 0)
                 goto fail;
+#ifndef MEMACCT_BEFORE_PATCH
+        /* The before variant has no stock: it is what the stock is measured against. */
+        if (config->charge_stock) {
+                core->stocks = stock_new(config->max_threads);
+                if (!core->stocks) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+#endif
         *ret = core;
         return 0;
 fail:
@@ -151,6 +165,7 @@ MemCore *core_free(MemCore *core) {
         /* Groups removed earlier are freed by call_rcu callbacks: let them
          * finish first. */
         urcu_memb_barrier();
+        core->stocks = stock_free(core->stocks, core->config.max_threads);
         group_free_tree(core);
         for (unsigned slot = 0; slot < MEM_REGION_MAX; slot++)
                 free(atomic_load(&core->regions[slot]));

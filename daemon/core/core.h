@@ -44,6 +44,10 @@ typedef struct MemCoreConfig {
         unsigned max_depth;     /* path components */
         uint64_t rss_threshold; /* bytes a session's RSS member drifts before it syncs */
         bool recursive_protection;
+        /* Each registered thread keeps a charge stock (stock.h): charges
+         * in batches, the surplus kept, as the kernel's memcg_stock. What
+         * a group reads as current then includes stocked bytes. */
+        bool charge_stock;
 } MemCoreConfig;
 
 #define MEM_CORE_CONFIG_DEFAULT                                                               \
@@ -53,6 +57,7 @@ typedef struct MemCoreConfig {
                 .max_depth = 32,                                                              \
                 .rss_threshold = 64 * 4096,                                                   \
                 .recursive_protection = false,                                                \
+                .charge_stock = false,                                                        \
         })
 
 struct MemCore {
@@ -109,6 +114,10 @@ struct MemCore {
 
         _Atomic int64_t rss_threshold;
         _Atomic bool recursive_protection;
+
+        /* config.max_threads charge stocks, by thread slot (stock.c); NULL
+         * without config.charge_stock. */
+        struct MemStock *stocks;
 };
 
 /**

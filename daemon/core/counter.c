@@ -120,7 +120,7 @@ int counter_charge(MemCounter *c, uint64_t bytes) {
         return r;
 }
 
-int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail) {
+static int try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail, bool count) {
         bool over_high = false;
         MemCounter *i, *j;
 
@@ -149,7 +149,8 @@ int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCount
                         atomic_fetch_sub(&i->usage, (int64_t) bytes);
                         /* Racy in the kernel; a relaxed add costs the same
                          * here and only runs on the failure path. */
-                        atomic_fetch_add_explicit(&i->failcnt, 1, memory_order_relaxed);
+                        if (count)
+                                atomic_fetch_add_explicit(&i->failcnt, 1, memory_order_relaxed);
                         for (j = c; j != i; j = j->parent)
                                 cancel_one(j, bytes);
                         if (ret_fail)
@@ -163,6 +164,14 @@ int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCount
                 over_high |= new > counter_read_limit(&i->high);
         }
         return over_high ? 1 : 0;
+}
+
+int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail) {
+        return try_charge(c, stop, bytes, ret_fail, true);
+}
+
+int counter_try_charge_batch(MemCounter *c, uint64_t bytes) {
+        return try_charge(c, NULL, bytes, NULL, false);
 }
 
 void counter_uncharge(MemCounter *c, MemCounter *stop, uint64_t bytes) {

@@ -91,6 +91,14 @@ int counter_charge(MemCounter *c, uint64_t bytes);
 int counter_try_charge(MemCounter *c, MemCounter *stop, uint64_t bytes, MemCounter **ret_fail);
 
 /**
+ * counter_try_charge_batch() - counter_try_charge() of a stock's batch to
+ * the root: a refusal is not counted in failcnt, since the exact charge
+ * that follows it is (the core's stock, stock.h; where the kernel counts
+ * both). Return: as counter_try_charge().
+ */
+int counter_try_charge_batch(MemCounter *c, uint64_t bytes);
+
+/**
  * counter_uncharge() - uncharge @bytes from @c up to, excluding, @stop.
  *
  * The caller guarantees @bytes is held (the core tracks every charge, so an

@@ -27,6 +27,7 @@
 #include "group-internal.h"
 #include "protection.h"
 #include "region.h"
+#include "stock.h"
 
 static const char *const mem_event_table[_MEM_EVENT_MAX] = {
         [MEM_EVENT_LOW] = "low",
@@ -393,6 +394,8 @@ int group_remove(MemCore *core, const char *path) {
                         group_uncharge(core, g, (uint64_t) k, i);
         }
         region_group_release(core, g);
+        /* What threads stocked of it goes back too (stock.c). */
+        stock_drain_counter(core, &g->counter);
         /* Nothing else can be charged here: no session is attached and no
          * child exists, and both are refused from now on. */
         assert(counter_read(&g->counter) == 0);
@@ -491,6 +494,8 @@ int group_set_max(MemGroup *g, uint64_t bytes, bool force) {
         int64_t limit = counter_clamp_limit(bytes);
         int r;
 
+        /* Stocked bytes are not used: they must not refuse a new max. */
+        (void) stock_drain(g->core, &g->counter);
         if (!force)
                 return counter_set_max(&g->counter, limit);
         r = counter_set_max_force(&g->counter, limit);
@@ -504,6 +509,8 @@ int group_set_max(MemGroup *g, uint64_t bytes, bool force) {
 int group_set_limits(MemGroup *g, const MemLimits *l, bool force) {
         int r;
 
+        if (l->set & MEM_LIMIT_MAX)
+                (void) stock_drain(g->core, &g->counter);
         pthread_mutex_lock(&g->core->limits_lock);
         r = limits_apply(g, l, force);
         pthread_mutex_unlock(&g->core->limits_lock);

@@ -28,6 +28,7 @@
 #include "core.h"
 #include "group-internal.h"
 #include "region.h"
+#include "stock.h"
 
 static bool region_char_ok(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -141,6 +142,12 @@ int core_region_remove(MemCore *core, const char *name) {
                 return -ENOENT;
         }
         r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
+        /* Stocked bytes are charged but not used: they go back first. */
+        core_read_lock();
+        root = region_state(core->root, slot);
+        if (root)
+                (void) stock_drain(core, &root->counter);
+        core_read_unlock();
         /* Charged now: refused before the mark, so that a removal that is
          * refused never makes a concurrent charge fail. */
         root = region_state(core->root, slot);

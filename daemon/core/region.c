@@ -26,6 +26,7 @@
 #include "group-internal.h"
 #include "protection.h"
 #include "region.h"
+#include "stock.h"
 
 MemRegion *region_live(MemCore *core, int key) {
         MemRegion *r;
@@ -136,7 +137,13 @@ static int state_charge(MemCore *core, MemRegionState *s, int key, uint64_t byte
                 }
                 r = 1;
         } else {
-                r = counter_try_charge(&s->counter, NULL, bytes, &fail);
+                r = stock_charge(core, &s->counter, bytes);
+                if (r == MEM_STOCK_MISS)
+                        r = counter_try_charge(&s->counter, NULL, bytes, &fail);
+                /* drain_all_stock() and one more try: a device region has
+                 * no client stock, but threads' stocks may hold its room. */
+                if (r == -EDQUOT && core->stocks && stock_drain(core, fail) > 0)
+                        r = counter_try_charge(&s->counter, NULL, bytes, &fail);
                 if (r == -EDQUOT) {
                         MemRegionState *refused = state_of_counter(fail);
 
@@ -190,7 +197,7 @@ void region_uncharge(MemCore *core, MemGroup *g, int key, uint64_t bytes) {
         MemRegionState *s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
 
         if (s && bytes > 0)
-                counter_uncharge(&s->counter, NULL, bytes);
+                stock_uncharge(core, &s->counter, bytes);
 }
 
 /* As group_charge_kept(): the 'dead' check on both sides of the charge. */
@@ -255,7 +262,7 @@ int region_uncharge_kept_as(MemCore *core, MemGroup *g, int key, uint64_t bytes,
                         ;
         }
         if (bytes > 0)
-                counter_uncharge(&s->counter, NULL, bytes);
+                stock_uncharge(core, &s->counter, bytes);
         core_read_unlock();
         return 0;
 }
@@ -280,6 +287,14 @@ int region_set_limits(MemCore *core, MemGroup *g, int key, const MemLimits *l, b
 
         if (!g->parent && (l->set & MEM_LIMIT_MAX))
                 return -EINVAL;
+        if (l->set & MEM_LIMIT_MAX) {
+                /* Stocked bytes are not used: they must not count against a new max. */
+                core_read_lock();
+                s = region_live(core, key) ? region_state(g, region_slot(key)) : NULL;
+                if (s)
+                        (void) stock_drain(core, &s->counter);
+                core_read_unlock();
+        }
         pthread_mutex_lock(&core->limits_lock);
         core_read_lock();
         if (!region_live(core, key))
@@ -563,6 +578,7 @@ void region_group_release(MemCore *core, MemGroup *g) {
                 atomic_store(&s->kept_delegator, 0);
                 if (k > 0)
                         counter_uncharge(&s->counter, NULL, (uint64_t) k);
+                stock_drain_counter(core, &s->counter);
                 region_state_retire(s);
         }
         core_read_unlock();

@@ -27,6 +27,7 @@
 
 #include "group-internal.h"
 #include "region.h"
+#include "stock.h"
 #include "session-internal.h"
 
 static const char *const mem_rss_table[_MEM_RSS_MAX] = {
@@ -382,7 +383,9 @@ static int charge_drain_retry(MemCore *core, int r, unsigned flags, MemChargeRes
         if (r != -EDQUOT || !(flags & MEM_CHARGE_DRAIN))
                 return r;
         refused = group_ref(ret->refused);
-        if (core_drain_stock(core, refused) > 0) {
+        /* The clients' pages first (their bytes come back through this
+         * thread's stock), then every thread's stock under the group. */
+        if (core_drain_stock(core, refused) + (uint64_t) stock_drain(core, &refused->counter) > 0) {
                 charge_result_done(ret);
                 r = again(ctx, flags & ~(MEM_CHARGE_DRAIN | MEM_CHARGE_NO_OOM), ret);
         } else

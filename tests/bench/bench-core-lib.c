@@ -116,11 +116,14 @@ void fifo_enter(void) {
                 fprintf(stderr, "bench-core: --fifo: %s, going on without it\n", strerror(r));
 }
 
+bool bench_charge_stock;
+
 MemCore *core_make(unsigned max_groups) {
         MemCoreConfig cfg = MEM_CORE_CONFIG_DEFAULT;
         MemCore *core;
 
         cfg.max_groups = max_groups;
+        cfg.charge_stock = bench_charge_stock;
         /* Registrations are never given back: the main thread and every
          * worker of every attempt. */
         cfg.max_threads = 1 + MAX_WORKERS * RUN_ATTEMPTS;

@@ -64,6 +64,9 @@ void fifo_enter(void);
  * room for the main thread and every worker of every attempt.
  */
 MemCore *core_make(unsigned max_groups);
+
+/* core_make()'s cores keep a charge stock per thread (stock.h) while set. */
+extern bool bench_charge_stock;
 /** core_done() - free @core made by core_make(), then unregister the caller. */
 void core_done(MemCore *core);
 /** group_make() - create @path (an existing one is fine) and return a reference. */

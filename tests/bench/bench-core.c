@@ -45,6 +45,8 @@
  *                  every sync, as a real workload would.
  *   fp4_pids       fp4_rss with one client per thread (different pids).
  *   charge_depthN  fp3_moving's loop on one thread, N levels below "/".
+ *   stock_*        charge_depth3 and siblings with the core's charge stock on
+ *                  (stock.h): each thread's charges from its own stock.
  *   region_*       charge_depth3 by session_charge() (memory) and by
  *                  session_charge_region() (a device region), and their ratio.
  *   siblings       fp3_moving's loop on 3-level groups that share their
@@ -153,7 +155,7 @@ static void bench_depth(unsigned depth) {
                     .item = item_plain, .bytes = PAGE, .pids = { 10000 } };
         size_t len = 0;
 
-        snprintf(name, sizeof(name), "charge_depth%u", depth);
+        snprintf(name, sizeof(name), bench_charge_stock ? "stock_depth%u" : "charge_depth%u", depth);
         for (unsigned d = 1; d <= depth; d++) {
                 len += (size_t) snprintf(run.paths[0] + len, sizeof(run.paths[0]) - len, "/d%u",
                                          d);
@@ -225,6 +227,21 @@ static void bench_region(void) {
         d = run_execute(&dev);
         printf("region_ratio 1 %.3f\n", d.value / m.value);
         core_done(core);
+}
+
+static void bench_sib(const char *name, bool protect);
+
+/*
+ * The core's charge stock (stock.h, the kernel's memcg_stock): the
+ * 3-level session charge+uncharge of charge_depth3, and the siblings
+ * under a shared parent on 1 and 2 threads, with a stock per thread. The
+ * before variant has no stock: its lines are the same loops without.
+ */
+static void bench_stock(void) {
+        bench_charge_stock = true;
+        bench_depth(3);
+        bench_sib("stock_siblings", false);
+        bench_charge_stock = false;
 }
 
 static void bench_sib(const char *name, bool protect) {
@@ -299,6 +316,7 @@ static const struct {
         { "fp4_pids", bench_fp4_pids },
         { "charge_depth", bench_depth_all },
         { "region", bench_region }, /* region_memory3, region_device3, region_ratio */
+        { "stock", bench_stock },   /* stock_depth3, stock_siblings, stock_siblings_ratio */
         { "siblings", bench_siblings_all },                     /* also siblings_ratio */
         { "protected_siblings", bench_protected_siblings_all }, /* and its _ratio */
         { "mem_per_group", bench_mem_all }, /* also _4regions, create_per_group, flush_100k */
