@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "region.h"
 #include "stock.h"
 
 MemStock *stock_new(unsigned n) {
@@ -182,4 +183,18 @@ void stock_drain_mine(MemCore *core) {
         }
         core_read_unlock();
         pthread_mutex_unlock(&st->lock);
+}
+
+void core_stock_drain(MemCore *core, MemGroup *g) {
+        if (!core->stocks)
+                return;
+        (void) stock_drain(core, &g->counter);
+        core_read_lock();
+        for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
+                MemRegionState *s = region_state(g, slot);
+
+                if (s)
+                        (void) stock_drain(core, &s->counter);
+        }
+        core_read_unlock();
 }

@@ -108,5 +108,14 @@ static inline void stock_uncharge(MemCore *core, MemCounter *c, uint64_t bytes) 
                 stock_refill(core, c, (int64_t) bytes);
 }
 
+typedef struct MemGroup MemGroup;
+
+/**
+ * core_stock_drain() - give back what the threads' charge stocks hold of
+ * @g's subtree, in memory and in every region (stock.h), so that a read
+ * right after sees no stocked bytes there. Any registered thread.
+ */
+void core_stock_drain(MemCore *core, MemGroup *g);
+
 /** stock_drain_mine() - empty the calling thread's stock (its unregistration). */
 void stock_drain_mine(MemCore *core);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/group.h"
+#include "core/stock.h"
 #include "core/rcu-tsan.h"
 #include "cgroup/mirror.h"
 #include "base/log.h"
@@ -330,6 +331,10 @@ int service_get_group(Service *svc, Peer *p, const char *path, const char *recla
                         return refusal_set(rf, -EINVAL, "%s is not below the reclaim root %s", g->path,
                                            rr->path);
         }
+        /* An exact read folds the charge stocks in: what they hold of
+         * the subtree goes back first (core/stock.h). */
+        if ((flags & SERVICE_READ_EXACT) && !(flags & SERVICE_READ_PATHS))
+                core_stock_drain(svc->core, g);
         if (!(flags & SERVICE_READ_PATHS))
                 group_read(svc->core, g, rr, flags & SERVICE_READ_EXACT, &info);
         r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
@@ -587,6 +592,8 @@ static int list_page(Service *svc, Peer *p, const char *path, unsigned flags, si
         r = service_lookup(svc, path, &top, rf);
         if (r < 0)
                 return r;
+        if (w.exact && !(flags & SERVICE_READ_PATHS))
+                core_stock_drain(svc->core, top);
         w.top = top;
         r = list_walk_from_cursor(&w, rf);
         if (r < 0)
