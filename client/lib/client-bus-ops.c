@@ -102,21 +102,13 @@ int bus_reset_peak(memacct *m, const char *path) {
         return bus_manager_path_call(m, "ResetPeak", path);
 }
 
-int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
-                      memacct_charge_result *ret) {
-        sd_bus_message *reply = NULL;
+int bus_charge_reply_locked(memacct *m, int r, sd_bus_message *reply, const char *malformed,
+                            memacct_charge_result *ret) {
         uint64_t throttle_usec = 0, over_high = 0;
-        int r;
 
-        if (flags & MEMACCT_FORCE)
-                return client_bus_unsupported(m, "a forced charge");
-        bus_lock(m);
-        r = bus_manager_call_locked(m, "Charge", &reply, "stsb", path ? path : "", bytes,
-                                client_stat_name(item), (int) !!(flags & MEMACCT_KEEP));
         if (r >= 0 && sd_bus_message_read(reply, "tt", &throttle_usec, &over_high) < 0)
-                r = client_error(m, -EBADMSG, "malformed Charge reply", NULL);
+                r = client_error(m, -EBADMSG, malformed, NULL);
         sd_bus_message_unref(reply);
-        bus_unlock(m);
         if (r >= 0 && ret)
                 /* The bus reply has no margin and no over-max flag (a forced
                  * charge, the only one that sets it, has no bus form). */
@@ -125,6 +117,21 @@ int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsi
                         .throttle_usec = throttle_usec,
                         .margin = MEMACCT_UNLIMITED,
                 };
+        return r;
+}
+
+int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
+                      memacct_charge_result *ret) {
+        sd_bus_message *reply = NULL;
+        int r;
+
+        if (flags & MEMACCT_FORCE)
+                return client_bus_unsupported(m, "a forced charge");
+        bus_lock(m);
+        r = bus_manager_call_locked(m, "Charge", &reply, "stsb", path ? path : "", bytes,
+                                client_stat_name(item), (int) !!(flags & MEMACCT_KEEP));
+        r = bus_charge_reply_locked(m, r, reply, "malformed Charge reply", ret);
+        bus_unlock(m);
         return r;
 }
 

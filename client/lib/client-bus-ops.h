@@ -34,6 +34,15 @@ int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits, u
 /** bus_reset_peak() - memacct_reset_peak() on a bus handle. */
 int bus_reset_peak(memacct *m, const char *path);
 
+/**
+ * bus_charge_reply_locked() - the reply of a Charge or ChargeRegion call
+ * (@r its outcome): (t throttle_usec, t over_high) into @ret; drops
+ * @reply. Lock held. Return: @r, or -EBADMSG with @malformed as the
+ * error's words.
+ */
+int bus_charge_reply_locked(memacct *m, int r, sd_bus_message *reply, const char *malformed,
+                            memacct_charge_result *ret);
+
 /** bus_charge() - memacct_charge() on a bus handle: no MEMACCT_FORCE, no margin. */
 int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
                memacct_charge_result *ret);

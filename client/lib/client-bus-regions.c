@@ -85,7 +85,6 @@ int bus_list_regions(memacct *m, memacct_regions **ret) {
 int bus_charge_region(memacct *m, const char *path, const char *region, uint64_t bytes, unsigned flags,
                       memacct_charge_result *ret) {
         sd_bus_message *reply = NULL;
-        uint64_t throttle_usec = 0, over_high = 0;
         int r;
 
         if (flags & MEMACCT_FORCE)
@@ -93,17 +92,8 @@ int bus_charge_region(memacct *m, const char *path, const char *region, uint64_t
         bus_lock(m);
         r = bus_manager_call_locked(m, "ChargeRegion", &reply, "sstb", path ? path : "", region_arg(region),
                                     bytes, (int) !!(flags & MEMACCT_KEEP));
-        if (r >= 0 && sd_bus_message_read(reply, "tt", &throttle_usec, &over_high) < 0)
-                r = client_error(m, -EBADMSG, "malformed ChargeRegion reply", NULL);
-        sd_bus_message_unref(reply);
+        r = bus_charge_reply_locked(m, r, reply, "malformed ChargeRegion reply", ret);
         bus_unlock(m);
-        if (r >= 0 && ret)
-                /* As bus_charge(): the bus reply has no margin and no over-max flag. */
-                *ret = (memacct_charge_result) {
-                        .over_high = over_high,
-                        .throttle_usec = throttle_usec,
-                        .margin = MEMACCT_UNLIMITED,
-                };
         return r;
 }
 

@@ -108,6 +108,7 @@ int core_region_add(MemCore *core, const char *name, uint64_t capacity) {
                 ret = -ENOMEM;
                 goto out;
         }
+        atomic_init(&r->groups, 1); /* the root, whose counters bound it */
         counter_set_max_force(&root->counter, counter_clamp_limit(capacity));
         rcu_tsan_publish(r);
         atomic_store_explicit(&core->regions[slot], r, memory_order_release);
@@ -221,14 +222,6 @@ int core_region_name(MemCore *core, int key, char *ret) {
         return r ? 0 : -ENOENT;
 }
 
-static int count_state(MemGroup *g, void *userdata) {
-        unsigned *n = userdata;
-
-        if (region_state(g, n[0]))
-                n[1]++;
-        return 0;
-}
-
 unsigned core_region_list(MemCore *core, MemRegionDesc *ret, unsigned max) {
         unsigned n = 0;
 
@@ -245,18 +238,16 @@ unsigned core_region_list(MemCore *core, MemRegionDesc *ret, unsigned max) {
         for (unsigned slot = 1; slot < MEM_REGION_MAX && n < max; slot++) {
                 MemRegion *r = atomic_load_explicit(&core->regions[slot], memory_order_acquire);
                 MemRegionState *root;
-                unsigned count[2] = { slot, 0 };
 
                 if (!r || atomic_load_explicit(&r->removing, memory_order_relaxed))
                         continue;
                 rcu_tsan_consume(r);
                 root = region_state(core->root, slot);
-                (void) group_walk(core->root, count_state, count);
                 ret[n] = (MemRegionDesc) {
                         .capacity = r->capacity,
                         .current = root ? (uint64_t) counter_read(&root->counter) : 0,
                         .peak = root ? (uint64_t) atomic_load(&root->counter.watermark) : 0,
-                        .groups = count[1],
+                        .groups = atomic_load_explicit(&r->groups, memory_order_relaxed),
                 };
                 memcpy(ret[n].name, r->name, sizeof(ret[n].name));
                 n++;

@@ -100,7 +100,16 @@ MemRegionState *region_state_obtain(MemGroup *g, unsigned slot) {
         rcu_tsan_publish(s);
         if (!atomic_compare_exchange_strong(&v[slot], &expected, s)) {
                 free(s);
-                s = expected;
+                return expected;
+        }
+        /* Counted for region list. Only a live region's counters are made,
+         * but for the root's, made before its region is published, which
+         * core_region_add() counts itself. */
+        {
+                MemRegion *r = atomic_load_explicit(&g->core->regions[slot], memory_order_acquire);
+
+                if (r)
+                        atomic_fetch_add_explicit(&r->groups, 1, memory_order_relaxed);
         }
         return s;
 }
@@ -570,10 +579,16 @@ void region_group_release(MemCore *core, MemGroup *g) {
         core_read_lock();
         for (unsigned slot = 1; slot < MEM_REGION_MAX; slot++) {
                 MemRegionState *s = atomic_exchange(&v[slot], NULL);
+                MemRegion *r;
                 int64_t k;
 
                 if (!s)
                         continue;
+                /* The state is the slot's region's: an earlier region's
+                 * went with it, under the same tree_lock as this. */
+                r = atomic_load_explicit(&core->regions[slot], memory_order_acquire);
+                if (r)
+                        atomic_fetch_sub_explicit(&r->groups, 1, memory_order_relaxed);
                 k = atomic_exchange(&s->kept, 0);
                 atomic_store(&s->kept_delegator, 0);
                 if (k > 0)
@@ -582,7 +597,6 @@ void region_group_release(MemCore *core, MemGroup *g) {
                 region_state_retire(s);
         }
         core_read_unlock();
-        (void) core;
 }
 
 void region_group_free(MemGroup *g) {

@@ -33,6 +33,7 @@ typedef struct MemRegion {
         int key;
         uint64_t capacity;      /* UINT64_MAX: unlimited */
         _Atomic bool removing;  /* core_region_remove() in progress */
+        _Atomic unsigned groups; /* groups with counters in it (region_state_obtain()) */
         struct rcu_head rcu;
         char name[MEM_REGION_NAME_MAX + 1];
 } MemRegion;

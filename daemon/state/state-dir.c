@@ -93,29 +93,18 @@ static int state_load(MemCore *core, int dirfd, const char *dir, const char *nam
         return r;
 }
 
-static int charge_kept_forced(MemCore *core, MemGroup *g, MemStatItem item, uint64_t bytes, unsigned flags) {
+/* A saved kept charge, in memory (of @item) or in the device region @key
+ * (@item unused), forced and in pieces the core takes. */
+static int charge_kept_forced(MemCore *core, MemGroup *g, int key, MemStatItem item, uint64_t bytes,
+                              unsigned flags) {
+        flags |= MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM;
         while (bytes > 0) {
                 uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
                 MemChargeResult res;
                 int r;
 
-                r = group_charge_kept(core, g, n, item, flags | MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
-                charge_result_done(&res);
-                if (r < 0)
-                        return r;
-                bytes -= n;
-        }
-        return 0;
-}
-
-/* As charge_kept_forced(), in the device region @key. */
-static int region_charge_kept_forced(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags) {
-        while (bytes > 0) {
-                uint64_t n = MIN(bytes, MEM_CHARGE_MAX);
-                MemChargeResult res;
-                int r;
-
-                r = region_charge_kept(core, g, key, n, flags | MEM_CHARGE_FORCE | MEM_CHARGE_NO_OOM, &res);
+                r = key == MEM_REGION_MEMORY ? group_charge_kept(core, g, n, item, flags, &res)
+                                             : region_charge_kept(core, g, key, n, flags, &res);
                 charge_result_done(&res);
                 if (r < 0)
                         return r;
@@ -153,9 +142,9 @@ static int state_apply_region_kept(MemCore *core, const State *st, const int *ke
                 int key = use_key(st, keys, u), r;
 
                 /* state_parse() saw kept_delegator <= kept. */
-                r = key < 0 ? key : region_charge_kept_forced(core, g, key, u->kept - u->kept_delegator, 0);
+                r = key < 0 ? key : charge_kept_forced(core, g, key, MEM_STAT_ANON, u->kept - u->kept_delegator, 0);
                 if (r >= 0)
-                        r = region_charge_kept_forced(core, g, key, u->kept_delegator, MEM_CHARGE_DELEGATOR);
+                        r = charge_kept_forced(core, g, key, MEM_STAT_ANON, u->kept_delegator, MEM_CHARGE_DELEGATOR);
                 if (r < 0)
                         return log_error_errno(r, "Cannot restore the kept charge of %s in region %s: %m", sg->path,
                                                u->region);
@@ -256,10 +245,11 @@ static int state_apply_kept(MemCore *core, const State *st, const int *keys, con
                         continue;
                 for (MemStatItem item = 0; item < _MEM_STAT_MAX; item++) {
                         /* persist_check() saw kept_delegator <= kept. */
-                        r = charge_kept_forced(core, groups[k], item, sg->kept[item] - sg->kept_delegator[item], 0);
+                        r = charge_kept_forced(core, groups[k], MEM_REGION_MEMORY, item,
+                                               sg->kept[item] - sg->kept_delegator[item], 0);
                         if (r >= 0)
-                                r = charge_kept_forced(core, groups[k], item, sg->kept_delegator[item],
-                                                       MEM_CHARGE_DELEGATOR);
+                                r = charge_kept_forced(core, groups[k], MEM_REGION_MEMORY, item,
+                                                       sg->kept_delegator[item], MEM_CHARGE_DELEGATOR);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot restore the kept %s charge of %s: %m",
                                                        mem_stat_item_to_string(item), sg->path);

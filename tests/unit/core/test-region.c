@@ -151,6 +151,13 @@ static void test_counters_are_created_on_first_use_with_ancestors(void **state) 
                                            &(MemLimits) { .set = MEM_LIMIT_LOW, .low = 1 * MiB }, false),
                          0);
         assert_true(has_counters(c, key));
+        /* The list counts them: the root, a, b and c. */
+        {
+                MemRegionDesc list[MEM_REGION_MAX];
+
+                assert_int_equal(core_region_list(core, list, MEM_REGION_MAX), 2);
+                assert_int_equal(list[1].groups, 4);
+        }
         assert_int_equal(region_info(core, c, "gpu0").low, 1 * MiB);
         assert_int_equal(region_uncharge_kept_as(core, b, key, 4 * KiB, false), 0);
         group_unref(a);
@@ -250,6 +257,13 @@ static void test_removal_releases_kept_and_waits_for_charges(void **state) {
         /* A removed group's kept charges go with it (group_remove()). */
         assert_int_equal(group_remove(core, "/a"), 0);
         assert_int_equal(region_info(core, core->root, "gpu0").current, 0);
+        {
+                MemRegionDesc list[MEM_REGION_MAX];
+
+                /* Its counters went with it: the root's are left. */
+                assert_int_equal(core_region_list(core, list, MEM_REGION_MAX), 2);
+                assert_int_equal(list[1].groups, 1);
+        }
         /* A reference outlives the removal: a read through it finds no
          * counters, which the region's removal below could free. */
         assert_int_equal(read_info(core, a, false).nr_regions, 0);
