@@ -40,8 +40,25 @@ _public_ int memacct_stock_drain(memacct *m) {
         return r;
 }
 
+_public_ int memacct_stock_region(memacct *m, const char *region) {
+        int r;
+
+        if (!m || !region || !*region)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
+        if (strcmp(region, MEMACCT_REGION_MEMORY) == 0)
+                return MEMACCT_STAT_DEVICE;
+        pthread_mutex_lock(&m->lock);
+        r = client_stock_region_locked(m, region);
+        pthread_mutex_unlock(&m->lock);
+        if (r == -ENOSPC)
+                return client_error(m, r, "every region stock line is in use", NULL);
+        return r < 0 ? client_error(m, r, NULL, NULL) : r;
+}
+
 _public_ int memacct_stock_get(memacct *m, int item, uint64_t *ret_stocked, uint64_t *ret_batch) {
-        if (!m || item < 0 || item >= STOCK_ITEMS)
+        if (!m || item < 0 || item >= STOCK_LINES)
                 return -EINVAL;
         if (m->bus)
                 return client_bus_unsupported(m, "the charge stock");
@@ -181,7 +198,7 @@ _public_ int memacct_uncharge(memacct *m, const char *path, uint64_t bytes, int 
  * registers and set up a stack frame on every stocked charge.
  */
 static __attribute__((cold, noinline)) int charge_stocked_slow(memacct *m, uint64_t bytes, int item, int r) {
-        if (!m || item < 0 || item >= STOCK_ITEMS)
+        if (!m || item < 0 || item >= STOCK_LINES)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         /* A bus handle never has a page, so it always arrives here, and stops. */
         if (m->bus)
@@ -220,7 +237,7 @@ static __attribute__((cold, noinline)) int charge_stocked_slow(memacct *m, uint6
 _public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
         int r = -EINVAL;
 
-        if (_likely_(m && (unsigned) item < STOCK_ITEMS)) {
+        if (_likely_(m && (unsigned) item < STOCK_LINES)) {
                 r = stock_charge(&m->stock, (unsigned) item, bytes);
                 if (_likely_(r >= 0))
                         return r;
@@ -230,10 +247,13 @@ _public_ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item) {
 
 /* The slow path of memacct_uncharge_stocked(), out of line as charge_stocked_slow(). */
 static __attribute__((cold, noinline)) int uncharge_stocked_slow(memacct *m, uint64_t bytes, int item, int r) {
-        if (!m || item < 0 || item >= STOCK_ITEMS)
+        if (!m || item < 0 || item >= STOCK_LINES)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return client_bus_unsupported(m, "the charge stock");
+        /* A region line charges only through the page: none, nothing held. */
+        if (r == -ENXIO && item >= STOCK_ITEMS)
+                r = -ERANGE;
         if (r == -ENXIO)
                 /* Never set up: what the caller holds was charged exactly. */
                 return memacct_uncharge(m, NULL, bytes, item, 0);
@@ -252,7 +272,7 @@ static __attribute__((cold, noinline)) int uncharge_stocked_slow(memacct *m, uin
 _public_ int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item) {
         int r = -EINVAL;
 
-        if (_likely_(m && (unsigned) item < STOCK_ITEMS)) {
+        if (_likely_(m && (unsigned) item < STOCK_LINES)) {
                 r = stock_uncharge(&m->stock, (unsigned) item, bytes);
                 if (_likely_(r >= 0))
                         return r;

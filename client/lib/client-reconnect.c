@@ -7,8 +7,9 @@
  * Reconnection rebuilds the session the caller had: the same group, a new
  * stock page (the old one stays mapped until memacct_close(), since another
  * thread may still be reading it), the subscriptions, and a forced charge of
- * what the caller held per stat item (Stock.held: stock handed out plus
- * exact session charges) and per device region (client-regions.c). The
+ * what the caller held per stock line (stat item or device region: stock
+ * handed out plus exact charges through the stock; Stock.direct) and per
+ * device region charged outside the stock (client-regions.c). The
  * old page's unused bytes are not replayed: the old session, and what it
  * held, died with the old daemon.
  *
@@ -36,14 +37,14 @@ static int reconnect_replay(memacct *m, int *ret_replay_r, uint64_t *ret_replaye
         uint64_t replayed = 0;
         int r, replay_r = 0;
 
-        for (unsigned i = 0; i < STOCK_ITEMS && m->attached; i++) {
+        for (unsigned i = 0; i < STOCK_LINES && m->attached; i++) {
                 uint64_t held = stock_held(&m->stock, i);
 
                 if (held == 0)
                         continue;
-                r = client_charge_locked(m, NULL, held, i, MEMACCT_FORCE, NULL);
+                r = client_stock_charge_line_locked(m, i, held, MEMACCT_FORCE, NULL);
                 if (r == -EPERM)
-                        r = client_charge_locked(m, NULL, held, i, 0, NULL);
+                        r = client_stock_charge_line_locked(m, i, held, 0, NULL);
                 if (r < 0 && m->conn.fd < 0)
                         return r;
                 if (r < 0) {
@@ -108,7 +109,7 @@ int client_ensure_connected(memacct *m) {
         m->reconnecting = true;
         /* The old session is gone, and with it the bytes of its page: a
          * thread consuming from it now takes nothing the daemon counts. */
-        for (unsigned i = 0; i < STOCK_ITEMS; i++)
+        for (unsigned i = 0; i < STOCK_LINES; i++)
                 (void) stock_take(&m->stock, i);
 
         for (unsigned attempt = 0; attempt < m->reconnect_attempts; attempt++) {

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,8 +34,13 @@ static int reply_errno(const Response *resp, int r) {
 }
 
 static void refill_reply(const ConnPending *p, Response *resp, int r) {
+        uint32_t index = resp && resp->result_case == MEMACCT__V1__RESPONSE__RESULT_CHARGE &&
+                                         resp->charge->has_stock_index ?
+                                 resp->charge->stock_index :
+                                 0;
+
         stock_refill_done(p->userdata, (unsigned) p->index, reply_errno(resp, r),
-                          resp ? client_charge_margin(resp) : UINT64_MAX);
+                          resp ? client_charge_margin(resp) : UINT64_MAX, index);
         if (resp)
                 memacct__v1__response__free_unpacked(resp, NULL);
 }
@@ -43,6 +49,41 @@ static void return_reply(const ConnPending *p, Response *resp, int r) {
         stock_return_done(p->userdata, (unsigned) p->index, p->bytes, reply_errno(resp, r));
         if (resp)
                 memacct__v1__response__free_unpacked(resp, NULL);
+}
+
+/*
+ * A Charge (@charge) or an Uncharge of @bytes on the session for stock
+ * line @line: a stat item of memory, or a device region (its name
+ * m->stock_regions[], and no stat item).
+ */
+static Request *line_request(memacct *m, ChargeRequest *cr, bool charge, unsigned line, uint64_t bytes,
+                             unsigned flags) {
+        const char *region = line >= STOCK_ITEMS ? m->stock_regions[line - STOCK_ITEMS] : NULL;
+        Request *req = client_charge_request(cr, charge, NULL, bytes, region ? MEMACCT_STAT_DEVICE : line, flags);
+
+        if (region && charge) {
+                cr->charge.stat = NULL;
+                cr->charge.region = (char *) region;
+        } else if (region) {
+                cr->uncharge.stat = NULL;
+                cr->uncharge.region = (char *) region;
+        }
+        return req;
+}
+
+int client_stock_charge_line_locked(memacct *m, unsigned line, uint64_t bytes, unsigned flags,
+                                    uint64_t *ret_margin) {
+        ChargeRequest cr;
+        Response *resp = NULL;
+        int r;
+
+        r = client_call_locked(m, line_request(m, &cr, true, line, bytes, flags), -1, &resp);
+        if (r < 0)
+                return r;
+        if (ret_margin)
+                *ret_margin = client_charge_margin(resp);
+        memacct__v1__response__free_unpacked(resp, NULL);
+        return 0;
 }
 
 /* A refill (a Charge to the stock) or a return (an Uncharge), unanswered. */
@@ -54,7 +95,7 @@ static int stock_op_send(memacct *m, bool refill, unsigned item, uint64_t bytes)
                 .bytes = bytes,
         };
         ChargeRequest cr;
-        Request *req = client_charge_request(&cr, refill, NULL, bytes, item, 0);
+        Request *req = line_request(m, &cr, refill, item, bytes, 0);
 
         if (refill)
                 cr.charge.has_stock = cr.charge.stock = true;
@@ -94,13 +135,13 @@ static int stock_op_wait(void *userdata, unsigned item) {
 
 static int stock_op_charge_exact(void *userdata, unsigned item, uint64_t bytes,
                                  uint64_t *ret_margin) {
-        memacct_charge_result res;
-        int r;
+        return client_stock_charge_line_locked(userdata, item, bytes, 0, ret_margin);
+}
 
-        r = client_charge_locked(userdata, NULL, bytes, item, 0, &res);
-        if (r >= 0)
-                *ret_margin = res.margin;
-        return r;
+static int stock_op_uncharge_exact(void *userdata, unsigned item, uint64_t bytes) {
+        ChargeRequest cr;
+
+        return client_call_locked(userdata, line_request(userdata, &cr, false, item, bytes, 0), -1, NULL);
 }
 
 static void stock_op_lock(void *userdata) {
@@ -126,6 +167,7 @@ const StockOps client_stock_ops = {
         .poll = stock_op_poll,
         .wait = stock_op_wait,
         .charge_exact = stock_op_charge_exact,
+        .uncharge_exact = stock_op_uncharge_exact,
         .lock = stock_op_lock,
         .trylock = stock_op_trylock,
         .unlock = stock_op_unlock,
@@ -180,7 +222,7 @@ int client_stock_setup_locked(memacct *m) {
 static bool no_refill_inflight(void *userdata) {
         Stock *s = userdata;
 
-        for (unsigned i = 0; i < STOCK_ITEMS; i++)
+        for (unsigned i = 0; i < STOCK_LINES; i++)
                 if (atomic_load_explicit(&s->items[i].inflight, memory_order_relaxed))
                         return false;
         return true;
@@ -194,17 +236,28 @@ int client_stock_drain_locked(memacct *m) {
         r = conn_pump(&m->conn, client_wait_msec(m), no_refill_inflight, &m->stock);
         if (r < 0)
                 return client_error(m, r, m->conn.proto_error, NULL);
-        for (unsigned i = 0; i < STOCK_ITEMS; i++) {
+        for (unsigned i = 0; i < STOCK_LINES; i++) {
                 uint64_t v = stock_take(&m->stock, i);
                 ChargeRequest cr;
 
                 if (v == 0)
                         continue;
-                r = client_call_locked(m, client_charge_request(&cr, false, NULL, v, i, 0), -1,
-                                       NULL);
+                r = client_call_locked(m, line_request(m, &cr, false, i, v, 0), -1, NULL);
                 /* -ERANGE: a drain by the daemon got there first. */
                 if (r < 0 && r != -ERANGE)
                         return r;
         }
         return 0;
+}
+
+int client_stock_region_locked(memacct *m, const char *region) {
+        unsigned i;
+
+        for (i = 0; i < STOCK_REGIONS && m->stock_regions[i]; i++)
+                if (strcmp(m->stock_regions[i], region) == 0)
+                        return (int) (STOCK_ITEMS + i);
+        if (i == STOCK_REGIONS)
+                return -ENOSPC;
+        m->stock_regions[i] = strdup(region);
+        return m->stock_regions[i] ? (int) (STOCK_ITEMS + i) : -ENOMEM;
 }

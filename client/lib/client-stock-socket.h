@@ -27,3 +27,21 @@ int client_stock_setup_locked(memacct *m);
  * Return: 0 or a recorded error.
  */
 int client_stock_drain_locked(memacct *m);
+
+/**
+ * client_stock_charge_line_locked() - an exact session charge of @bytes
+ * for stock line @line (a stat item, or a region line's region), with
+ * MEMACCT_FORCE from @flags; the reply's margin in *@ret_margin (may be
+ * NULL). Not noted in the stock: the caller does that. Lock held.
+ * Return: 0 or a recorded error.
+ */
+int client_stock_charge_line_locked(memacct *m, unsigned line, uint64_t bytes, unsigned flags,
+                                    uint64_t *ret_margin);
+
+/**
+ * client_stock_region_locked() - the stock line of device region @region,
+ * given one on its first use for the life of the handle. Lock held.
+ * Return: the line (>= STOCK_ITEMS); -ENOSPC (STOCK_REGIONS in use);
+ * -ENOMEM.
+ */
+int client_stock_region_locked(memacct *m, const char *region);

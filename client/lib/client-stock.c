@@ -59,6 +59,11 @@ static void item_set_batch(StockItem *it, uint64_t batch) {
         atomic_store_explicit(&it->high_mark, batch * STOCK_HIGH_MUL, memory_order_relaxed);
 }
 
+/* The margin that bounds refills of @item: memory's items share one. */
+static uint64_t *line_margin(Stock *s, unsigned item) {
+        return item < STOCK_ITEMS ? &s->margin : &s->items[item].margin;
+}
+
 void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batch) {
         *s = (Stock) {
                 .ops = ops,
@@ -68,21 +73,29 @@ void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batc
                                            : STOCK_MAX_BATCH,
         };
         atomic_init(&s->page, NULL);
-        for (unsigned i = 0; i < STOCK_ITEMS; i++) {
+        for (unsigned i = 0; i < STOCK_LINES; i++) {
                 atomic_init(&s->direct[i], 0);
+                atomic_init(&s->items[i].index, i < STOCK_ITEMS ? (int32_t) i : -1);
                 atomic_init(&s->items[i].inflight, false);
                 atomic_init(&s->items[i].poll_mark, 0);
+                s->items[i].margin = UINT64_MAX;
                 item_set_batch(&s->items[i], STOCK_MIN_BATCH);
         }
 }
 
 void stock_set_page(Stock *s, _Atomic uint64_t *page) {
-        for (unsigned i = 0; i < STOCK_ITEMS; i++) {
+        for (unsigned i = 0; i < STOCK_LINES; i++) {
                 StockItem *it = &s->items[i];
 
                 /* What the caller holds stays what it held: the old page's
-                 * totals move into direct, the new page's start at 0. */
+                 * totals move into direct, the new page's start at 0. A
+                 * region's counter on the new page is learned anew. */
                 atomic_store_explicit(&s->direct[i], (int64_t) stock_held(s, i), memory_order_relaxed);
+                if (i >= STOCK_ITEMS) {
+                        atomic_store_explicit(&it->index, -1, memory_order_relaxed);
+                        it->margin = UINT64_MAX;
+                        it->exact_only = false;
+                }
                 atomic_store_explicit(&it->inflight, false, memory_order_relaxed);
                 it->inflight_bytes = 0;
                 it->last_refill_nsec = 0;
@@ -94,10 +107,12 @@ void stock_set_page(Stock *s, _Atomic uint64_t *page) {
 }
 
 uint64_t stock_refill_size(const Stock *s, unsigned item, uint64_t bytes) {
-        uint64_t b = s->items[item].batch;
+        uint64_t b = s->items[item].batch, margin = *line_margin((Stock *) s, item);
 
-        if (s->margin != UINT64_MAX)
-                b = MIN(b, s->margin / STOCK_MARGIN_DIV);
+        if (s->items[item].exact_only)
+                return 0;
+        if (margin != UINT64_MAX)
+                b = MIN(b, margin / STOCK_MARGIN_DIV);
         b = PAGE_ALIGN_DOWN(b);
         if (b < STOCK_MIN_BATCH || b < bytes)
                 return 0;
@@ -138,14 +153,16 @@ static int stock_send_refill(Stock *s, unsigned item, uint64_t size, bool ahead)
 void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) {
         StockItem *it = &s->items[item];
         uint64_t left, size;
+        int32_t index;
 
         if (!s->ops->trylock(s->userdata))
                 return;
         /* Reconnected meanwhile: the page is another; leave it to the next charge. */
-        if (atomic_load_explicit(&s->page, memory_order_relaxed) != page)
+        index = atomic_load_explicit(&it->index, memory_order_relaxed);
+        if (atomic_load_explicit(&s->page, memory_order_relaxed) != page || index < 0)
                 goto out;
         (void) s->ops->poll(s->userdata);
-        left = atomic_load_explicit(&page[item], memory_order_relaxed);
+        left = atomic_load_explicit(&page[index], memory_order_relaxed);
         if (atomic_load_explicit(&it->inflight, memory_order_relaxed)) {
                 /* Its reply is not there yet: look again a little lower. */
                 atomic_store_explicit(&it->poll_mark, left * 3 / 4, memory_order_relaxed);
@@ -165,6 +182,7 @@ int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
         _Atomic uint64_t *page;
         uint64_t left, size, margin;
         unsigned sent = 0;
+        int32_t index;
         int r;
 
         s->ops->lock(s->userdata);
@@ -177,7 +195,8 @@ int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
                 r = s->ops->poll(s->userdata);
                 if (r < 0)
                         goto out;
-                left = stock_page_consume(&page[item], bytes);
+                index = atomic_load_explicit(&it->index, memory_order_relaxed);
+                left = index >= 0 ? stock_page_consume(&page[index], bytes) : STOCK_NONE;
                 if (left != STOCK_NONE) {
                         r = 0;
                         /* Served, but low: ask for the next batch now. */
@@ -214,7 +233,7 @@ int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) {
         s->stats.exact++;
         r = s->ops->charge_exact(s->userdata, item, bytes, &margin);
         if (r >= 0) {
-                s->margin = margin;
+                *line_margin(s, item) = margin;
                 atomic_fetch_add_explicit(&s->direct[item], (int64_t) bytes, memory_order_relaxed);
                 r = 0;
         }
@@ -226,16 +245,19 @@ out:
 /* Return what exceeds one batch of @item. Lock held. */
 static int stock_return_surplus(Stock *s, _Atomic uint64_t *page, unsigned item) {
         StockItem *it = &s->items[item];
+        int32_t index = atomic_load_explicit(&it->index, memory_order_relaxed);
         uint64_t v, keep, surplus;
         int r;
 
+        if (index < 0)
+                return 0;
         keep = MIN(it->batch, atomic_load_explicit(&it->high_mark, memory_order_relaxed));
-        v = atomic_load_explicit(&page[item], memory_order_relaxed);
+        v = atomic_load_explicit(&page[index], memory_order_relaxed);
         do {
                 if (v <= atomic_load_explicit(&it->high_mark, memory_order_relaxed))
                         return 0; /* another thread returned it, or it was consumed */
                 surplus = v - keep;
-        } while (!atomic_compare_exchange_weak_explicit(&page[item], &v, v - surplus,
+        } while (!atomic_compare_exchange_weak_explicit(&page[index], &v, v - surplus,
                                                         memory_order_relaxed, memory_order_relaxed));
         /* Out of the page, and no longer the session's once the return
          * lands: the caller holds what it held (after the page's update,
@@ -260,11 +282,43 @@ int stock_uncharge_slow(Stock *s, _Atomic uint64_t *page, unsigned item) {
         return r;
 }
 
-void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin) {
+/* A region line's page counter: @index, unless it is out of the region
+ * rows or another line's (the daemon never gives one to two regions on
+ * one page: it answers -EBUSY instead; a page from elsewhere is not
+ * trusted with it either). Lock held. */
+static void line_learn_index(Stock *s, unsigned item, uint32_t index) {
+        StockItem *it = &s->items[item];
+
+        if (item < STOCK_ITEMS || atomic_load_explicit(&it->index, memory_order_relaxed) >= 0)
+                return;
+        if (index <= STOCK_REGION_INDEX(0) || index > STOCK_REGION_INDEX(STOCK_REGIONS))
+                return;
+        for (unsigned i = STOCK_ITEMS; i < STOCK_LINES; i++)
+                if (atomic_load_explicit(&s->items[i].index, memory_order_relaxed) == (int32_t) index)
+                        return;
+        /* Release: stock_held() on another thread reads the page's totals
+         * at this index only after it sees the index. */
+        atomic_store_explicit(&it->index, (int32_t) index, memory_order_release);
+}
+
+int stock_uncharge_exact(Stock *s, unsigned item, uint64_t bytes) {
+        int r;
+
+        s->ops->lock(s->userdata);
+        /* Everything the line holds is direct (no counter on this page):
+         * give the bytes back to the session itself. */
+        r = s->ops->uncharge_exact(s->userdata, item, bytes);
+        if (r >= 0)
+                r = stock_note_uncharged(s, item, bytes);
+        s->ops->unlock(s->userdata);
+        return r;
+}
+
+void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin, uint32_t index) {
         StockItem *it;
         uint64_t now, batch;
 
-        if (item >= STOCK_ITEMS)
+        if (item >= STOCK_LINES)
                 return;
         it = &s->items[item];
         batch = it->batch;
@@ -275,13 +329,16 @@ void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin) {
                 if (r == -EDQUOT) {
                         /* Near the limit: exact charges until one reports a
                          * margin again; a smaller batch after that. */
-                        s->margin = 0;
+                        *line_margin(s, item) = 0;
                         batch = MAX(batch / 2, STOCK_MIN_BATCH);
                 }
+                if (r == -EBUSY && item >= STOCK_ITEMS)
+                        it->exact_only = true;
                 item_set_batch(it, batch); /* also restores the surplus bound */
                 return;
         }
-        s->margin = margin;
+        line_learn_index(s, item, index);
+        *line_margin(s, item) = margin;
         now = s->ops->now_nsec(s->userdata);
         if (it->last_refill_nsec > 0 && now - it->last_refill_nsec < STOCK_GROW_NSEC)
                 batch = MIN(batch * 2, s->max_batch);
@@ -292,12 +349,16 @@ void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin) {
 }
 
 void stock_return_done(Stock *s, unsigned item, uint64_t bytes, int r) {
-        (void) item;
-        if (r < 0 || s->margin == UINT64_MAX)
+        uint64_t *margin;
+
+        if (r < 0 || item >= STOCK_LINES)
+                return;
+        margin = line_margin(s, item);
+        if (*margin == UINT64_MAX)
                 return;
         /* The bytes are free again under every max on the path. */
-        if (__builtin_add_overflow(s->margin, bytes, &s->margin) || s->margin == UINT64_MAX)
-                s->margin = UINT64_MAX - 1;
+        if (__builtin_add_overflow(*margin, bytes, margin) || *margin == UINT64_MAX)
+                *margin = UINT64_MAX - 1;
 }
 
 void stock_note_margin(Stock *s, uint64_t margin) {
@@ -305,12 +366,12 @@ void stock_note_margin(Stock *s, uint64_t margin) {
 }
 
 void stock_note_charged(Stock *s, unsigned item, uint64_t bytes) {
-        if (item < STOCK_ITEMS)
+        if (item < STOCK_LINES)
                 atomic_fetch_add_explicit(&s->direct[item], (int64_t) bytes, memory_order_seq_cst);
 }
 
 int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes) {
-        if (item >= STOCK_ITEMS)
+        if (item >= STOCK_LINES)
                 return -EINVAL;
         if (stock_held(s, item) < bytes)
                 return -ERANGE;
@@ -320,11 +381,15 @@ int stock_note_uncharged(Stock *s, unsigned item, uint64_t bytes) {
 
 uint64_t stock_take(Stock *s, unsigned item) {
         _Atomic uint64_t *page = atomic_load_explicit(&s->page, memory_order_acquire);
+        int32_t index;
         uint64_t v;
 
-        if (!page || item >= STOCK_ITEMS)
+        if (!page || item >= STOCK_LINES)
                 return 0;
-        v = atomic_exchange_explicit(&page[item], 0, memory_order_seq_cst);
+        index = atomic_load_explicit(&s->items[item].index, memory_order_acquire);
+        if (index < 0)
+                return 0;
+        v = atomic_exchange_explicit(&page[index], 0, memory_order_seq_cst);
         /* Out of the page by our hand: the caller holds what it held. */
         atomic_fetch_sub_explicit(&s->direct[item], (int64_t) v, memory_order_seq_cst);
         return v;
@@ -332,8 +397,10 @@ uint64_t stock_take(Stock *s, unsigned item) {
 
 uint64_t stock_peek(const Stock *s, unsigned item) {
         _Atomic uint64_t *page = atomic_load_explicit(&((Stock *) s)->page, memory_order_acquire);
+        int32_t index;
 
-        if (!page || item >= STOCK_ITEMS)
+        if (!page || item >= STOCK_LINES)
                 return 0;
-        return atomic_load_explicit(&page[item], memory_order_relaxed);
+        index = atomic_load_explicit(&s->items[item].index, memory_order_acquire);
+        return index < 0 ? 0 : atomic_load_explicit(&page[index], memory_order_relaxed);
 }

@@ -14,13 +14,35 @@
 
 #include "macro.h"
 
-/* One counter per stat item in the shared page (memacct.proto, StockSetup),
- * then, written by the daemon alone, what its refills added to each and
- * what its drains took from each, in total (see held in Stock). */
+/*
+ * The shared page (memacct.proto, StockSetup): one counter per stat item
+ * of memory, then, written by the daemon alone, what its refills added to
+ * each and what its drains took from each, in total (see held in Stock);
+ * then the same three rows for device regions, one counter per region
+ * slot of the daemon's (1 to STOCK_REGIONS; a refill's reply says which).
+ *
+ * The stock's lines: memory's stat items first (line = item = index in
+ * the page), then device regions, one line per region name the caller
+ * asked for (memacct_stock_region()), whose page index is learned from
+ * its first refill on each page (StockItem.index).
+ */
 #define STOCK_ITEMS 8
+#define STOCK_REGIONS 31
+#define STOCK_LINES (STOCK_ITEMS + STOCK_REGIONS)
 #define STOCK_PAGE_SIZE 4096
 #define STOCK_REFILLED(item) (STOCK_ITEMS + (item))
 #define STOCK_DRAINED(item) (2 * STOCK_ITEMS + (item))
+#define STOCK_REGION_INDEX(slot) (3 * STOCK_ITEMS + (slot))
+#define STOCK_REGION_ROW (STOCK_REGIONS + 1)
+
+/* The page indexes of the totals beside counter @index. */
+static inline unsigned stock_refilled_index(unsigned index) {
+        return index < STOCK_REGION_INDEX(0) ? STOCK_REFILLED(index) : index + STOCK_REGION_ROW;
+}
+
+static inline unsigned stock_drained_index(unsigned index) {
+        return index < STOCK_REGION_INDEX(0) ? STOCK_DRAINED(index) : index + 2 * STOCK_REGION_ROW;
+}
 
 /* Refill batch bounds in bytes: a batch grows from 64 KiB to at most 4 MiB
  * (less if the daemon's charge-batch says so), and the page holds at most
@@ -57,6 +79,9 @@ typedef struct StockOps {
         /* A synchronous exact session charge; on success *ret_margin is the
          * reply's margin (UINT64_MAX when it has none). */
         int (*charge_exact)(void *userdata, unsigned item, uint64_t bytes, uint64_t *ret_margin);
+        /* A synchronous exact session uncharge (a region line without a
+         * counter on the page gives back so). */
+        int (*uncharge_exact)(void *userdata, unsigned item, uint64_t bytes);
         void (*lock)(void *userdata);
         bool (*trylock)(void *userdata);
         void (*unlock)(void *userdata);
@@ -65,6 +90,7 @@ typedef struct StockOps {
 
 typedef struct StockItem {
         /* Read on the fast path, written under the lock. */
+        _Atomic int32_t index;      /* in the page; -1: not known on this page yet */
         _Atomic uint64_t low_mark;  /* refill ahead below this */
         _Atomic uint64_t high_mark; /* return the surplus above this */
         _Atomic uint64_t poll_mark; /* with a refill in flight, look for its reply below this */
@@ -73,6 +99,11 @@ typedef struct StockItem {
         uint64_t batch;
         uint64_t inflight_bytes;
         uint64_t last_refill_nsec;
+        /* A device region's: the last margin the daemon reported for it
+         * (memory's items share Stock.margin); and whether the daemon
+         * gives it no counter on this page (exact charges only). */
+        uint64_t margin;
+        bool exact_only;
 } StockItem;
 
 typedef struct StockStats {
@@ -104,10 +135,10 @@ typedef struct Stock {
          * only, never on a stocked charge or uncharge: those are one
          * atomic operation on the page each.
          */
-        _Atomic int64_t direct[STOCK_ITEMS] _cacheline_aligned_;
-        StockItem items[STOCK_ITEMS] _cacheline_aligned_;
+        _Atomic int64_t direct[STOCK_LINES] _cacheline_aligned_;
+        StockItem items[STOCK_LINES] _cacheline_aligned_;
         /* Under the lock only. */
-        uint64_t margin; /* the last margin the daemon reported; UINT64_MAX: no max */
+        uint64_t margin; /* memory's last margin the daemon reported; UINT64_MAX: no max */
         uint64_t max_batch;
         StockStats stats;
         const StockOps *ops;
@@ -118,8 +149,8 @@ typedef struct Stock {
 void stock_init(Stock *s, const StockOps *ops, void *userdata, uint64_t max_batch);
 
 /**
- * stock_set_page() - use @page (STOCK_ITEMS counters, zero) from now on,
- * and forget refills in flight and the margin: a new session. Called with
+ * stock_set_page() - use @page (zero) from now on, and forget refills in
+ * flight, the margins and the regions' indexes: a new session. Called with
  * the lock held. The old page, if any, is the caller's to keep mapped: a
  * concurrent fast path may still read it.
  */
@@ -158,6 +189,7 @@ static inline uint64_t stock_page_consume(_Atomic uint64_t *c, uint64_t bytes) {
 int stock_charge_slow(Stock *s, unsigned item, uint64_t bytes) __attribute__((cold, noinline));
 void stock_refill_ahead(Stock *s, _Atomic uint64_t *page, unsigned item) __attribute__((noinline));
 int stock_uncharge_slow(Stock *s, _Atomic uint64_t *page, unsigned item) __attribute__((cold, noinline));
+int stock_uncharge_exact(Stock *s, unsigned item, uint64_t bytes) __attribute__((cold, noinline));
 
 /**
  * stock_held() - the bytes of @item the caller holds:
@@ -177,16 +209,19 @@ static inline uint64_t stock_held(const Stock *s, unsigned item) {
         _Atomic uint64_t *page;
         uint64_t held;
         int64_t direct;
+        int32_t index;
 
-        if (item >= STOCK_ITEMS)
+        if (item >= STOCK_LINES)
                 return 0;
         direct = atomic_load_explicit(&w->direct[item], memory_order_seq_cst);
         page = atomic_load_explicit(&w->page, memory_order_acquire);
-        if (!page)
+        index = atomic_load_explicit(&w->items[item].index, memory_order_acquire);
+        if (!page || index < 0)
                 return (uint64_t) MAX(direct, 0);
-        held = (uint64_t) direct - atomic_load_explicit(&page[STOCK_DRAINED(item)], memory_order_seq_cst);
-        held -= atomic_load_explicit(&page[item], memory_order_seq_cst);
-        held += atomic_load_explicit(&page[STOCK_REFILLED(item)], memory_order_seq_cst);
+        held = (uint64_t) direct -
+               atomic_load_explicit(&page[stock_drained_index((unsigned) index)], memory_order_seq_cst);
+        held -= atomic_load_explicit(&page[index], memory_order_seq_cst);
+        held += atomic_load_explicit(&page[stock_refilled_index((unsigned) index)], memory_order_seq_cst);
         return (int64_t) held < 0 ? 0 : held;
 }
 
@@ -203,8 +238,9 @@ static inline int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
         _Atomic uint64_t *page;
         StockItem *it;
         uint64_t left;
+        int32_t index;
 
-        if (_unlikely_(item >= STOCK_ITEMS))
+        if (_unlikely_(item >= STOCK_LINES))
                 return -EINVAL;
         if (_unlikely_(bytes == 0))
                 return 0;
@@ -212,10 +248,15 @@ static inline int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
         page = atomic_load_explicit(&s->page, memory_order_acquire);
         if (_unlikely_(!page))
                 return -ENXIO;
-        left = stock_page_consume(&page[item], bytes);
+        it = &s->items[item];
+        /* Relaxed: the index only changes with the lock held and the page
+         * replaced (a reconnection), or from -1 to the region's index. */
+        index = atomic_load_explicit(&it->index, memory_order_relaxed);
+        if (_unlikely_(index < 0))
+                return stock_charge_slow(s, item, bytes);
+        left = stock_page_consume(&page[index], bytes);
         if (_unlikely_(left == STOCK_NONE))
                 return stock_charge_slow(s, item, bytes);
-        it = &s->items[item];
         if (_unlikely_(left < atomic_load_explicit(&it->low_mark, memory_order_relaxed)) &&
             (!atomic_load_explicit(&it->inflight, memory_order_relaxed) ||
              left < atomic_load_explicit(&it->poll_mark, memory_order_relaxed)))
@@ -242,8 +283,9 @@ static inline int stock_charge(Stock *s, unsigned item, uint64_t bytes) {
 static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
         _Atomic uint64_t *page;
         uint64_t v;
+        int32_t index;
 
-        if (_unlikely_(item >= STOCK_ITEMS))
+        if (_unlikely_(item >= STOCK_LINES))
                 return -EINVAL;
         if (_unlikely_(bytes == 0))
                 return 0;
@@ -252,7 +294,10 @@ static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
                 return -ENXIO;
         if (_unlikely_(stock_held(s, item) < bytes))
                 return -ERANGE;
-        v = atomic_fetch_add_explicit(&page[item], bytes, memory_order_relaxed) + bytes;
+        index = atomic_load_explicit(&s->items[item].index, memory_order_relaxed);
+        if (_unlikely_(index < 0))
+                return stock_uncharge_exact(s, item, bytes);
+        v = atomic_fetch_add_explicit(&page[index], bytes, memory_order_relaxed) + bytes;
         if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
                 return 0;
         return stock_uncharge_slow(s, page, item);
@@ -260,17 +305,19 @@ static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
 
 /**
  * stock_refill_done() - the reply to a refill of @item: @r 0 or its error,
- * @margin the reply's margin (UINT64_MAX: none). Adapts the batch. Lock
- * held.
+ * @margin the reply's margin (UINT64_MAX: none), @index the page counter
+ * a device region's refill went to (a region line learns its index so).
+ * -EBUSY on a region line: the daemon has no counter for the region on
+ * this page; the line charges exactly from then on. Adapts the batch. Lock held.
  */
-void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin);
+void stock_refill_done(Stock *s, unsigned item, int r, uint64_t margin, uint32_t index);
 
 /** stock_return_done() - the reply to a surplus return. Lock held. */
 void stock_return_done(Stock *s, unsigned item, uint64_t bytes, int r);
 
 /**
- * stock_note_margin() - the margin of a reply to a charge that did not go
- * through the stock (an exact session charge). Lock held.
+ * stock_note_margin() - the margin of a reply to a charge of memory that
+ * did not go through the stock (an exact session charge). Lock held.
  */
 void stock_note_margin(Stock *s, uint64_t margin);
 

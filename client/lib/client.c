@@ -240,6 +240,8 @@ _public_ memacct *memacct_close(memacct *m) {
         }
         free(m->subscriptions);
         client_region_held_done(m);
+        for (unsigned i = 0; i < STOCK_REGIONS; i++)
+                free(m->stock_regions[i]);
         free(m->attached);
         free(m->attached_group);
         free(m->server);

@@ -122,6 +122,9 @@ struct memacct {
 
         /* The charge stock. */
         Stock stock;
+        /* The device region of each region line (client-stock.h): set
+         * once, under the lock, and freed by memacct_close(). */
+        char *stock_regions[STOCK_REGIONS];
         bool stock_wanted; /* set up once: again after each reconnection */
         _Atomic uint64_t *page;
         void **old_pages; /* replaced pages, unmapped by memacct_close() */

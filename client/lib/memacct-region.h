@@ -88,6 +88,20 @@ int memacct_charge_region(memacct *m, const char *path, const char *region, uint
 int memacct_uncharge_region(memacct *m, const char *path, const char *region, uint64_t bytes, unsigned flags);
 
 /**
+ * memacct_stock_region() - the stock item of device region @region, for
+ * memacct_charge_stocked(), memacct_uncharge_stocked() and
+ * memacct_stock_get(): charges in the region through the charge stock,
+ * on the attached group, as memory's stat items. The same region is the
+ * same item for the life of @m, across reconnections; "memory" is
+ * MEMACCT_STAT_DEVICE. No round trip: an unknown region fails the first
+ * charge (-ENOENT). memacct_uncharge_stocked() gives back what was
+ * charged through the item, not memacct_charge_region()'s charges.
+ * Return: the item (>= MEMACCT_STAT_MAX for a device region); -EINVAL;
+ * -ENOSPC (31 regions have items already); -EOPNOTSUPP (a bus handle).
+ */
+int memacct_stock_region(memacct *m, const char *region);
+
+/**
  * memacct_set_region_limits() - memacct_set_limits() in @region. In a
  * device region a max below usage is always taken, as a dmem.max write:
  * new charges are refused from then on.

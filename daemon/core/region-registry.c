@@ -28,6 +28,7 @@
 #include "core.h"
 #include "group-internal.h"
 #include "region.h"
+#include "session.h"
 #include "stock.h"
 
 static bool region_char_ok(char c) {
@@ -143,7 +144,9 @@ int core_region_remove(MemCore *core, const char *name) {
                 return -ENOENT;
         }
         r = atomic_load_explicit(&core->regions[slot], memory_order_relaxed);
-        /* Stocked bytes are charged but not used: they go back first. */
+        /* Stocked bytes are charged but not used: they go back first,
+         * the clients' pages, then the threads' stocks. */
+        (void) core_drain_stock(core, core->root, r->key);
         core_read_lock();
         root = region_state(core->root, slot);
         if (root)

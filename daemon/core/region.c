@@ -128,6 +128,16 @@ static void region_event_raise(MemCore *core, MemRegionState *s, int key, MemEve
                 core->event_hook(s->group, key, ev, local, core->event_hook_userdata);
 }
 
+void region_event_oom(MemCore *core, MemGroup *g, int key) {
+        MemRegionState *s;
+
+        core_read_lock();
+        s = region_state(g, region_slot(key));
+        if (s)
+                region_event_raise(core, s, key, MEM_EVENT_OOM);
+        core_read_unlock();
+}
+
 /* charge_counters() and charge_account() of charge.c on @s's counters. */
 static int state_charge(MemCore *core, MemRegionState *s, int key, uint64_t bytes, unsigned flags,
                         MemChargeResult *res) {
@@ -149,8 +159,9 @@ static int state_charge(MemCore *core, MemRegionState *s, int key, uint64_t byte
                 r = stock_charge(core, &s->counter, bytes);
                 if (r == MEM_STOCK_MISS)
                         r = counter_try_charge(&s->counter, NULL, bytes, &fail);
-                /* drain_all_stock() and one more try: a device region has
-                 * no client stock, but threads' stocks may hold its room. */
+                /* drain_all_stock() of the threads' stocks and one more
+                 * try; the clients' pages are drained by the session path
+                 * (charge_drain_retry()), outside this read section. */
                 if (r == -EDQUOT && core->stocks && stock_drain(core, fail) > 0)
                         r = counter_try_charge(&s->counter, NULL, bytes, &fail);
                 if (r == -EDQUOT) {

@@ -96,68 +96,6 @@ static void rss_add(MemSession *s, MemRss m, int64_t bytes) {
 #endif
 }
 
-/*
- * Fast path 3: mem_cgroup_begin_update_page_stat() after "memcg: use a
- * global flag to avoid taking a lock when no move is in progress"
- * (Kamezawa Hiroyuki, 2012; docs/kernel.md).
- *
- * Accounting a session's charge reads the session's group and updates that
- * group's counters, statistics and the session's held sums; a move of the
- * session must not change the group in between. Moves are rare, so the
- * update path reads one read-mostly global, the count of moves in
- * progress, and takes no lock when it is 0. The caller is inside an RCU
- * read-side section that lasts until session_end_update(); a mover raises
- * the count and then waits for a grace period before it touches anything
- * (session_move()), so every update that saw 0 has finished before the
- * move starts, and every update that starts later sees the count and
- * falls back to the group's move_lock, re-checking the group under it.
- *
- * Before the patch the per-group moving count was read on every update
- * (-DMEMACCT_BEFORE_PATCH): a dependent load from the group, on the line
- * other sessions' movers write.
- */
-static MemGroup *session_begin_update(MemSession *s, bool *ret_locked) {
-        MemGroup *g, *now;
-
-        *ret_locked = false;
-#ifndef MEMACCT_BEFORE_PATCH
-        /*
-         * The count first, the group after, both acquire (plain loads on
-         * x86): a count of 0 either predates a move's increment, and that
-         * move's grace period waits for us, or comes from a finished move's
-         * decrement, and then the group read after it is the new one.
-         */
-        if (_likely_(atomic_load_explicit(&s->core->moving, memory_order_acquire) == 0))
-                return atomic_load_explicit(&s->group, memory_order_acquire);
-#endif
-        g = atomic_load_explicit(&s->group, memory_order_acquire);
-        while (g) {
-                if (atomic_load_explicit(&g->moving_account, memory_order_acquire) <= 0) {
-                        /* Not moving now; but a move may have finished
-                         * between our two loads: then the group changed. */
-                        now = atomic_load_explicit(&s->group, memory_order_acquire);
-                        if (now == g)
-                                break;
-                        g = now;
-                        continue;
-                }
-                pthread_mutex_lock(&g->move_lock);
-                now = atomic_load(&s->group);
-                if (now == g) {
-                        *ret_locked = true;
-                        break;
-                }
-                pthread_mutex_unlock(&g->move_lock);
-                g = now;
-        }
-        return g;
-}
-
-static void session_end_update(MemGroup *g, bool locked) {
-        if (locked)
-                pthread_mutex_unlock(&g->move_lock);
-}
-
 static unsigned long pid_hash(pid_t pid) {
         return (unsigned long) pid * 0x9E3779B97F4A7C15ULL;
 }
@@ -372,24 +310,30 @@ static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, 
 
 /*
  * try_charge_memcg() step 8: once, when a limit refuses, empty the stocks
- * held under the refusing group and retry. The first attempt raises no
- * oom; the retry, or a refusal no drain could help, does.
+ * held under the refusing group in region @key and retry. The first
+ * attempt raises no oom; the retry, or a refusal no drain could help, does.
  */
-static int charge_drain_retry(MemCore *core, int r, unsigned flags, MemChargeResult *ret,
-                              int (*again)(void *ctx, unsigned flags, MemChargeResult *ret),
-                              void *ctx) {
+int charge_drain_retry(MemCore *core, int key, int r, unsigned flags, MemChargeResult *ret,
+                       int (*again)(void *ctx, unsigned flags, MemChargeResult *ret), void *ctx) {
+        uint64_t drained;
         MemGroup *refused;
 
         if (r != -EDQUOT || !(flags & MEM_CHARGE_DRAIN))
                 return r;
         refused = group_ref(ret->refused);
         /* The clients' pages first (their bytes come back through this
-         * thread's stock), then every thread's stock under the group. */
-        if (core_drain_stock(core, refused) + (uint64_t) stock_drain(core, &refused->counter) > 0) {
+         * thread's stock), then every thread's stock under the group; a
+         * device region's charge drained the threads' stocks itself. */
+        drained = core_drain_stock(core, refused, key);
+        if (key == MEM_REGION_MEMORY)
+                drained += (uint64_t) stock_drain(core, &refused->counter);
+        if (drained > 0) {
                 charge_result_done(ret);
                 r = again(ctx, flags & ~(MEM_CHARGE_DRAIN | MEM_CHARGE_NO_OOM), ret);
-        } else
+        } else if (key == MEM_REGION_MEMORY)
                 group_event_raise(refused, MEM_EVENT_OOM);
+        else
+                region_event_oom(core, refused, key);
         group_unref(refused);
         return r;
 }
@@ -424,7 +368,7 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
         r = session_charge_once(s, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(s->core, r, flags, &res, session_charge_again, &args);
+        r = charge_drain_retry(s->core, MEM_REGION_MEMORY, r, flags, &res, session_charge_again, &args);
         if (ret)
                 *ret = res;
         else
@@ -452,7 +396,7 @@ int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem ite
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
         r = group_charge_kept(core, g, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(core, r, flags, &res, kept_charge_again, &args);
+        r = charge_drain_retry(core, MEM_REGION_MEMORY, r, flags, &res, kept_charge_again, &args);
         if (ret)
                 *ret = res;
         else
@@ -565,7 +509,7 @@ static uint64_t drain_one(MemSession *s, MemGroup *g, MemStatItem item) {
         return (uint64_t) take;
 }
 
-uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
+uint64_t core_drain_stock(MemCore *core, MemGroup *under, int key) {
         uint64_t released = 0;
         MemSession *s;
 
@@ -576,84 +520,18 @@ uint64_t core_drain_stock(MemCore *core, MemGroup *under) {
 
                 core_read_lock();
                 g = session_begin_update(s, &locked);
-                if (g && group_is_descendant(g, under))
-                        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
-                                released += drain_one(s, g, i);
+                if (g && group_is_descendant(g, under)) {
+                        if (key != MEM_REGION_MEMORY)
+                                released += session_drain_region(s, g, key);
+                        else
+                                for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                                        released += drain_one(s, g, i);
+                }
                 session_end_update(g, locked);
                 core_read_unlock();
         }
         pthread_mutex_unlock(&core->stock_lock);
         return released;
-}
-
-/*
- * Device region charges: the session path of memory (the move protocol
- * of fast path 3 around the charge), with the sums by region slot.
- * Only the owner thread writes region_held, so plain loads and stores;
- * a region charge is never stocked, so no drain takes from it.
- */
-int session_charge_region(MemSession *s, int key, uint64_t bytes, unsigned flags, MemChargeResult *ret) {
-        _Atomic int64_t *held = s->region_held;
-        MemGroup *g;
-        bool locked;
-        int r;
-
-        if (key <= MEM_REGION_MEMORY)
-                return -EINVAL;
-        if (ret)
-                *ret = (MemChargeResult) {};
-        if (!held) {
-                held = calloc(MEM_REGION_MAX, sizeof(*held));
-                if (!held)
-                        return -ENOMEM;
-                /* Release: a mover that sees the array sees it zeroed. */
-                atomic_store_explicit(&s->region_held, held, memory_order_release);
-        }
-        core_read_lock();
-        g = session_begin_update(s, &locked);
-        if (!g)
-                r = -ENOTCONN;
-        else {
-                r = region_charge(s->core, g, key, bytes, flags & ~MEM_CHARGE_DRAIN, ret);
-                if (r == 0)
-                        store64(&held[region_slot(key)], load64(&held[region_slot(key)]) + (int64_t) bytes);
-        }
-        session_end_update(g, locked);
-        core_read_unlock();
-        return r;
-}
-
-int session_uncharge_region(MemSession *s, int key, uint64_t bytes) {
-        _Atomic int64_t *held = s->region_held;
-        MemGroup *g;
-        bool locked;
-        int r = 0;
-
-        if (key <= MEM_REGION_MEMORY)
-                return -EINVAL;
-        if (bytes > MEM_CHARGE_MAX)
-                return -EOVERFLOW;
-        core_read_lock();
-        g = session_begin_update(s, &locked);
-        if (!g)
-                r = -ENOTCONN;
-        else if (!region_find(s->core, key))
-                r = -ENOENT;
-        else if (!held || load64(&held[region_slot(key)]) < (int64_t) bytes)
-                r = -ERANGE;
-        else if (bytes > 0) {
-                store64(&held[region_slot(key)], load64(&held[region_slot(key)]) - (int64_t) bytes);
-                region_uncharge(s->core, g, key, bytes);
-        }
-        session_end_update(g, locked);
-        core_read_unlock();
-        return r;
-}
-
-uint64_t session_held_region(MemSession *s, int key) {
-        if (key <= MEM_REGION_MEMORY)
-                return 0;
-        return s->region_held ? (uint64_t) MAX(load64(&s->region_held[region_slot(key)]), 0) : 0;
 }
 
 uint64_t session_held(MemSession *s, MemStatItem item) {

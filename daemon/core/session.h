@@ -49,6 +49,10 @@ typedef struct MemSession {
         _Atomic(_Atomic int64_t *) region_held;
         /* Shared with the client process: its unused stock per item. */
         _Atomic uint64_t *stock;
+        /* The device region whose counter each region slot of the page
+         * is (0: none yet): a slot reused by a later region keeps its
+         * first one for the page's life. Owner thread only. */
+        int stock_region_key[MEM_REGION_MAX];
         struct cds_list_head stock_link; /* core->stock_sessions; stock_lock */
 
         MemCore *core;
@@ -108,7 +112,8 @@ uint64_t session_held(MemSession *s, MemStatItem item);
 
 /**
  * session_charge_region() - session_charge() in device region @key
- * (region.h). Region charges are never stocked, so a refusal is final.
+ * (region.h), with MEM_CHARGE_DRAIN draining the clients' stock pages
+ * in @key under a refusing group before one more try.
  * Return: as session_charge(); -ENOENT (no such region), -EINVAL
  * (memory's key: use session_charge()), -ENOMEM.
  */
@@ -120,14 +125,35 @@ int session_uncharge_region(MemSession *s, int key, uint64_t bytes);
 /** session_held_region() - what the session holds in device region @key. */
 uint64_t session_held_region(MemSession *s, int key);
 
-/* The page's other counters, written by the daemon alone: the totals its
- * refills added to each item and its drains took from it, from which the
- * client derives what it holds (memacct(7), "The stock page"). */
-#define MEM_STOCK_REFILLED(item) (_MEM_STAT_MAX + (item))
-#define MEM_STOCK_DRAINED(item) (2 * _MEM_STAT_MAX + (item))
+/** core_charge_region_kept() - core_charge_kept() in device region @key. */
+int core_charge_region_kept(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
+                            MemChargeResult *ret);
 
 /**
- * session_set_stock() - share @page (3 × _MEM_STAT_MAX counters, mapped
+ * session_charge_region_stock() - session_charge_stock() in device
+ * region @key: the bytes go to the page's counter of the region's slot,
+ * whose index is stored in *@ret_index. Return: as session_charge_stock();
+ * -EBUSY (the counter is an earlier region's of the slot: the client's
+ * view of it would mix the two; the caller charges exactly instead).
+ */
+int session_charge_region_stock(MemSession *s, int key, uint64_t bytes, MemChargeResult *ret, unsigned *ret_index);
+
+/*
+ * The stock page (memacct(7), "The stock page"): per stat item of
+ * memory the unused stock, then, written by the daemon alone, the totals
+ * its refills added to each item and its drains took from it, from which
+ * the client derives what it holds; after those the same three rows for
+ * device regions, one counter per region slot (slot 0, memory's, unused).
+ */
+#define MEM_STOCK_REFILLED(item) (_MEM_STAT_MAX + (item))
+#define MEM_STOCK_DRAINED(item) (2 * _MEM_STAT_MAX + (item))
+#define MEM_STOCK_REGION(slot) (3 * _MEM_STAT_MAX + (slot))
+#define MEM_STOCK_REGION_REFILLED(slot) (MEM_STOCK_REGION(slot) + MEM_REGION_MAX)
+#define MEM_STOCK_REGION_DRAINED(slot) (MEM_STOCK_REGION(slot) + 2 * MEM_REGION_MAX)
+#define MEM_STOCK_COUNTERS (3 * _MEM_STAT_MAX + 3 * MEM_REGION_MAX)
+
+/**
+ * session_set_stock() - share @page (MEM_STOCK_COUNTERS counters, mapped
  * from the client) as the session's stock. The page must stay mapped until
  * session_free() returns. Return: 0, -EBUSY if the session has one.
  */
@@ -142,11 +168,12 @@ int session_set_stock(MemSession *s, _Atomic uint64_t *page);
 int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemChargeResult *ret);
 
 /**
- * core_drain_stock() - empty the stock page of every session attached at
- * or below @under and uncharge what was in it (at most what each session
- * holds, whatever its page says). Return: the bytes released.
+ * core_drain_stock() - empty the stock pages of every session attached at
+ * or below @under, memory's items (@key MEM_REGION_MEMORY) or device
+ * region @key's counter, and uncharge what was in them (at most what each
+ * session holds, whatever its page says). Return: the bytes released.
  */
-uint64_t core_drain_stock(MemCore *core, MemGroup *under);
+uint64_t core_drain_stock(MemCore *core, MemGroup *under, int key);
 
 /**
  * core_charge_kept() - group_charge_kept() that, with MEM_CHARGE_DRAIN,

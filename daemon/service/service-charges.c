@@ -162,8 +162,6 @@ static int charge_begin(Service *svc, Peer *p, const ServiceCharge *c, bool char
                 return r;
         if (*ret_key != MEM_REGION_MEMORY && c->stat && *c->stat)
                 return refusal_set(rf, -EINVAL, "stat items are memory's; region %s has none", c->region);
-        if (*ret_key != MEM_REGION_MEMORY && charging && c->stock)
-                return refusal_set(rf, -EINVAL, "stock refills are in memory only");
         r = parse_stat(c->stat, ret_item, rf);
         if (r < 0)
                 return r;
@@ -211,7 +209,7 @@ static void requester_endp(Peer **p) {
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
         _cleanup_(requester_endp) _unused_ Peer *requester = requester_begin(p);
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        unsigned flags = MEM_CHARGE_DRAIN;
+        unsigned flags = MEM_CHARGE_DRAIN, stock_index = 0;
         MemChargeResult res = {};
         MemStatItem item;
         bool attached;
@@ -225,9 +223,6 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         r = charge_begin(svc, p, c, true, &item, &key, &g, &attached, rf);
         if (r < 0)
                 return r;
-        /* Device regions have no stock to drain: their first refusal is final. */
-        if (key != MEM_REGION_MEMORY)
-                flags &= ~MEM_CHARGE_DRAIN;
         if (c->keep) {
                 r = service_admit(svc, rf);
                 if (r < 0)
@@ -235,7 +230,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                 if (service_kept_by_delegator(&p->who, g))
                         flags |= MEM_CHARGE_DELEGATOR;
                 r = key == MEM_REGION_MEMORY ? core_charge_kept(svc->core, g, c->bytes, item, flags, &res) :
-                                               region_charge_kept(svc->core, g, key, c->bytes, flags, &res);
+                                               core_charge_region_kept(svc->core, g, key, c->bytes, flags, &res);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
                         service_audit(p, MESSAGE_KEPT_CHARGED, g->path, "Kept charge of %llu %s bytes on %s%s",
@@ -243,7 +238,9 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                                       key == MEM_REGION_MEMORY ? mem_stat_item_to_string(item) : c->region, g->path,
                                       c->force ? " (forced)" : "");
                 }
-        } else if (key != MEM_REGION_MEMORY)
+        } else if (key != MEM_REGION_MEMORY && c->stock)
+                r = session_charge_region_stock(p->session, key, c->bytes, &res, &stock_index);
+        else if (key != MEM_REGION_MEMORY)
                 r = session_charge_region(p->session, key, c->bytes, flags, &res);
         else if (c->stock)
                 r = session_charge_stock(p->session, c->bytes, item, &res);
@@ -268,6 +265,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                         .over_max = res.over_max,
                         .margin = key == MEM_REGION_MEMORY ? group_margin(g) :
                                                              region_group_margin(svc->core, g, key),
+                        .stock_index = stock_index,
                 };
         charge_result_done(&res);
         return r;
@@ -518,6 +516,8 @@ int service_subscribe_region(Service *svc, Peer *p, const char *path, const char
         }
         return 0;
 }
+
+_Static_assert(MEM_STOCK_COUNTERS * sizeof(uint64_t) <= SERVICE_STOCK_PAGE_SIZE, "the stock page holds every counter");
 
 int service_stock_setup(Service *svc, Peer *p, int fd, Refusal *rf) {
         const int need = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;

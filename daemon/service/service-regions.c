@@ -253,7 +253,7 @@ static int kept_charge(Service *svc, MemGroup *g, int key, MemStatItem item, uin
                        MemChargeResult *res) {
         if (key == MEM_REGION_MEMORY)
                 return core_charge_kept(svc->core, g, bytes, item, flags | MEM_CHARGE_DRAIN, res);
-        return region_charge_kept(svc->core, g, key, bytes, flags, res);
+        return core_charge_region_kept(svc->core, g, key, bytes, flags | MEM_CHARGE_DRAIN, res);
 }
 
 static int kept_uncharge(Service *svc, MemGroup *g, int key, MemStatItem item, uint64_t bytes, bool delegate) {

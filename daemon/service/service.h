@@ -40,7 +40,7 @@ typedef struct Service Service;
 #define SERVICE_SUBSCRIPTIONS_MAX 64
 /* The largest list reply a transport builds; past it, list a subtree. */
 #define SERVICE_LIST_REPLY_MAX (16u << 20)
-/* A stock page is one page of _MEM_STAT_MAX counters, shared with the client. */
+/* A stock page is one page of counters shared with the client (MEM_STOCK_COUNTERS). */
 #define SERVICE_STOCK_PAGE_SIZE 4096
 
 /* What may change at run time (SIGHUP); read on every request. */
@@ -484,6 +484,10 @@ typedef struct ServiceChargeResult {
         uint64_t throttle_usec; /* suggested back-off, 0 when none */
         bool over_max;          /* a forced charge left a group above its max */
         uint64_t margin;        /* what the tightest max above still admits (a hint) */
+        /* A refill in a device region: the page counter it went to
+         * (memacct(7), "The stock page"); 0 otherwise (memory's items
+         * are known to the client, and 0 is never a region's). */
+        unsigned stock_index;
 } ServiceChargeResult;
 
 /**

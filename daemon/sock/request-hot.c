@@ -65,6 +65,7 @@ int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, in
                 reply.throttle_usec = res.throttle_usec;
                 reply.over_max = res.over_max;
                 reply.margin = res.margin;
+                reply.stock_index = res.stock_index;
         }
         *ret_len = wire_hot_reply_frame(&reply, buf, REQUEST_HOT_REPLY_MAX);
         /* REQUEST_HOT_REPLY_MAX bounds every reply: the refusal's strings are bounded arrays. */

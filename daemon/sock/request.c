@@ -236,6 +236,8 @@ static int on_charge(Request *x, const Memacct__V1__Charge *m) {
         cr->throttle_usec = res.throttle_usec;
         cr->over_max = res.over_max;
         cr->margin = res.margin;
+        cr->has_stock_index = res.stock_index != 0;
+        cr->stock_index = res.stock_index;
         x->resp.result_case = MEMACCT__V1__RESPONSE__RESULT_CHARGE;
         x->resp.charge = cr;
         return 0;

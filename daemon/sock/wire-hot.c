@@ -73,6 +73,7 @@ enum {
         CHARGE_REPLY_THROTTLE_USEC = 2,
         CHARGE_REPLY_OVER_MAX = 3,
         CHARGE_REPLY_MARGIN = 4,
+        CHARGE_REPLY_STOCK_INDEX = 5,
 };
 
 enum {
@@ -280,7 +281,8 @@ static uint64_t int32_wire(int32_t v) {
 }
 
 static size_t charge_reply_size(const WireHotReply *r) {
-        return 1 + varint_size(r->over_high) + 1 + varint_size(r->throttle_usec) + 2 + 1 + varint_size(r->margin);
+        return 1 + varint_size(r->over_high) + 1 + varint_size(r->throttle_usec) + 2 + 1 + varint_size(r->margin) +
+               (r->stock_index ? 1 + varint_size(r->stock_index) : 0);
 }
 
 static size_t string_field_size(const char *s) {
@@ -336,6 +338,10 @@ size_t wire_hot_reply_frame(const WireHotReply *r, uint8_t *out, size_t size) {
                 *p++ = r->over_max ? 1 : 0;
                 p = tag_put(p, CHARGE_REPLY_MARGIN, WT_VARINT);
                 p = varint_put(p, r->margin);
+                if (r->stock_index) {
+                        p = tag_put(p, CHARGE_REPLY_STOCK_INDEX, WT_VARINT);
+                        p = varint_put(p, r->stock_index);
+                }
         }
         return (size_t) (p - out);
 }

@@ -70,8 +70,9 @@ typedef struct WireHotReply {
         int32_t status;           /* a memacct.v1.Status; packed as protobuf-c packs an enum (int32) */
         const char *message;      /* NULL: absent */
         const char *refused_path; /* NULL: absent */
-        bool charge;              /* result is a ChargeReply with all four fields */
+        bool charge;              /* result is a ChargeReply with its four fields (five with stock_index) */
         uint64_t over_high, throttle_usec, margin;
+        uint32_t stock_index;     /* 0: absent (a region refill's page counter otherwise) */
         bool over_max;
 } WireHotReply;
 

@@ -5,7 +5,8 @@
  * bytes to the page when the refill's charge fits, as memacctd does. No
  * socket, no daemon. After every scenario the fake daemon's usage must
  * equal what the caller holds plus what sits in the page: no byte lost or
- * counted twice.
+ * counted twice. Device region lines run against the same fake: their
+ * page counter is the one the fake's refill replies name.
  */
 
 #include <pthread.h>
@@ -32,8 +33,9 @@ typedef struct FakeReply {
 } FakeReply;
 
 typedef struct Fake {
-        /* The stock, then the daemon's refilled and drained totals. */
-        _Atomic uint64_t page[3 * STOCK_ITEMS] _cacheline_aligned_;
+        /* The stock, the daemon's refilled and drained totals, then the
+         * same for regions (client-stock.h). */
+        _Atomic uint64_t page[STOCK_PAGE_SIZE / sizeof(uint64_t)] _cacheline_aligned_;
         Stock stock;
         pthread_mutex_t mutex;
 
@@ -43,6 +45,8 @@ typedef struct Fake {
         FakeReply inflight[MAX_INFLIGHT];
         size_t n_inflight;
         bool deliver_on_poll; /* replies arrive before the next poll() */
+        unsigned region_slot[STOCK_REGIONS]; /* a region line's slot; 0: its own (line - 7) */
+        bool region_busy[STOCK_REGIONS];     /* refills of the line answer -EBUSY */
 
         uint64_t now;
         uint64_t now_step; /* added on every clock read */
@@ -57,9 +61,19 @@ static uint64_t fake_margin(const Fake *f) {
         return f->limit == UINT64_MAX ? UINT64_MAX : f->limit - f->usage;
 }
 
+/* The page counter of stock line @line, as the daemon numbers it. */
+static unsigned fake_index(const Fake *f, unsigned line) {
+        unsigned r = line - STOCK_ITEMS;
+
+        if (line < STOCK_ITEMS)
+                return line;
+        return STOCK_REGION_INDEX(f->region_slot[r] ? f->region_slot[r] : r + 1);
+}
+
 /* The daemon serves one request: a refill charges and fills the page. */
 static void fake_deliver_one(Fake *f) {
         FakeReply rep = f->inflight[0];
+        unsigned index = fake_index(f, rep.item);
 
         memmove(f->inflight, f->inflight + 1, (f->n_inflight - 1) * sizeof(FakeReply));
         f->n_inflight--;
@@ -69,15 +83,19 @@ static void fake_deliver_one(Fake *f) {
                 stock_return_done(&f->stock, rep.item, rep.bytes, 0);
                 return;
         }
+        if (rep.item >= STOCK_ITEMS && f->region_busy[rep.item - STOCK_ITEMS]) {
+                stock_refill_done(&f->stock, rep.item, -EBUSY, 0, 0);
+                return;
+        }
         if (f->limit != UINT64_MAX && f->usage + rep.bytes > f->limit) {
-                stock_refill_done(&f->stock, rep.item, -EDQUOT, 0);
+                stock_refill_done(&f->stock, rep.item, -EDQUOT, 0, 0);
                 return;
         }
         f->usage += rep.bytes;
         /* As the daemon: the refill's total first, then the page. */
-        atomic_fetch_add(&f->page[STOCK_REFILLED(rep.item)], rep.bytes);
-        atomic_fetch_add(&f->page[rep.item], rep.bytes);
-        stock_refill_done(&f->stock, rep.item, 0, fake_margin(f));
+        atomic_fetch_add(&f->page[stock_refilled_index(index)], rep.bytes);
+        atomic_fetch_add(&f->page[index], rep.bytes);
+        stock_refill_done(&f->stock, rep.item, 0, fake_margin(f), rep.item >= STOCK_ITEMS ? index : 0);
 }
 
 static void fake_deliver_all(Fake *f) {
@@ -142,6 +160,16 @@ static int op_charge_exact(void *userdata, unsigned item, uint64_t bytes, uint64
         return 0;
 }
 
+static int op_uncharge_exact(void *userdata, unsigned item, uint64_t bytes) {
+        Fake *f = userdata;
+
+        (void) item;
+        fake_deliver_all(f);
+        assert_true(f->usage >= bytes);
+        f->usage -= bytes;
+        return 0;
+}
+
 static void op_lock(void *userdata) {
         pthread_mutex_lock(&((Fake *) userdata)->mutex);
 }
@@ -171,6 +199,7 @@ static const StockOps fake_ops = {
         .poll = op_poll,
         .wait = op_wait,
         .charge_exact = op_charge_exact,
+        .uncharge_exact = op_uncharge_exact,
         .lock = op_lock,
         .trylock = op_trylock,
         .unlock = op_unlock,
@@ -206,8 +235,8 @@ static void assert_conserved(Fake *f) {
         uint64_t sum = 0;
 
         fake_deliver_all(f);
-        for (unsigned i = 0; i < STOCK_ITEMS; i++)
-                sum += stock_held(&f->stock, i) + atomic_load(&f->page[i]);
+        for (unsigned i = 0; i < STOCK_LINES; i++)
+                sum += stock_held(&f->stock, i) + stock_peek(&f->stock, i);
         assert_int_equal(f->usage, sum);
 }
 
@@ -515,7 +544,7 @@ static void test_items_are_independent(void **state) {
         assert_int_equal(f->refill_sends, 1);
         assert_int_equal(atomic_load(&f->page[FILE_]), 1 * MiB);
         assert_int_equal(stock_held(&f->stock, FILE_), 0);
-        assert_int_equal(stock_charge(&f->stock, STOCK_ITEMS, 4 * KiB), -EINVAL);
+        assert_int_equal(stock_charge(&f->stock, STOCK_LINES, 4 * KiB), -EINVAL);
         assert_conserved(f);
 }
 
@@ -562,6 +591,128 @@ static void test_concurrent_charges_conserve_bytes(void **state) {
         assert_true(atomic_load(&f->page[ANON]) <= STOCK_HIGH_MUL * f->stock.items[ANON].batch);
 }
 
+#define GPU0 (STOCK_ITEMS + 0)
+#define GPU1 (STOCK_ITEMS + 1)
+
+static void test_region_line_learns_its_counter_then_runs_fast(void **state) {
+        Fake *f = *state;
+        unsigned index;
+
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), -1);
+        /* The first charge has no counter: a refill, whose reply names it. */
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        index = fake_index(f, GPU0);
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), index);
+        assert_int_equal(f->refill_sends, 1);
+        assert_int_equal(f->exact_calls, 0);
+        for (int i = 0; i < 8; i++)
+                assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        assert_int_equal(f->refill_sends, 1);
+        assert_int_equal(atomic_load(&f->page[index]), STOCK_MIN_BATCH - 9 * 4 * KiB);
+        assert_int_equal(stock_held(&f->stock, GPU0), 9 * 4 * KiB);
+        /* Memory's items and the other region are untouched. */
+        assert_int_equal(stock_held(&f->stock, ANON), 0);
+        assert_int_equal(stock_held(&f->stock, GPU1), 0);
+        assert_int_equal(atomic_load(&f->page[ANON]), 0);
+        assert_int_equal(stock_uncharge(&f->stock, GPU0, 9 * 4 * KiB), 0);
+        assert_int_equal(stock_uncharge(&f->stock, GPU0, 4 * KiB), -ERANGE);
+        assert_int_equal(stock_held(&f->stock, GPU0), 0);
+        assert_conserved(f);
+}
+
+static void test_region_lines_have_their_own_counters_and_margins(void **state) {
+        Fake *f = *state;
+
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        assert_int_equal(stock_charge(&f->stock, GPU1, 8 * KiB), 0);
+        assert_int_equal(stock_charge(&f->stock, ANON, 12 * KiB), 0);
+        assert_int_not_equal(atomic_load(&f->stock.items[GPU0].index), atomic_load(&f->stock.items[GPU1].index));
+        assert_int_equal(stock_held(&f->stock, GPU0), 4 * KiB);
+        assert_int_equal(stock_held(&f->stock, GPU1), 8 * KiB);
+        assert_int_equal(stock_held(&f->stock, ANON), 12 * KiB);
+        /* A refused region refill zeroes that region's margin only. */
+        stock_refill_done(&f->stock, GPU1, -EDQUOT, 0, 0);
+        assert_int_equal(f->stock.items[GPU1].margin, 0);
+        assert_int_equal(stock_refill_size(&f->stock, GPU1, 0), 0);
+        assert_true(stock_refill_size(&f->stock, GPU0, 0) > 0);
+        assert_true(stock_refill_size(&f->stock, ANON, 0) > 0);
+        assert_conserved(f);
+}
+
+static void test_region_line_relearns_its_counter_on_a_new_page(void **state) {
+        Fake *f = *state;
+        _Atomic uint64_t *page2 = calloc(STOCK_PAGE_SIZE / sizeof(uint64_t), sizeof(*page2));
+        uint64_t usage;
+
+        assert_non_null(page2);
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        fake_deliver_all(f);
+        /* A reconnection: the old session died with what it held; the
+         * caller still holds its 4 KiB, now in direct, and replays them. */
+        (void) stock_take(&f->stock, GPU0);
+        stock_set_page(&f->stock, page2);
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), -1);
+        assert_int_equal(atomic_load(&f->stock.items[ANON].index), ANON);
+        assert_int_equal(stock_held(&f->stock, GPU0), 4 * KiB);
+        /* Until it learns the counter, an uncharge goes exact. */
+        usage = f->usage;
+        assert_int_equal(stock_uncharge(&f->stock, GPU0, 4 * KiB), 0);
+        assert_int_equal(f->usage, usage - 4 * KiB);
+        assert_int_equal(stock_held(&f->stock, GPU0), 0);
+        stock_set_page(&f->stock, f->page);
+        free((void *) page2);
+}
+
+static void test_region_counter_of_another_region_charges_exactly(void **state) {
+        Fake *f = *state;
+        unsigned refills;
+
+        /* The daemon answers -EBUSY: the slot's counter is an earlier
+         * region's on this page. The line falls back to exact charges and
+         * never asks for a refill again on this page. */
+        f->region_busy[0] = true;
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        assert_int_equal(f->exact_calls, 1);
+        assert_true(f->stock.items[GPU0].exact_only);
+        refills = f->refill_sends;
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        assert_int_equal(f->refill_sends, refills);
+        assert_int_equal(f->exact_calls, 2);
+        assert_int_equal(stock_held(&f->stock, GPU0), 8 * KiB);
+        assert_int_equal(stock_uncharge(&f->stock, GPU0, 8 * KiB), 0);
+        assert_int_equal(stock_held(&f->stock, GPU0), 0);
+        assert_conserved(f);
+}
+
+static void test_region_counter_index_out_of_range_is_ignored(void **state) {
+        Fake *f = *state;
+
+        /* A reply naming memory's rows, or past the regions', is not trusted. */
+        stock_refill_done(&f->stock, GPU0, 0, UINT64_MAX, ANON);
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), -1);
+        stock_refill_done(&f->stock, GPU0, 0, UINT64_MAX, STOCK_REGION_INDEX(STOCK_REGIONS + 1));
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), -1);
+        /* Nor one another line has. */
+        assert_int_equal(stock_charge(&f->stock, GPU1, 4 * KiB), 0);
+        stock_refill_done(&f->stock, GPU0, 0, UINT64_MAX, fake_index(f, GPU1));
+        assert_int_equal(atomic_load(&f->stock.items[GPU0].index), -1);
+        assert_conserved(f);
+}
+
+static void test_region_drain_by_the_daemon_keeps_what_is_held(void **state) {
+        Fake *f = *state;
+        unsigned index;
+        uint64_t v;
+
+        assert_int_equal(stock_charge(&f->stock, GPU0, 4 * KiB), 0);
+        index = fake_index(f, GPU0);
+        v = atomic_exchange(&f->page[index], 0);
+        atomic_fetch_add(&f->page[stock_drained_index(index)], v);
+        f->usage -= v;
+        assert_int_equal(stock_held(&f->stock, GPU0), 4 * KiB);
+        assert_conserved(f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -584,6 +735,12 @@ int main(void) {
                 T(test_items_are_independent),
                 T(test_no_page_is_enxio),
                 T(test_concurrent_charges_conserve_bytes),
+                T(test_region_line_learns_its_counter_then_runs_fast),
+                T(test_region_lines_have_their_own_counters_and_margins),
+                T(test_region_line_relearns_its_counter_on_a_new_page),
+                T(test_region_counter_of_another_region_charges_exactly),
+                T(test_region_counter_index_out_of_range_is_ignored),
+                T(test_region_drain_by_the_daemon_keeps_what_is_held),
 #undef T
         };
 
