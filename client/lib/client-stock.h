@@ -192,7 +192,8 @@ int stock_uncharge_slow(Stock *s, _Atomic uint64_t *page, unsigned item) __attri
 int stock_uncharge_exact(Stock *s, unsigned item, uint64_t bytes) __attribute__((cold, noinline));
 
 /**
- * stock_held() - the bytes of @item the caller holds:
+ * stock_held_on() - the bytes of @item the caller holds, its counter
+ * being at @index of @page (-1: none on it):
  *
  *   held = direct + refilled - drained - page (Stock.direct),
  *
@@ -204,18 +205,10 @@ int stock_uncharge_exact(Stock *s, unsigned item, uint64_t bytes) __attribute__(
  * is the client's memory, and a caller that gives back more than it
  * holds must not wrap it. On x86 every one of these loads is a plain mov.
  */
-static inline uint64_t stock_held(const Stock *s, unsigned item) {
-        Stock *w = (Stock *) s;
-        _Atomic uint64_t *page;
+static inline uint64_t stock_held_on(const Stock *s, unsigned item, _Atomic uint64_t *page, int32_t index) {
+        int64_t direct = atomic_load_explicit(&((Stock *) s)->direct[item], memory_order_seq_cst);
         uint64_t held;
-        int64_t direct;
-        int32_t index;
 
-        if (item >= STOCK_LINES)
-                return 0;
-        direct = atomic_load_explicit(&w->direct[item], memory_order_seq_cst);
-        page = atomic_load_explicit(&w->page, memory_order_acquire);
-        index = atomic_load_explicit(&w->items[item].index, memory_order_acquire);
         if (!page || index < 0)
                 return (uint64_t) MAX(direct, 0);
         held = (uint64_t) direct -
@@ -223,6 +216,16 @@ static inline uint64_t stock_held(const Stock *s, unsigned item) {
         held -= atomic_load_explicit(&page[index], memory_order_seq_cst);
         held += atomic_load_explicit(&page[stock_refilled_index((unsigned) index)], memory_order_seq_cst);
         return (int64_t) held < 0 ? 0 : held;
+}
+
+/* stock_held() - stock_held_on() of the current page. */
+static inline uint64_t stock_held(const Stock *s, unsigned item) {
+        Stock *w = (Stock *) s;
+
+        if (item >= STOCK_LINES)
+                return 0;
+        return stock_held_on(s, item, atomic_load_explicit(&w->page, memory_order_acquire),
+                             atomic_load_explicit(&w->items[item].index, memory_order_acquire));
 }
 
 /**
@@ -292,11 +295,11 @@ static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
         page = atomic_load_explicit(&s->page, memory_order_acquire);
         if (_unlikely_(!page))
                 return -ENXIO;
-        if (_unlikely_(stock_held(s, item) < bytes))
-                return -ERANGE;
-        index = atomic_load_explicit(&s->items[item].index, memory_order_relaxed);
+        index = atomic_load_explicit(&s->items[item].index, memory_order_acquire);
         if (_unlikely_(index < 0))
                 return stock_uncharge_exact(s, item, bytes);
+        if (_unlikely_(stock_held_on(s, item, page, index) < bytes))
+                return -ERANGE;
         v = atomic_fetch_add_explicit(&page[index], bytes, memory_order_relaxed) + bytes;
         if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
                 return 0;

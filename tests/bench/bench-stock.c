@@ -20,12 +20,16 @@
  *                  everything is given back with one uncharge_stocked()
  *                  and a drain (timed apart: release_ms).
  *
+ * --region NAME charges device region NAME (registered if missing, with no
+ * capacity; root only) through its stock item (memacct_stock_region())
+ * instead of anon memory: the same fast path on the region's counter.
+ *
  * Every return value is checked; failures are counted and reported. At the
  * end, with every handle drained, /bench-stock's usage must be 0 (verify).
  *
  * Output, one line:
  *   stock_<mode> <threads> <ns/op> cpu_ns_op=<ns> mops=<M ops/s, all threads>
- *   errors=<n> verify=<ok|FAIL...> batch=<bytes> [release_ms=<ms>]
+ *   errors=<n> verify=<ok|FAIL...> batch=<bytes> ops=<n, all threads> [release_ms=<ms>]
  * where ns/op is the elapsed time a thread takes per operation (the mean
  * over the threads) and cpu_ns_op the same from the thread's CPU time
  * (lower when the thread waited for a refill or another process ran).
@@ -56,6 +60,7 @@ typedef enum Mode {
 } Mode;
 
 static const char *socket_path;
+static const char *region; /* NULL: memory */
 static unsigned nthreads = 1;
 static unsigned duration_msec = 1000;
 static Mode mode = MODE_PAIR;
@@ -66,6 +71,7 @@ typedef struct Thread {
         unsigned index;
         int cpu;
         memacct *m;
+        int item; /* a stat item of memory, or --region's stock item */
         uint64_t ops;
         uint64_t wall_nsec;
         uint64_t cpu_nsec;
@@ -102,10 +108,10 @@ static void *thread_main(void *userdata) {
                 (void) pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
         }
         /* Set the stock up, untimed. */
-        r = memacct_charge_stocked(t->m, CHARGE_BYTES, MEMACCT_STAT_ANON);
+        r = memacct_charge_stocked(t->m, CHARGE_BYTES, t->item);
         if (r < 0)
                 fail(t, r);
-        else if ((r = memacct_uncharge_stocked(t->m, CHARGE_BYTES, MEMACCT_STAT_ANON)) < 0)
+        else if ((r = memacct_uncharge_stocked(t->m, CHARGE_BYTES, t->item)) < 0)
                 fail(t, r);
 
         pthread_barrier_wait(&barrier);
@@ -115,18 +121,18 @@ static void *thread_main(void *userdata) {
         do {
                 if (mode == MODE_PAIR)
                         for (unsigned i = 0; i < CHUNK; i++) {
-                                r = memacct_charge_stocked(t->m, CHARGE_BYTES, MEMACCT_STAT_ANON);
+                                r = memacct_charge_stocked(t->m, CHARGE_BYTES, t->item);
                                 if (__builtin_expect(r < 0, 0)) {
                                         fail(t, r);
                                         continue;
                                 }
-                                r = memacct_uncharge_stocked(t->m, CHARGE_BYTES, MEMACCT_STAT_ANON);
+                                r = memacct_uncharge_stocked(t->m, CHARGE_BYTES, t->item);
                                 if (__builtin_expect(r < 0, 0))
                                         fail(t, r);
                         }
                 else
                         for (unsigned i = 0; i < CHUNK; i++) {
-                                r = memacct_charge_stocked(t->m, CHARGE_BYTES, MEMACCT_STAT_ANON);
+                                r = memacct_charge_stocked(t->m, CHARGE_BYTES, t->item);
                                 if (__builtin_expect(r < 0, 0))
                                         fail(t, r);
                                 else
@@ -136,10 +142,10 @@ static void *thread_main(void *userdata) {
         } while (now_nsec(CLOCK_MONOTONIC) < deadline);
         t->wall_nsec = now_nsec(CLOCK_MONOTONIC) - start;
         t->cpu_nsec = now_nsec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-        (void) memacct_stock_get(t->m, MEMACCT_STAT_ANON, NULL, &t->batch);
+        (void) memacct_stock_get(t->m, t->item, NULL, &t->batch);
 
         start = now_nsec(CLOCK_MONOTONIC);
-        if (held > 0 && (r = memacct_uncharge_stocked(t->m, held, MEMACCT_STAT_ANON)) < 0)
+        if (held > 0 && (r = memacct_uncharge_stocked(t->m, held, t->item)) < 0)
                 fail(t, r);
         if ((r = memacct_stock_drain(t->m)) < 0)
                 fail(t, r);
@@ -149,7 +155,7 @@ static void *thread_main(void *userdata) {
 
 static void usage(void) {
         fprintf(stderr, "Usage: bench-stock --socket PATH [--threads N] [--mode pair|charge] "
-                        "[--duration MSEC] [--no-pin]\n");
+                        "[--duration MSEC] [--no-pin] [--region NAME]\n");
         exit(2);
 }
 
@@ -160,6 +166,7 @@ static void parse_argv(int argc, char *argv[]) {
                 { "mode", required_argument, NULL, 'm' },
                 { "duration", required_argument, NULL, 'd' },
                 { "no-pin", no_argument, NULL, 'n' },
+                { "region", required_argument, NULL, 'r' },
                 {}
         };
         int c;
@@ -189,6 +196,9 @@ static void parse_argv(int argc, char *argv[]) {
                         break;
                 case 'n':
                         pin = false;
+                        break;
+                case 'r':
+                        region = optarg;
                         break;
                 default:
                         usage();
@@ -233,6 +243,11 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
+        if (region && (r = memacct_add_region(setup, region, MEMACCT_UNLIMITED)) < 0 && r != -EEXIST) {
+                fprintf(stderr, "bench-stock: add region %s: %s\n", region, strerror(-r));
+                return 1;
+        }
+
         threads = aligned_alloc(64, nthreads * sizeof(Thread));
         if (!threads)
                 return 1;
@@ -243,9 +258,12 @@ int main(int argc, char *argv[]) {
 
                 t->index = i;
                 t->cpu = pin ? nth_cpu(i) : -1;
+                t->item = MEMACCT_STAT_ANON;
                 r = memacct_connect(socket_path, &t->m);
                 if (r >= 0)
                         r = memacct_attach(t->m, GROUP);
+                if (r >= 0 && region)
+                        r = t->item = memacct_stock_region(t->m, region);
                 if (r < 0) {
                         fprintf(stderr, "bench-stock: connect/attach: %s\n", strerror(-r));
                         return 1;
@@ -279,14 +297,19 @@ int main(int argc, char *argv[]) {
                 snprintf(verify, sizeof(verify), "FAIL(get_group:%s)", strerror(-r));
         else if (info->current != 0)
                 snprintf(verify, sizeof(verify), "FAIL(current=%" PRIu64 ")", info->current);
+        for (size_t i = 0; r >= 0 && region && i < info->n_regions; i++)
+                if (strcmp(info->regions[i].name, region) == 0 && info->regions[i].current != 0)
+                        snprintf(verify, sizeof(verify), "FAIL(%s current=%" PRIu64 ")", region,
+                                 info->regions[i].current);
         info = memacct_group_info_free(info);
         for (unsigned i = 0; i < nthreads; i++)
                 threads[i].m = memacct_close(threads[i].m);
         setup = memacct_close(setup);
 
-        printf("stock_%s %u %.2f cpu_ns_op=%.2f mops=%.2f errors=%" PRIu64 " verify=%s batch=%" PRIu64,
+        printf("stock_%s %u %.2f cpu_ns_op=%.2f mops=%.2f errors=%" PRIu64 " verify=%s batch=%" PRIu64
+               " ops=%" PRIu64,
                mode == MODE_PAIR ? "pair" : "charge", nthreads, ns / nthreads, cpu_ns / nthreads,
-               (double) ops / ((double) wall_max / 1e9) / 1e6, errors, verify, batch);
+               (double) ops / ((double) wall_max / 1e9) / 1e6, errors, verify, batch, ops);
         if (mode == MODE_CHARGE)
                 printf(" release_ms=%.2f", (double) release_max / 1e6);
         if (errors)
