@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Reclaim planning: how much each group of a subtree should give back
+ * when its root must shed bytes, by the kernel's rules (mm/vmscan.c,
+ * try_to_free_mem_cgroup_pages() down to get_scan_count(); docs/kernel.md,
+ * "reclaim.c"). Pure arithmetic on a snapshot of the subtree: whoever
+ * holds the memory (reclaimable clients) is asked for the plan's figures
+ * by the layers above.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The kernel's units, in bytes: SWAP_CLUSTER_MAX pages, and the
+ * MEMCG_CHARGE_BATCH pages one direct reclaim step asks for. */
+#define RECLAIM_PAGE 4096
+#define RECLAIM_CLUSTER (32 * RECLAIM_PAGE)
+#define RECLAIM_STEP (64 * RECLAIM_PAGE)
+/* DEF_PRIORITY: a walk at priority p scans 1/2^p of each group. */
+#define RECLAIM_PRIORITIES 12
+
+/* One group of the subtree, its parent before it (index 0 is the root, the reclaim target). */
+typedef struct ReclaimNode {
+        int parent;           /* index of the parent; -1 for the root */
+        int64_t usage;        /* hierarchical usage, bytes */
+        int64_t min, low;     /* its settings */
+        int64_t reclaimable;  /* bytes its own reclaimable holders could give back */
+        /* The protected usage (min(usage, min), and low's) of its children
+         * left out of the snapshot, which nothing here reclaims: a caller
+         * may leave out every subtree without reclaimable bytes, and
+         * fold it in here. */
+        int64_t other_children_min, other_children_low;
+
+        /* Out. */
+        int64_t take;         /* bytes to ask of its holders */
+        bool low_event;       /* reclaimed while its usage was within its effective low */
+} ReclaimNode;
+
+typedef struct ReclaimOutcome {
+        int64_t planned;  /* the sum of the takes */
+        bool low_pass;    /* only reclaiming below low (memcg_low_reclaim) reached the goal */
+} ReclaimOutcome;
+
+/**
+ * reclaim_plan() - plan the reclaim of @need bytes from the subtree @v
+ * (@n nodes, pre-order), as the kernel's direct reclaim does it: in steps
+ * of RECLAIM_STEP, each a do_try_to_free_pages() from priority
+ * RECLAIM_PRIORITIES down to 0, each priority a walk of the subtree in
+ * which a group gives its share by get_scan_count()'s proportion of its
+ * unprotected usage, with effective protection recomputed from the usage
+ * left at every walk; groups within their effective min give nothing,
+ * groups within their effective low only in a second pass, when the first
+ * reclaimed nothing (their low event is set). The root's own protection
+ * never counts. Each step is planned as if its takes were given back, so
+ * the small steps and the recomputation reach the kernel's split, not a
+ * single proportional one. @recursive is memory_recursiveprot.
+ *
+ * Fills every node's take and low_event, and @ret. Nodes' usage and
+ * reclaimable are left as given. Return: 0; -EINVAL (a bad tree).
+ */
+int reclaim_plan(ReclaimNode *v, size_t n, int64_t need, bool recursive, ReclaimOutcome *ret);
