@@ -24,9 +24,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core.h"
+#include "group-internal.h"
 #include "macro.h"
 #include "protection.h"
 #include "reclaim.h"
+#include "region.h"
 
 /* The most steps one plan takes; a larger need takes larger steps. */
 #define RECLAIM_STEPS_MAX 1024
@@ -201,4 +204,99 @@ int reclaim_plan(ReclaimNode *v, size_t n, int64_t need, bool recursive, Reclaim
         }
         ret->planned = planned;
         return 0;
+}
+
+/* @g's counter in @key; NULL when it has none there. In core_read_lock(). */
+static MemCounter *counter_of(MemGroup *g, int key) {
+        MemRegionState *st;
+
+        if (key == MEM_REGION_MEMORY)
+                return &g->counter;
+        st = region_state(g, region_slot(key));
+        return st ? &st->counter : NULL;
+}
+
+/* The node of @g in @v, added with its ancestors up to @target when missing; -1 when @g is not below @target. */
+static int snapshot_node(ReclaimNode *v, MemGroup **groups, size_t *n, MemGroup *target, MemGroup *g) {
+        int parent;
+
+        for (size_t i = 0; i < *n; i++)
+                if (groups[i] == g)
+                        return (int) i;
+        if (g == target || !g->parent)
+                return -1; /* the target is node 0; the root is above every target */
+        parent = snapshot_node(v, groups, n, target, g->parent);
+        if (parent < 0)
+                return -1;
+        groups[*n] = g;
+        v[*n] = (ReclaimNode) { .parent = parent };
+        return (int) (*n)++;
+}
+
+int reclaim_snapshot(MemCore *core, MemGroup *target, int key, ReclaimHolder *holders, size_t n,
+                     ReclaimNode **ret, size_t *ret_n, bool *ret_recursive) {
+        _cleanup_free_ MemGroup **groups = NULL;
+        _cleanup_free_ ReclaimNode *v = NULL;
+        size_t max = 1, count = 1;
+        int r = 0;
+
+        for (size_t i = 0; i < n; i++)
+                max += holders[i].group->depth;
+        v = calloc(max, sizeof(*v));
+        groups = calloc(max, sizeof(*groups));
+        if (!v || !groups)
+                return -ENOMEM;
+        groups[0] = target;
+        v[0] = (ReclaimNode) { .parent = -1 };
+
+        core_read_lock();
+        if (key != MEM_REGION_MEMORY && !region_find(core, key))
+                r = -ENOENT;
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                holders[i].node = snapshot_node(v, groups, &count, target, holders[i].group);
+                if (holders[i].node >= 0)
+                        v[holders[i].node].reclaimable += MAX(holders[i].bytes, 0);
+        }
+        for (size_t i = 0; r == 0 && i < count; i++) {
+                const MemCounter *c = counter_of(groups[i], key);
+
+                if (!c)
+                        continue;
+                v[i].usage = counter_read(c);
+                v[i].min = counter_read_limit(&c->min);
+                v[i].low = counter_read_limit(&c->low);
+                v[i].other_children_min = atomic_load_explicit(&c->children_min_usage, memory_order_relaxed);
+                v[i].other_children_low = atomic_load_explicit(&c->children_low_usage, memory_order_relaxed);
+        }
+        core_read_unlock();
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < count; i++) {
+                /* Counters read one by one: keep the snapshot consistent. */
+                v[i].usage = MAX(v[i].usage, 0);
+                v[i].reclaimable = MIN(v[i].reclaimable, v[i].usage);
+        }
+        for (size_t i = 1; i < count; i++) {
+                ReclaimNode *p = &v[v[i].parent];
+
+                p->other_children_min = MAX(p->other_children_min - MIN(v[i].usage, v[i].min), 0);
+                p->other_children_low = MAX(p->other_children_low - MIN(v[i].usage, v[i].low), 0);
+        }
+        *ret_recursive = key != MEM_REGION_MEMORY || atomic_load(&core->recursive_protection);
+        *ret = TAKE_PTR(v);
+        *ret_n = count;
+        return 0;
+}
+
+int64_t reclaim_need(MemGroup *target, int key, uint64_t bytes) {
+        const MemCounter *c;
+        int64_t need = 0;
+
+        core_read_lock();
+        c = counter_of(target, key);
+        if (c && bytes <= MEM_CHARGE_MAX)
+                need = counter_read(c) + (int64_t) bytes - counter_read_limit(&c->max);
+        core_read_unlock();
+        return MAX(need, 0);
 }

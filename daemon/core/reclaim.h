@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct MemCore MemCore;
+typedef struct MemGroup MemGroup;
+
 /* The kernel's units, in bytes: SWAP_CLUSTER_MAX pages, and the
  * MEMCG_CHARGE_BATCH pages one direct reclaim step asks for. */
 #define RECLAIM_PAGE 4096
@@ -62,3 +65,32 @@ typedef struct ReclaimOutcome {
  * reclaimable are left as given. Return: 0; -EINVAL (a bad tree).
  */
 int reclaim_plan(ReclaimNode *v, size_t n, int64_t need, bool recursive, ReclaimOutcome *ret);
+
+/* A holder of reclaimable bytes: a session, as the layer above knows it. */
+typedef struct ReclaimHolder {
+        MemGroup *group; /* its group, at or below the target; the caller holds it */
+        int64_t bytes;   /* what it could give back in the region */
+        int node;        /* out: its group's node in the snapshot */
+} ReclaimHolder;
+
+/**
+ * reclaim_snapshot() - the nodes reclaim_plan() needs to reclaim in
+ * region @key (MEM_REGION_MEMORY: memory) below @target: @target first,
+ * then every group of @holders and its ancestors up to @target, parents
+ * before children, with their usage, min and low as the counters read
+ * now and each group's holders' bytes summed as its reclaimable bytes
+ * (at most its usage). The subtrees left out hold nothing reclaimable:
+ * their protected usage is folded into their parents'
+ * other_children_min/low. Sets each holder's node (-1: not below
+ * @target, left out). Any thread. Return: 0 and the nodes in *@ret
+ * (free() them), their count in *@ret_n and whether protection is
+ * recursive in *@ret_recursive; -ENOMEM; -ENOENT (no such region).
+ */
+int reclaim_snapshot(MemCore *core, MemGroup *target, int key, ReclaimHolder *holders, size_t n,
+                     ReclaimNode **ret, size_t *ret_n, bool *ret_recursive);
+
+/**
+ * reclaim_need() - what @target must give back in @key for @bytes more
+ * to fit under its max: usage + @bytes - max, at least 0. Any thread.
+ */
+int64_t reclaim_need(MemGroup *target, int key, uint64_t bytes);

@@ -25,7 +25,10 @@
 
 #include <cmocka.h>
 
+#include "core-test.h"
 #include "reclaim.h"
+#include "region.h"
+#include "session.h"
 
 #define MB(x) ((int64_t) (x) << 20)
 
@@ -203,8 +206,79 @@ static void test_bad_trees_refused(void **state) {
         assert_int_equal(reclaim_plan(v, 2, -1, true, &out), -EINVAL);
 }
 
+/*
+ * The snapshot of a live tree: the selftest's tree in a core, C, D and E
+ * holding their 50M through sessions, and a sibling subtree with
+ * protected usage that holds nothing reclaimable (folded, not listed).
+ */
+static void test_snapshot_of_the_selftest_tree(void **state) {
+        MemCore *core = *state;
+        static const char *const paths[] = { "/A", "/A/B", "/A/B/C", "/A/B/D", "/A/B/E", "/A/B/F", "/A/G", "/A/B/H" };
+        static const int64_t mins[] = { 0, MB(50), MB(75), MB(25), 0, MB(500), 0, MB(10) };
+        MemGroup *g[ELEMENTSOF(paths)];
+        MemSession *s[3];
+        ReclaimHolder h[3];
+        ReclaimNode *v = NULL;
+        ReclaimOutcome out;
+        bool recursive;
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                MemLimits l = { .set = MEM_LIMIT_MIN | MEM_LIMIT_MAX, .min = (uint64_t) mins[i], .max = UINT64_MAX };
+
+                g[i] = make_group(core, paths[i]);
+                if (i == 0)
+                        l.max = (uint64_t) MB(200);
+                assert_int_equal(group_set_limits(g[i], &l, false), 0);
+        }
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(session_new(core, 100 + i, 0, 0, &s[i]), 0);
+                assert_int_equal(session_attach(s[i], g[2 + i]), 0);
+                assert_int_equal(session_charge(s[i], (uint64_t) MB(50), MEM_STAT_FILE, 0, NULL), 0);
+                h[i] = (ReclaimHolder) { .group = g[2 + i], .bytes = MB(50) };
+        }
+        /* H holds 8M, protected, with no reclaimable holder. */
+        assert_int_equal(core_charge_kept(core, g[7], (uint64_t) MB(8), MEM_STAT_ANON, 0, NULL), 0);
+
+        assert_int_equal(reclaim_snapshot(core, g[0], MEM_REGION_MEMORY, h, 3, &v, &n, &recursive), 0);
+        /* A, B, C, D, E: F, G and H hold nothing reclaimable. */
+        assert_int_equal(n, 5);
+        assert_int_equal(h[0].node, 2);
+        assert_int_equal(h[2].node, 4);
+        assert_int_equal(v[0].usage, MB(158));
+        assert_int_equal(v[1].usage, MB(158));
+        assert_int_equal(v[1].min, MB(50));
+        assert_int_equal(v[2].reclaimable, MB(50));
+        /* H's protected 8M stay in B's sum of its children's. */
+        assert_int_equal(v[1].other_children_min, MB(8));
+        assert_int_equal(v[0].other_children_min, 0);
+        assert_int_equal(reclaim_need(g[0], MEM_REGION_MEMORY, (uint64_t) MB(148)), MB(106));
+        assert_int_equal(reclaim_plan(v, n, reclaim_need(g[0], MEM_REGION_MEMORY, (uint64_t) MB(148)), recursive,
+                                      &out), 0);
+        assert_true(out.planned >= MB(106));
+        assert_int_equal(v[0].take + v[1].take, 0);
+        assert_true(v[2].take > 0 && v[3].take > 0 && v[4].take > v[2].take);
+        free(v);
+
+        /* Only the target's subtree: a holder elsewhere is left out. */
+        assert_int_equal(reclaim_snapshot(core, g[3], MEM_REGION_MEMORY, h, 3, &v, &n, &recursive), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(h[0].node, -1);
+        assert_int_equal(h[1].node, 0);
+        assert_int_equal(v[0].reclaimable, MB(50));
+        free(v);
+        assert_int_equal(reclaim_snapshot(core, g[0], 12345, h, 3, &v, &n, &recursive), -ENOENT);
+
+        assert_int_equal(group_uncharge_kept(core, g[7], (uint64_t) MB(8), MEM_STAT_ANON), 0);
+        for (int i = 0; i < 3; i++)
+                session_free(s[i]);
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+                group_unref(g[i]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                CORE_TEST(test_snapshot_of_the_selftest_tree),
                 cmocka_unit_test(test_memcg_min),
                 cmocka_unit_test(test_memcg_low),
                 cmocka_unit_test(test_unprotected_split_is_proportional),
