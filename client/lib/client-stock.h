@@ -296,10 +296,10 @@ static inline int stock_uncharge(Stock *s, unsigned item, uint64_t bytes) {
         if (_unlikely_(!page))
                 return -ENXIO;
         index = atomic_load_explicit(&s->items[item].index, memory_order_acquire);
-        if (_unlikely_(index < 0))
-                return stock_uncharge_exact(s, item, bytes);
         if (_unlikely_(stock_held_on(s, item, page, index) < bytes))
                 return -ERANGE;
+        if (_unlikely_(index < 0))
+                return stock_uncharge_exact(s, item, bytes);
         v = atomic_fetch_add_explicit(&page[index], bytes, memory_order_relaxed) + bytes;
         if (_likely_(v <= atomic_load_explicit(&s->items[item].high_mark, memory_order_relaxed)))
                 return 0;
