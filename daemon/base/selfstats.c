@@ -80,6 +80,8 @@ static const char *const op_names[_SERVICE_OP_MAX] = {
         [SERVICE_OP_LIST_REGIONS] = "list_regions",
         [SERVICE_OP_TRANSFER] = "transfer",
         [SERVICE_OP_EVICT_VALUABLE] = "evict_valuable",
+        [SERVICE_OP_SET_RECLAIMABLE] = "set_reclaimable",
+        [SERVICE_OP_RECLAIM_DONE] = "reclaim_done",
 };
 
 static const char *const event_kind_names[EVENT_LIMITS_CHANGED + 1] = {

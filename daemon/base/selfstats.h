@@ -53,6 +53,8 @@ typedef enum ServiceOp {
         SERVICE_OP_LIST_REGIONS,
         SERVICE_OP_TRANSFER,
         SERVICE_OP_EVICT_VALUABLE,
+        SERVICE_OP_SET_RECLAIMABLE,
+        SERVICE_OP_RECLAIM_DONE,
         _SERVICE_OP_MAX,
         _SERVICE_OP_INVALID = -22,
 } ServiceOp;

@@ -133,6 +133,7 @@ typedef enum EventKind {
         EVENT_GROUP_ADDED,    /* @path was created */
         EVENT_GROUP_REMOVED,  /* @path was removed */
         EVENT_LIMITS_CHANGED, /* the limits @limits names (MemLimitMask) of @path were set */
+        EVENT_RECLAIM,        /* the receiving session is asked to give back @count bytes (request @id) */
 } EventKind;
 
 /* Which limits a MemLimits sets; also what a change notification names. */

@@ -128,13 +128,13 @@ static void region_event_raise(MemCore *core, MemRegionState *s, int key, MemEve
                 core->event_hook(s->group, key, ev, local, core->event_hook_userdata);
 }
 
-void region_event_oom(MemCore *core, MemGroup *g, int key) {
+void region_group_event(MemCore *core, MemGroup *g, int key, MemEvent ev) {
         MemRegionState *s;
 
         core_read_lock();
         s = region_state(g, region_slot(key));
         if (s)
-                region_event_raise(core, s, key, MEM_EVENT_OOM);
+                region_event_raise(core, s, key, ev);
         core_read_unlock();
 }
 

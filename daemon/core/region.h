@@ -97,8 +97,8 @@ unsigned core_region_list(MemCore *core, MemRegionDesc *ret, unsigned max);
 int region_charge(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
                   MemChargeResult *ret);
 
-/** region_event_oom() - raise oom on @g's counters in @key (a refusal no drain could help). */
-void region_event_oom(MemCore *core, MemGroup *g, int key);
+/** region_group_event() - group_event_raise() of @ev on @g's counters in @key (none: nothing). */
+void region_group_event(MemCore *core, MemGroup *g, int key, MemEvent ev);
 
 /** region_uncharge() - the reverse; the caller knows @bytes are held. In core_read_lock(). */
 void region_uncharge(MemCore *core, MemGroup *g, int key, uint64_t bytes);

@@ -93,7 +93,8 @@ static inline void session_end_update(MemGroup *g, bool locked) {
  * charge_drain_retry() - try_charge_memcg()'s drain_all_stock() step: @r
  * is a first attempt's result in region @key; with MEM_CHARGE_DRAIN in
  * @flags and a refusal, drain the stocks under the refusing group and
- * call @again once if that released anything, else raise oom there.
+ * call @again once if that released anything, else raise oom there
+ * (unless @flags has MEM_CHARGE_NO_OOM).
  * Return: @r, or @again's result.
  */
 int charge_drain_retry(MemCore *core, int key, int r, unsigned flags, MemChargeResult *ret,

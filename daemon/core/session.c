@@ -330,10 +330,12 @@ int charge_drain_retry(MemCore *core, int key, int r, unsigned flags, MemChargeR
         if (drained > 0) {
                 charge_result_done(ret);
                 r = again(ctx, flags & ~(MEM_CHARGE_DRAIN | MEM_CHARGE_NO_OOM), ret);
-        } else if (key == MEM_REGION_MEMORY)
+        } else if (flags & MEM_CHARGE_NO_OOM)
+                ; /* the caller reclaims before it refuses, and raises oom then */
+        else if (key == MEM_REGION_MEMORY)
                 group_event_raise(refused, MEM_EVENT_OOM);
         else
-                region_event_oom(core, refused, key);
+                region_group_event(core, refused, key, MEM_EVENT_OOM);
         group_unref(refused);
         return r;
 }

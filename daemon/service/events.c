@@ -245,6 +245,18 @@ static void core_move_hook(MemSession *s, MemGroup *dst, void *userdata) {
         encodings_done(&encs);
 }
 
+int events_send(EventSubscriber *sub, const EventItem *ev) {
+        Encodings encs = {};
+        bool failed;
+
+        if (!sub->delivery)
+                return -ENOTSUP;
+        deliver(sub, ev, &encs);
+        failed = encs.n > 0 && encs.v[0].failed;
+        encodings_done(&encs);
+        return failed ? -ENOMEM : 0;
+}
+
 int events_new(MemCore *core, Events **ret) {
         Events *e = calloc(1, sizeof(*e));
 

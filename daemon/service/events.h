@@ -43,6 +43,7 @@ typedef struct EventItem {
          * (events_requester_set()); 0 and 0 when no request did. */
         pid_t pid;
         uid_t uid;
+        uint64_t id; /* EVENT_RECLAIM: the request, which the answer names */
 } EventItem;
 
 /* How a subscriber's transport receives what is sent to it. */
@@ -80,6 +81,13 @@ typedef void (*EventsSinkFn)(const EventItem *ev, void *userdata);
  * Return: 0 or -ENOMEM.
  */
 int events_new(MemCore *core, Events **ret);
+
+/**
+ * events_send() - deliver @ev to @sub alone (a request for that peer).
+ * Any thread; @sub's peer must stay alive meanwhile. Return: 0; -ENOTSUP
+ * (@sub cannot receive); -ENOMEM (not delivered).
+ */
+int events_send(EventSubscriber *sub, const EventItem *ev);
 
 /** events_free() - uninstall the hooks and free; every subscription must be gone. */
 Events *events_free(Events *e);

@@ -45,6 +45,29 @@ typedef struct PeerCreds {
         uid_t account;
 } PeerCreds;
 
+typedef struct ReclaimRound ReclaimRound;
+
+/*
+ * A peer's part in reclaim (service-reclaim.c): what it declared it can
+ * give back, what it was asked and gave, and the charge of its own that
+ * waits for a round. Under the service's reclaim lock, but waiting and
+ * tries, which only its own thread touches.
+ */
+typedef struct PeerReclaim {
+        /* Atomic, so that a sessions listing reads them without the lock. */
+        _Atomic uint32_t parts;    /* reclaimable: bit 0 memory, bit s device region slot s */
+        bool skip;                 /* late: asked no more until it answers */
+        _Atomic uint64_t asked;    /* bytes it was asked for */
+        _Atomic uint64_t released; /* bytes it gave back when asked */
+        _Atomic uint64_t late;     /* requests it answered after the deadline, or never */
+        _Atomic uint64_t refused;  /* requests it said it cannot meet */
+        ReclaimRound *waiting; /* the round its charge waits for; NULL: none */
+        unsigned tries;      /* rounds its charge in progress has waited for */
+        /* The transport's: the round it waits for ended (any thread; must not block). */
+        void (*wake)(void *userdata);
+        void *wake_userdata;
+} PeerReclaim;
+
 typedef struct Peer {
         Registry *registry;
         PeerCreds creds;
@@ -64,6 +87,7 @@ typedef struct Peer {
          * Its own thread only. */
         int region_key;             /* 0: none cached */
         char region_name[MEM_REGION_NAME_MAX + 1];
+        PeerReclaim reclaim;
         /* In the registry's list of peers with a session (peers_lock). */
         struct Peer *list_prev, *list_next;
 } Peer;

@@ -206,10 +206,12 @@ static void requester_endp(Peer **p) {
         events_requester_set(0, 0);
 }
 
-int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
+/* One try of service_charge(); @may_reclaim: a refusal asks the holders below the refusing group first. */
+static int service_charge_once(Service *svc, Peer *p, const ServiceCharge *c, bool may_reclaim,
+                               ServiceChargeResult *ret, Refusal *rf) {
         _cleanup_(requester_endp) _unused_ Peer *requester = requester_begin(p);
         _cleanup_(group_unrefp) MemGroup *g = NULL;
-        unsigned flags = MEM_CHARGE_DRAIN, stock_index = 0;
+        unsigned flags = MEM_CHARGE_DRAIN | (may_reclaim ? MEM_CHARGE_NO_OOM : 0), stock_index = 0;
         MemChargeResult res = {};
         MemStatItem item;
         bool attached;
@@ -247,6 +249,18 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         else
                 r = session_charge(p->session, c->bytes, item, flags, &res);
 
+        if (r == -EDQUOT && may_reclaim && res.refused) {
+                if (service_reclaim_start(svc, p, res.refused, key, c->bytes) == -EINPROGRESS) {
+                        charge_result_done(&res);
+                        return -EINPROGRESS;
+                }
+                /* Nothing to ask: the refusal stands, with the oom event
+                 * the try did not raise. */
+                if (key == MEM_REGION_MEMORY)
+                        group_event_raise(res.refused, MEM_EVENT_OOM);
+                else
+                        region_group_event(svc->core, res.refused, key, MEM_EVENT_OOM);
+        }
         if (r == -EDQUOT && key != MEM_REGION_MEMORY)
                 r = refusal_region_limit(rf, g->path, res.refused ? res.refused->path : NULL, c->region,
                                          res.refused && !res.refused->parent);
@@ -268,6 +282,20 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
                         .stock_index = stock_index,
                 };
         charge_result_done(&res);
+        return r;
+}
+
+int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf) {
+        bool may_reclaim;
+        int r;
+
+        /* Served again after a round of reclaim: one try more. */
+        if (service_reclaim_end(svc, p))
+                p->reclaim.tries++;
+        may_reclaim = c->can_wait && !c->no_wait && !c->stock && p->reclaim.tries < SERVICE_RECLAIM_TRIES;
+        r = service_charge_once(svc, p, c, may_reclaim, ret, rf);
+        if (r != -EINPROGRESS)
+                p->reclaim.tries = 0;
         return r;
 }
 

@@ -48,6 +48,11 @@ struct Service {
         _Atomic bool stopping;          /* service_stopping(): transient groups stay */
         uint64_t started_usec;    /* CLOCK_MONOTONIC at service_new() */
         _Atomic uint64_t requests; /* service_request_served() */
+        /* Reclaim rounds in progress and every peer's PeerReclaim. */
+        pthread_mutex_t reclaim_lock;
+        ReclaimRound *rounds;
+        uint64_t reclaim_next_id;
+        _Atomic uint64_t reclaim_timeout_usec;
         atomic_bool prune_on_sample; /* [cgroup] prune: service_sample_mirrors() prunes */
 };
 
@@ -74,6 +79,25 @@ void service_transient_done(Service *svc);
  * other thread uses the service. Return: 0 or -ENOMEM.
  */
 int service_groups_recount(Service *svc);
+
+/**
+ * service_reclaim_start() - @p's charge of @bytes in region @key was
+ * refused by @refused's max: ask the reclaimable holders below @refused
+ * (not @p) for what it needs, by the kernel's split (core/reclaim.h), and
+ * park @p on the round. Return: -EINPROGRESS (asked: @p waits); 0
+ * (nothing to ask: the refusal stands); -ENOMEM.
+ */
+int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes);
+
+/**
+ * service_reclaim_end() - @p's charge is served again: end the round it
+ * waited for (holders that did not answer count late and are asked no
+ * more until they do). Return: whether it waited for one.
+ */
+bool service_reclaim_end(Service *svc, Peer *p);
+
+/** service_reclaim_peer_gone() - @p is going: its round ends, its requests count answered. */
+void service_reclaim_peer_gone(Service *svc, Peer *p);
 
 /** service_now_usec() - CLOCK_MONOTONIC in microseconds (service-info.c). */
 uint64_t service_now_usec(void);

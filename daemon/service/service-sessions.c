@@ -94,6 +94,10 @@ static int snapshot_one(Peer *p, void *userdata) {
                         .transport = p->subscriber.delivery ? "socket" : "bus",
                         .bytes = bytes,
                         .stock = stock_bytes(p),
+                        .reclaimable = p->reclaim.parts != 0,
+                        .reclaim_asked = p->reclaim.asked,
+                        .reclaim_released = p->reclaim.released,
+                        .reclaim_late = p->reclaim.late,
                 },
                 .group = path,
         };

@@ -39,6 +39,8 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
         svc->core = core;
         r = events_new(core, &svc->events);
         pthread_mutex_init(&svc->transient_lock, NULL);
+        pthread_mutex_init(&svc->reclaim_lock, NULL);
+        service_reclaim_set_timeout(svc, 0);
         if (r >= 0)
                 r = registry_new(core, svc->events, &svc->registry);
         if (r >= 0)

@@ -332,6 +332,8 @@ typedef struct ServiceSession {
         const char *group;     /* the attached group; "" when not attached */
         uint64_t bytes;        /* held by the session, all stat items */
         uint64_t stock;        /* of those, in its stock page unused (at most what it holds, by item) */
+        bool reclaimable;      /* it declared charges it can give back */
+        uint64_t reclaim_asked, reclaim_released, reclaim_late; /* PeerReclaim's */
 } ServiceSession;
 
 /* Called for each session a listing covers. Return: 0, or < 0 to stop with it. */
@@ -477,6 +479,11 @@ typedef struct ServiceCharge {
         bool force;       /* past max (root only) */
         bool stock;       /* a stock refill (session charges; refused silently, no oom) */
         const char *region; /* NULL, "" or "memory": memory; else a device region (no stat item) */
+        /* The transport can hold the request while reclaim runs
+         * (service_reclaim_wait_usec()); the client did not ask to be
+         * refused at once instead (no_wait). */
+        bool can_wait;
+        bool no_wait;
 } ServiceCharge;
 
 typedef struct ServiceChargeResult {
@@ -494,10 +501,47 @@ typedef struct ServiceChargeResult {
  * service_charge() - charge @c: kept on the group, or on the caller's
  * session (which attaches to @c->path when it is not attached yet). A
  * refusal by a max first drains the stock under the refusing group and
- * tries once more. Return: 0 with @ret; -EDQUOT (@rf names the refusing
+ * tries once more; then, when @c->can_wait and not @c->no_wait, the
+ * reclaimable holders below the refusing group are asked to give back
+ * what the charge needs (service-reclaim.c) and the charge waits:
+ * -EINPROGRESS, and the transport serves the same request again once
+ * service_reclaim_wait_usec() says 0, up to SERVICE_RECLAIM_TRIES tries.
+ * Return: 0 with @ret; -EINPROGRESS; -EDQUOT (@rf names the refusing
  * group); -EINVAL, -EPERM, -ENOTCONN, -ENOENT, -EOVERFLOW, -EUSERS.
  */
 int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeResult *ret, Refusal *rf);
+
+/* The tries a charge makes, reclaim between them, before it is refused. */
+#define SERVICE_RECLAIM_TRIES 5
+
+/**
+ * service_set_reclaimable() - @p's charges in @region (NULL or "":
+ * memory) can (@on) be given back when asked: reclaim sends it requests
+ * (events_send(), EVENT_RECLAIM) for them. Return: 0; -ENOENT (no such
+ * region); -EOPNOTSUPP (its transport cannot carry requests).
+ */
+int service_set_reclaimable(Service *svc, Peer *p, const char *region, bool on, Refusal *rf);
+
+/**
+ * service_reclaim_done() - @p answers request @id: it gave back what it
+ * could (its uncharges came first), or it @cannot. Counted as released
+ * what it holds less than when asked. An answer to a request whose round
+ * is over counts nothing but makes @p asked again. Return: 0.
+ */
+int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot);
+
+/**
+ * service_reclaim_wait_usec() - @p's charge waits for a round: the µs
+ * until its deadline; 0 when it may be served again now (every holder
+ * answered, or the deadline passed); UINT64_MAX when it waits for none.
+ */
+uint64_t service_reclaim_wait_usec(Service *svc, Peer *p);
+
+/**
+ * service_reclaim_set_timeout() - how long a round waits for its holders'
+ * answers from now on ([reclaim] timeout). Any thread.
+ */
+void service_reclaim_set_timeout(Service *svc, uint64_t usec);
 
 /**
  * service_uncharge() - release @c (force and stock do not apply).

@@ -64,6 +64,7 @@ struct SockConn {
         bool waiting;
         UidUsage *usage;          /* its uid's counts (service_connection_open()) */
         _Atomic uint64_t output;  /* bytes in out and push_q, counted in usage */
+        bool reclaim_wait;        /* the frame at the input's start waits for reclaim (REQUEST_WAIT) */
         bool shared_wait;         /* paused by its uid's or everyone's output, not its own */
 
         uint64_t last_active_usec;  /* last byte read or written */

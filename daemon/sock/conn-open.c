@@ -126,7 +126,12 @@ static int conn_open_peer(SockConn *c, Refusal *rf) {
         r = service_connection_open(s, &creds, &c->usage, rf);
         if (r < 0)
                 return r;
-        return service_peer_new(s, &creds, &conn_push_delivery, c, true, &c->peer, rf);
+        r = service_peer_new(s, &creds, &conn_push_delivery, c, true, &c->peer, rf);
+        if (r < 0)
+                return r;
+        c->peer->reclaim.wake = conn_push_wake;
+        c->peer->reclaim.wake_userdata = c;
+        return 0;
 }
 
 /* @c is served from now on: one of @h's connections. */

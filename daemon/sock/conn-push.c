@@ -54,7 +54,19 @@ static void conn_push(void *userdata, const uint8_t *frame, size_t len) {
                 event_active(c->ev_push, EV_READ, 0);
 }
 
-/* The worker, woken by conn_push(): the queue goes out with the replies. */
+void conn_push_wake(void *userdata) {
+        SockConn *c = userdata;
+        bool wake;
+
+        pthread_mutex_lock(&c->push_lock);
+        wake = !c->push_scheduled;
+        c->push_scheduled = true;
+        pthread_mutex_unlock(&c->push_lock);
+        if (wake)
+                event_active(c->ev_push, EV_READ, 0);
+}
+
+/* The worker, woken by conn_push() or conn_push_wake(): the queue goes out with the replies. */
 static void conn_push_cb(evutil_socket_t fd, short what, void *userdata) {
         SockConn *c = userdata;
         bool overflow;

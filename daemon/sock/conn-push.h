@@ -24,6 +24,13 @@ extern const EventDelivery conn_push_delivery;
 int conn_push_init(SockConn *c);
 
 /**
+ * conn_push_wake() - wake @userdata's (a SockConn's) worker to serve what
+ * waits: the round of reclaim its request waits for ended
+ * (PeerReclaim.wake). Any thread, while the connection's peer lives.
+ */
+void conn_push_wake(void *userdata);
+
+/**
  * conn_push_set_max() - pushed frames may queue up to @max bytes on @c
  * from now on. On @c's host thread; pushes may run meanwhile.
  */

@@ -248,12 +248,13 @@ static void conn_protocol_error(SockConn *c, const char *message) {
         conn_set_closing(c);
 }
 
-/* Its own output is over its bounds. */
+/* Its own output is over its bounds, or its next request waits for reclaim. */
 static bool conn_paused_own(SockConn *c) {
         const SockLimits *l = &c->host->limits;
 
         return c->queued + c->held.n >= l->max_outstanding ||
-               evbuffer_get_length(c->out) + c->held.bytes > l->max_output;
+               evbuffer_get_length(c->out) + c->held.bytes > l->max_output ||
+               (c->reclaim_wait && service_reclaim_wait_usec(c->host->service, c->peer) != 0);
 }
 
 /* Serve no more frames now: its own output, or its uid's, or everyone's is over its bound. */
@@ -309,6 +310,11 @@ static size_t conn_process(SockConn *c, const uint8_t *buf, size_t len) {
                         hot_len = 0;
                         clock_nsec = 0; /* its own clock; the next one starts afresh */
                 }
+                /* Held for reclaim: the frame stays, and is served again
+                 * once every holder answered or the deadline passed. */
+                c->reclaim_wait = r == REQUEST_WAIT;
+                if (r == REQUEST_WAIT)
+                        break;
                 if (conn_emit(c, service_peer_take_wait(c->peer), id, hot_len > 0 ? hot : NULL, hot_len) < 0 &&
                     r >= 0) {
                         /* The reply is lost: the client must not wait for it. */
@@ -523,6 +529,12 @@ static void conn_arm_timer(SockConn *c) {
         }
         if (c->shared_wait)
                 deadline = MIN(deadline, now_usec() + SHARED_RECHECK_USEC);
+        if (c->reclaim_wait && !c->closing && !c->eof) {
+                uint64_t wait = service_reclaim_wait_usec(c->host->service, c->peer);
+
+                if (wait != UINT64_MAX)
+                        deadline = MIN(deadline, now_usec() + wait);
+        }
         if (deadline == UINT64_MAX) {
                 if (c->timer_deadline_usec != UINT64_MAX) {
                         event_del(c->ev_timer);

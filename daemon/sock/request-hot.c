@@ -43,6 +43,7 @@ int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, in
                 .force = req.force,
                 .stock = req.stock,
                 .region = req.has_region ? req.region : NULL,
+                .can_wait = true,
         };
         refusal_init(&rf);
         service_request_served(svc);
@@ -51,6 +52,12 @@ int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, in
                 r = service_charge(svc, p, &c, &res, &rf);
         else
                 r = service_uncharge(svc, p, &c, &rf);
+        if (r == -EINPROGRESS) {
+                /* Held while reclaim runs (request_serve()'s REQUEST_WAIT). */
+                *clock_nsec = 0;
+                *ret_id = req.id;
+                return REQUEST_WAIT;
+        }
         *clock_nsec = selfstats_request(SERVICE_TRANSPORT_SOCKET, req.op == WIRE_HOT_CHARGE ? SERVICE_OP_CHARGE : SERVICE_OP_UNCHARGE,
                           status_from_errno(r < 0 ? r : 0), start_nsec);
 

@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "service/service.h"
+#include "sock/request.h"
 
 /*
  * The largest reply: the prefix, id and status (an int32 enum, at most
@@ -39,8 +40,9 @@
  * clock once per request.
  *
  * Return: 1 (served); 0 (not a request it serves: nothing was done, serve
- * it with request_serve()); -EPROTO (served, and as with request_serve()
- * the connection must end once the reply is written).
+ * it with request_serve()); REQUEST_WAIT (held for reclaim, no reply: as
+ * request_serve()'s); -EPROTO (served, and as with request_serve() the
+ * connection must end once the reply is written).
  */
 int request_hot_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd,
                       uint8_t buf[static REQUEST_HOT_REPLY_MAX], size_t *ret_len, uint64_t *ret_id,

@@ -57,6 +57,12 @@ typedef struct Request {
 
 /* The handlers of request-regions.c: each decodes, makes its one service call and encodes. */
 
+/** request_on_set_reclaimable() - SetReclaimable; no result. Return: 0 or the refusal's errno. */
+int request_on_set_reclaimable(Request *x, const Memacct__V1__SetReclaimable *m);
+
+/** request_on_reclaim_done() - ReclaimDone; no result. Return: 0 or the refusal's errno. */
+int request_on_reclaim_done(Request *x, const Memacct__V1__ReclaimDone *m);
+
 /** request_on_add_region() - AddRegion; no result. Return: 0 or the refusal's errno. */
 int request_on_add_region(Request *x, const Memacct__V1__AddRegion *m);
 

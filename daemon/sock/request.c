@@ -227,6 +227,8 @@ static int on_charge(Request *x, const Memacct__V1__Charge *m) {
 
         c.force = m->force;
         c.stock = m->stock;
+        c.can_wait = true;
+        c.no_wait = m->no_wait;
         r = service_charge(x->svc, x->peer, &c, &res, &x->rf);
         if (r < 0)
                 return r;
@@ -424,6 +426,11 @@ static int listed_session(void *userdata, const ServiceSession *s) {
         se->uid = (uint32_t) s->uid;
         se->bytes = s->bytes;
         se->stock = s->stock;
+        se->has_reclaimable = se->has_reclaim_asked = se->has_reclaim_released = se->has_reclaim_late = true;
+        se->reclaimable = s->reclaimable;
+        se->reclaim_asked = s->reclaim_asked;
+        se->reclaim_released = s->reclaim_released;
+        se->reclaim_late = s->reclaim_late;
         se->comm = strdup(s->comm);
         se->transport = strdup(s->transport);
         se->group = strdup(s->group);
@@ -558,6 +565,10 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return on_prune(x);
         case MEMACCT__V1__REQUEST__OP_ADD_REGION:
                 return request_on_add_region(x, req->add_region);
+        case MEMACCT__V1__REQUEST__OP_SET_RECLAIMABLE:
+                return request_on_set_reclaimable(x, req->set_reclaimable);
+        case MEMACCT__V1__REQUEST__OP_RECLAIM_DONE:
+                return request_on_reclaim_done(x, req->reclaim_done);
         case MEMACCT__V1__REQUEST__OP_REMOVE_REGION:
                 return request_on_remove_region(x, req->remove_region);
         case MEMACCT__V1__REQUEST__OP_LIST_REGIONS:
@@ -601,6 +612,8 @@ static ServiceOp request_op(Memacct__V1__Request__OpCase c) {
         case MEMACCT__V1__REQUEST__OP_LIST_REGIONS: return SERVICE_OP_LIST_REGIONS;
         case MEMACCT__V1__REQUEST__OP_TRANSFER: return SERVICE_OP_TRANSFER;
         case MEMACCT__V1__REQUEST__OP_EVICT_VALUABLE: return SERVICE_OP_EVICT_VALUABLE;
+        case MEMACCT__V1__REQUEST__OP_SET_RECLAIMABLE: return SERVICE_OP_SET_RECLAIMABLE;
+        case MEMACCT__V1__REQUEST__OP_RECLAIM_DONE: return SERVICE_OP_RECLAIM_DONE;
         default: return SERVICE_OP_OTHER;
         }
 }
@@ -731,10 +744,16 @@ int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd
         r = request_strings_check(&x, body, len);
         if (r == 0)
                 r = request_handle(&x, req, fd);
-        selfstats_request(SERVICE_TRANSPORT_SOCKET, request_op(req->op_case), status_from_errno(r < 0 ? r : 0),
-                          start_nsec);
         if (fd >= 0)
                 close(fd);
+        if (r == -EINPROGRESS) {
+                /* Held while reclaim runs: no reply yet; it is served again. */
+                request_done(&x);
+                memacct__v1__request__free_unpacked(req, &alloc);
+                return REQUEST_WAIT;
+        }
+        selfstats_request(SERVICE_TRANSPORT_SOCKET, request_op(req->op_case), status_from_errno(r < 0 ? r : 0),
+                          start_nsec);
         if (r < 0) {
                 /* A refusal carries no result, whatever a handler began. */
                 x.resp.result_case = MEMACCT__V1__RESPONSE__RESULT__NOT_SET;

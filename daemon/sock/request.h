@@ -15,6 +15,9 @@
 
 #include "service/service.h"
 
+/* request_serve()'s and request_hot_serve()'s "held, serve it again later". */
+#define REQUEST_WAIT 2
+
 /**
  * request_serve() - serve one frame body of peer @p and append exactly
  * one framed Response (prefix + body) to @out.
@@ -22,9 +25,11 @@
  *      closed here in every case
  * @ret_id: optional; the request's id (0 when it had none or was malformed)
  *
- * Return: 0, or -EPROTO when the request was malformed: the
- * PROTOCOL_ERROR response is in @out, and the connection must end once
- * it is written.
+ * Return: 0; REQUEST_WAIT: nothing was appended, the request waits for
+ * reclaim (service_reclaim_wait_usec()) and is to be served again, the
+ * same frame, once that says 0; or -EPROTO when the request was
+ * malformed: the PROTOCOL_ERROR response is in @out, and the connection
+ * must end once it is written.
  */
 int request_serve(Service *svc, Peer *p, const uint8_t *body, size_t len, int fd, struct evbuffer *out,
                   uint64_t *ret_id);

@@ -202,6 +202,7 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
         Memacct__V1__Response resp = MEMACCT__V1__RESPONSE__INIT;
         Memacct__V1__Event e = MEMACCT__V1__EVENT__INIT;
         Memacct__V1__Moved mv = MEMACCT__V1__MOVED__INIT;
+        Memacct__V1__ReclaimRequest rq = MEMACCT__V1__RECLAIM_REQUEST__INIT;
 
         resp.has_id = resp.has_status = true;
         resp.id = 0;
@@ -223,6 +224,14 @@ int wire_event_frame(const EventItem *ev, uint8_t **ret, size_t *ret_len) {
                 mv.path = (char *) ev->path;
                 resp.result_case = MEMACCT__V1__RESPONSE__RESULT_MOVED;
                 resp.moved = &mv;
+                break;
+        case EVENT_RECLAIM:
+                rq.has_id = rq.has_bytes = true;
+                rq.id = ev->id;
+                rq.bytes = ev->count;
+                rq.region = (char *) ev->region; /* NULL, absent: memory */
+                resp.result_case = MEMACCT__V1__RESPONSE__RESULT_RECLAIM;
+                resp.reclaim = &rq;
                 break;
         default:
                 return -EINVAL;

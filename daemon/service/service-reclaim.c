@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reclaim: before a max refuses a charge, the holders of memory that can
+ * be given back are asked for it (docs/reclaim.md).
+ *
+ * A peer declares what it can give back (service_set_reclaimable()): its
+ * session's charges in memory, or in a device region. When a charge is
+ * refused, service_reclaim_start() collects the reclaimable holders
+ * attached below the refusing group, plans how much each group gives by
+ * the kernel's rules (core/reclaim.h), splits each group's share among
+ * its holders by what they hold, and sends each a request (EVENT_RECLAIM
+ * through its transport). The charging peer is parked on the round: its
+ * transport holds the request, serves its other work (and everyone
+ * else's) meanwhile, and serves the request again when every holder has
+ * answered or the deadline passed; the charge then tries again, up to
+ * SERVICE_RECLAIM_TRIES times, as try_charge_memcg() retries after
+ * reclaim.
+ *
+ * A holder answers by uncharging what it freed, then ReclaimDone; what it
+ * then holds less than when asked is counted released. One that does not
+ * answer by the deadline counts late and is skipped by later rounds until
+ * it answers again; one that goes away answers by going (its session's
+ * charges go with it).
+ *
+ * Locking: reclaim_lock guards the rounds and every peer's PeerReclaim
+ * but waiting and tries (the peer's own thread). It is taken before the
+ * registry's peers lock (collect_holders() walks the sessions under it)
+ * and never inside a core read-side section. A round belongs to its
+ * waiter: it ends when the waiter serves its charge again or goes.
+ * Peers a round asked stay valid while it refers to them: a peer that
+ * goes takes reclaim_lock first (service_reclaim_peer_gone()) and is
+ * taken out of every round.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/reclaim.h"
+#include "core/region.h"
+#include "core/session.h"
+#include "service-internal.h"
+
+/* What one holder was asked, and what it held then. */
+typedef struct ReclaimAsk {
+        Peer *p; /* NULL once it answered or went */
+        int64_t bytes;
+        int64_t held;
+} ReclaimAsk;
+
+struct ReclaimRound {
+        uint64_t id;
+        int key;
+        Peer *waiter;
+        ReclaimAsk *asks;
+        size_t n;
+        unsigned outstanding;
+        uint64_t deadline_usec;
+        ReclaimRound *next; /* svc->rounds */
+};
+
+#define RECLAIM_TIMEOUT_USEC_DEFAULT (1000 * 1000)
+
+/* What @p's session holds in @key now. Its session is alive. */
+static int64_t held_in(Peer *p, int key) {
+        uint64_t sum = 0;
+
+        if (!p->session)
+                return 0;
+        if (key != MEM_REGION_MEMORY)
+                return (int64_t) session_held_region(p->session, key);
+        for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
+                sum += session_held(p->session, i);
+        return (int64_t) sum;
+}
+
+int service_set_reclaimable(Service *svc, Peer *p, const char *region, bool on, Refusal *rf) {
+        uint32_t bit;
+        int key, r;
+
+        r = service_peer_region_key(svc, p, region, &key, rf);
+        if (r < 0)
+                return r;
+        if (!p->subscriber.delivery)
+                return refusal_set(rf, -EOPNOTSUPP, "reclaim requests need the socket");
+        bit = UINT32_C(1) << region_slot(key);
+        pthread_mutex_lock(&svc->reclaim_lock);
+        p->reclaim.parts = on ? p->reclaim.parts | bit : p->reclaim.parts & ~bit;
+        pthread_mutex_unlock(&svc->reclaim_lock);
+        return 0;
+}
+
+void service_reclaim_set_timeout(Service *svc, uint64_t usec) {
+        atomic_store_explicit(&svc->reclaim_timeout_usec, usec ? usec : RECLAIM_TIMEOUT_USEC_DEFAULT,
+                              memory_order_relaxed);
+}
+
+typedef struct Collect {
+        Peer *waiter;
+        MemGroup *target;
+        int key;
+        uint32_t bit;
+        Peer **peers;
+        ReclaimHolder *holders;
+        size_t n, cap;
+        int r;
+} Collect;
+
+/* registry_for_each_session(): one more holder, with a reference to its group. */
+static int collect_one(Peer *p, void *userdata) {
+        Collect *c = userdata;
+        MemGroup *g;
+        int64_t held;
+
+        if (p == c->waiter || !(p->reclaim.parts & c->bit) || p->reclaim.skip)
+                return 0;
+        held = held_in(p, c->key);
+        if (held <= 0)
+                return 0;
+        if (c->n == c->cap) {
+                size_t cap = c->cap ? 2 * c->cap : 16;
+                ReclaimHolder *h = realloc(c->holders, cap * sizeof(*h));
+                Peer **v = h ? realloc(c->peers, cap * sizeof(*v)) : NULL;
+
+                if (h)
+                        c->holders = h;
+                if (!v)
+                        return c->r = -ENOMEM;
+                c->peers = v;
+                c->cap = cap;
+        }
+        core_read_lock();
+        g = atomic_load(&p->session->group);
+        if (g && group_is_descendant(g, c->target))
+                g = group_ref(g);
+        else
+                g = NULL;
+        core_read_unlock();
+        if (!g)
+                return 0;
+        c->peers[c->n] = p;
+        c->holders[c->n++] = (ReclaimHolder) { .group = g, .bytes = held };
+        return 0;
+}
+
+/* Ask @p for @bytes in @rr. Reclaim lock held. */
+static void ask(Service *svc, ReclaimRound *rr, Peer *p, int64_t bytes, int64_t held) {
+        char name[MEM_REGION_NAME_MAX + 1];
+        EventItem ev = {
+                .kind = EVENT_RECLAIM,
+                .count = (uint64_t) bytes,
+                .id = rr->id,
+        };
+
+        if (rr->key != MEM_REGION_MEMORY && core_region_name(svc->core, rr->key, name) == 0)
+                ev.region = name;
+        /* Lost (out of memory): it is not waited for. */
+        if (events_send(&p->subscriber, &ev) < 0)
+                return;
+        rr->asks[rr->n++] = (ReclaimAsk) { .p = p, .bytes = bytes, .held = held };
+        rr->outstanding++;
+        p->reclaim.asked += (uint64_t) bytes;
+}
+
+/* Ask every holder its share of its group's take. Reclaim lock held. */
+static void ask_all(Service *svc, ReclaimRound *rr, Collect *c, const ReclaimNode *v) {
+        for (size_t i = 0; i < c->n; i++) {
+                const ReclaimNode *node;
+                int64_t share;
+
+                if (c->holders[i].node < 0)
+                        continue;
+                node = &v[c->holders[i].node];
+                if (node->take <= 0 || node->reclaimable <= 0)
+                        continue;
+                /* The group's take, in proportion to what each holds, rounded up. */
+                share = (int64_t) (((__int128) node->take * c->holders[i].bytes + node->reclaimable - 1) /
+                                   node->reclaimable);
+                share = MIN(share, c->holders[i].bytes);
+                if (share > 0)
+                        ask(svc, rr, c->peers[i], share, c->holders[i].bytes);
+        }
+}
+
+int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes) {
+        Collect c = { .waiter = p, .target = refused, .key = key, .bit = UINT32_C(1) << region_slot(key) };
+        ReclaimNode *v = NULL;
+        ReclaimOutcome out = {};
+        ReclaimRound *rr = NULL;
+        bool recursive;
+        size_t n = 0;
+        int r = 0;
+
+        pthread_mutex_lock(&svc->reclaim_lock);
+        (void) registry_for_each_session(svc->registry, collect_one, &c);
+        if (c.r < 0 || c.n == 0) {
+                r = c.r;
+                goto out;
+        }
+        r = reclaim_snapshot(svc->core, refused, key, c.holders, c.n, &v, &n, &recursive);
+        if (r >= 0)
+                r = reclaim_plan(v, n, reclaim_need(refused, key, bytes), recursive, &out);
+        if (r < 0 || out.planned == 0) {
+                r = r == -ENOENT ? 0 : r;
+                goto out;
+        }
+        rr = calloc(1, sizeof(*rr));
+        if (rr)
+                rr->asks = calloc(c.n, sizeof(*rr->asks));
+        if (!rr || !rr->asks) {
+                r = -ENOMEM;
+                goto out;
+        }
+        rr->id = ++svc->reclaim_next_id;
+        rr->key = key;
+        rr->waiter = p;
+        rr->deadline_usec = service_now_usec() +
+                            atomic_load_explicit(&svc->reclaim_timeout_usec, memory_order_relaxed);
+        ask_all(svc, rr, &c, v);
+        if (rr->n == 0)
+                goto out; /* every request was lost */
+        /* Low events where the plan reclaims below low (memcg_low_reclaim). */
+        for (size_t i = 0; i < c.n; i++)
+                if (c.holders[i].node >= 0 && v[c.holders[i].node].low_event) {
+                        if (key == MEM_REGION_MEMORY)
+                                group_event_raise(c.holders[i].group, MEM_EVENT_LOW);
+                        else
+                                region_group_event(svc->core, c.holders[i].group, key, MEM_EVENT_LOW);
+                        v[c.holders[i].node].low_event = false; /* once per group */
+                }
+        rr->next = svc->rounds;
+        svc->rounds = rr;
+        p->reclaim.waiting = TAKE_PTR(rr);
+        r = -EINPROGRESS;
+out:
+        pthread_mutex_unlock(&svc->reclaim_lock);
+        if (rr)
+                free(rr->asks);
+        free(rr);
+        free(v);
+        for (size_t i = 0; i < c.n; i++)
+                group_unref(c.holders[i].group);
+        free(c.holders);
+        free(c.peers);
+        return r;
+}
+
+/* Unlink and free @rr; late holders count so. Reclaim lock held. */
+static void round_free(Service *svc, ReclaimRound *rr) {
+        for (ReclaimRound **i = &svc->rounds; *i; i = &(*i)->next)
+                if (*i == rr) {
+                        *i = rr->next;
+                        break;
+                }
+        for (size_t i = 0; i < rr->n; i++)
+                if (rr->asks[i].p) {
+                        rr->asks[i].p->reclaim.late++;
+                        rr->asks[i].p->reclaim.skip = true;
+                }
+        free(rr->asks);
+        free(rr);
+}
+
+bool service_reclaim_end(Service *svc, Peer *p) {
+        ReclaimRound *rr = p->reclaim.waiting;
+
+        if (!rr)
+                return false;
+        pthread_mutex_lock(&svc->reclaim_lock);
+        round_free(svc, rr);
+        pthread_mutex_unlock(&svc->reclaim_lock);
+        p->reclaim.waiting = NULL;
+        return true;
+}
+
+uint64_t service_reclaim_wait_usec(Service *svc, Peer *p) {
+        ReclaimRound *rr = p->reclaim.waiting;
+        uint64_t now, left = 0;
+
+        if (!rr)
+                return UINT64_MAX;
+        now = service_now_usec();
+        pthread_mutex_lock(&svc->reclaim_lock);
+        if (rr->outstanding > 0 && now < rr->deadline_usec)
+                left = rr->deadline_usec - now;
+        pthread_mutex_unlock(&svc->reclaim_lock);
+        return left;
+}
+
+/* @rr's request to @p is answered. Reclaim lock held. */
+static void answered(ReclaimRound *rr, ReclaimAsk *a) {
+        a->p = NULL;
+        if (--rr->outstanding == 0 && rr->waiter && rr->waiter->reclaim.wake)
+                rr->waiter->reclaim.wake(rr->waiter->reclaim.wake_userdata);
+}
+
+int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot) {
+        pthread_mutex_lock(&svc->reclaim_lock);
+        p->reclaim.skip = false;
+        if (cannot)
+                p->reclaim.refused++;
+        for (ReclaimRound *rr = svc->rounds; rr; rr = rr->next) {
+                if (rr->id != id)
+                        continue;
+                for (size_t i = 0; i < rr->n; i++)
+                        if (rr->asks[i].p == p) {
+                                int64_t now = held_in(p, rr->key);
+
+                                if (now < rr->asks[i].held)
+                                        p->reclaim.released += (uint64_t) (rr->asks[i].held - now);
+                                answered(rr, &rr->asks[i]);
+                        }
+                break;
+        }
+        pthread_mutex_unlock(&svc->reclaim_lock);
+        return 0;
+}
+
+void service_reclaim_peer_gone(Service *svc, Peer *p) {
+        pthread_mutex_lock(&svc->reclaim_lock);
+        if (p->reclaim.waiting) {
+                round_free(svc, p->reclaim.waiting);
+                p->reclaim.waiting = NULL;
+        }
+        for (ReclaimRound *rr = svc->rounds; rr; rr = rr->next)
+                for (size_t i = 0; i < rr->n; i++)
+                        if (rr->asks[i].p == p) {
+                                /* Its charges went with its session. */
+                                p->reclaim.released += (uint64_t) rr->asks[i].held;
+                                answered(rr, &rr->asks[i]);
+                        }
+        pthread_mutex_unlock(&svc->reclaim_lock);
+}
