@@ -469,19 +469,26 @@ bool region_limits(MemCore *core, MemGroup *g, int key, MemLimits *ret) {
 }
 
 uint64_t region_group_margin(MemCore *core, MemGroup *g, int key) {
+        unsigned slot = region_slot(key);
         uint64_t margin = UINT64_MAX;
-        MemRegionState *s;
+        MemRegionState *s = NULL;
 
+        /* group_margin()'s walk, on the region's counters, with the
+         * region looked up once, not at every step. Unlike a group's own
+         * counter, which lives as long as the caller's reference, these
+         * are unhooked and freed after a grace period when the group or
+         * the region is removed: read in the section. */
         core_read_lock();
-        s = region_find(core, key) ? region_state(g, region_slot(key)) : NULL;
-        /* A group with no counters yet: its first ancestor with some. */
-        for (MemGroup *i = g; !s && i && region_find(core, key); i = i->parent)
-                s = region_state(i, region_slot(key));
+        if (region_find(core, key))
+                /* A group with no counters yet: its first ancestor with some. */
+                for (MemGroup *i = g; i && !(s = region_state(i, slot)); i = i->parent)
+                        ;
         for (MemCounter *c = s ? &s->counter : NULL; c; c = c->parent) {
                 int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
 
-                if (max < MEM_COUNTER_MAX)
-                        margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
+                if (max >= MEM_COUNTER_MAX)
+                        continue;
+                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
         }
         core_read_unlock();
         return margin;

@@ -9,9 +9,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "core/core.h"
 #include "core/group.h"
+#include "core/region.h"
 #include "state/saver.h"
 #include "cgroup/placement.h"
 #include "service/service.h"
@@ -208,11 +210,73 @@ int service_place_cgroup(Service *svc, const char *cgroup, bool may_create, char
 /** service_region_key() - the core's key of @region (NULL, "", "memory": memory's). Return: 0; -ENOENT with @rf. */
 int service_region_key(Service *svc, const char *region, int *ret, Refusal *rf);
 
+/*
+ * Per thread and region slot: the key last found live there
+ * (core_region_live()), in which core, and service_region_removals then
+ * (service-regions.c says why that is enough).
+ */
+typedef struct ServiceRegionLive {
+        const MemCore *core;
+        unsigned long removals;
+        int key;
+} ServiceRegionLive;
+
+extern _Atomic unsigned long service_region_removals;
+extern _Thread_local ServiceRegionLive service_region_live[MEM_REGION_MAX];
+
+/**
+ * service_region_key_ask() - service_region_key_live() when this thread's
+ * record does not answer: core_region_live(), and a yes recorded with
+ * @removals, the count read before asking. Any thread.
+ */
+bool service_region_key_ask(MemCore *core, int key, unsigned long removals);
+
+/**
+ * service_region_key_live() - core_region_live() of the device region key
+ * @key, answered from this thread's record of it while no region removal
+ * has been done since the core last said yes. Any thread.
+ */
+static inline bool service_region_key_live(MemCore *core, int key) {
+        /* Acquire: the count of removals is read before the core is asked
+         * (service_region_key_ask() records it), and one that has moved
+         * it is seen done there. */
+        unsigned long removals = atomic_load_explicit(&service_region_removals, memory_order_acquire);
+        const ServiceRegionLive *seen = &service_region_live[region_slot(key)];
+
+        if (seen->key == key && seen->core == core && seen->removals == removals)
+                return true;
+        return service_region_key_ask(core, key, removals);
+}
+
+/**
+ * service_peer_region_lookup() - service_peer_region_key() when @p's
+ * cache does not answer: service_region_key(), and the cache set to a
+ * device region's answer. On @p's thread. Return: as service_region_key().
+ */
+int service_peer_region_lookup(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf);
+
 /**
  * service_peer_region_key() - service_region_key() through @p's cache of
- * the region its last charge named. On @p's thread.
+ * the region its last charge named, whose key is checked live: one
+ * removed since is looked up again, and a region of the name registered
+ * anew gets its own. On @p's thread. Inline: every charge and uncharge
+ * asks, memory's (no region) included, and out of line the call and the
+ * registers it saved cost about as much as a device region's hit itself
+ * (a comparison and a few loads).
  */
-int service_peer_region_key(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf);
+static inline int service_peer_region_key(Service *svc, Peer *p, const char *region, int *ret,
+                                          Refusal *rf) {
+        if (!region || !*region) {
+                *ret = MEM_REGION_MEMORY;
+                return 0;
+        }
+        if (p->region_key > 0 && strcmp(region, p->region_name) == 0 &&
+            service_region_key_live(svc->core, p->region_key)) {
+                *ret = p->region_key;
+                return 0;
+        }
+        return service_peer_region_lookup(svc, p, region, ret, rf);
+}
 
 /**
  * service_kept_by_delegator() - is a kept charge @who makes on @g its

@@ -16,6 +16,7 @@
  *   source plus the kept charge of the destination would be.
  */
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,19 +37,42 @@ int service_region_key(Service *svc, const char *region, int *ret, Refusal *rf) 
         return 0;
 }
 
-int service_peer_region_key(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf) {
+/*
+ * Region removals done so far, daemon-wide: service_remove_region(), the
+ * daemon's one caller of core_region_remove(), counts each once the core
+ * is through with it (a removal refused counts too). A key the core found
+ * live after the count was read as N is live while the count is still N:
+ * only a removal ends a key (a region added, or registered anew, gets a
+ * key of its own), and one done since would have moved the count. A
+ * removal still under way is the race any check before a charge has
+ * (the charge itself is then refused with -ENOENT by the core).
+ * Global, not the Service's, so that it only ever grows in a process,
+ * whatever services come and go (see service_region_live).
+ */
+_Atomic unsigned long service_region_removals;
+
+/*
+ * The cache hit of every device region charge asks whether its key is
+ * still live; the core's answer costs a read-side section, this thread's
+ * record a few loads. A record of a core since freed whose address a new
+ * one got cannot vouch for a key of the new one: that key was looked up
+ * after the record was made, so a removal that ended it moved the count
+ * past the record's.
+ */
+_Thread_local ServiceRegionLive service_region_live[MEM_REGION_MAX];
+
+bool service_region_key_ask(MemCore *core, int key, unsigned long removals) {
+        ServiceRegionLive *seen = &service_region_live[region_slot(key)];
+
+        if (!core_region_live(core, key))
+                return false;
+        *seen = (ServiceRegionLive) { .core = core, .removals = removals, .key = key };
+        return true;
+}
+
+int service_peer_region_lookup(Service *svc, Peer *p, const char *region, int *ret, Refusal *rf) {
         int r;
 
-        if (!region || !*region) {
-                *ret = MEM_REGION_MEMORY;
-                return 0;
-        }
-        /* The key cached is checked live: one removed since is looked up
-         * again, and a region of the name registered anew gets its own. */
-        if (p->region_key > 0 && strcmp(region, p->region_name) == 0 && core_region_live(svc->core, p->region_key)) {
-                *ret = p->region_key;
-                return 0;
-        }
         r = service_region_key(svc, region, ret, rf);
         if (r < 0)
                 return r;
@@ -105,6 +129,10 @@ int service_remove_region(Service *svc, Peer *p, const char *name, Refusal *rf) 
         if (r < 0)
                 return r;
         r = core_region_remove(svc->core, name);
+        /* After the core: a key found live before this is asked again
+         * (service_region_key_live()). Release: whoever reads the new
+         * count finds the region gone in the core. */
+        atomic_fetch_add_explicit(&service_region_removals, 1, memory_order_release);
         if (r == -ENOENT)
                 return refusal_set(rf, r, "no region '%s'", name ? name : "");
         if (r == -EBUSY)

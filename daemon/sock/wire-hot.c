@@ -22,7 +22,10 @@
  *   copy, not to re-derive;
  * - a wire type other than the declared one (protobuf-c fails the
  *   unpack, or for a bool reads any wire type: either way not ours);
- * - a tag longer than two bytes (every tag here fits in two);
+ * - a tag longer than two bytes (every tag here fits in two), and inside
+ *   the op one longer than one byte (every field of Charge and Uncharge
+ *   is below 16: a second byte is a non-minimal tag, which no encoder
+ *   writes);
  * - a string over MEM_PATH_MAX (path), WIRE_HOT_STAT_MAX (stat) or
  *   MEM_REGION_NAME_MAX (region) bytes, or holding a NUL byte: the
  *   service or request.c refuses those, with words the protobuf-c path
@@ -33,7 +36,10 @@
  * 7 is region in both Charge and Uncharge (Uncharge reserves 5 and 6,
  * Charge's force and stock), so one number serves both.
  *
- * Every read is bounded by the body's length; nothing is allocated.
+ * Every read is bounded by the body's length; nothing is allocated. A
+ * short string (a stat item, a region) is read and checked a word at a
+ * time, its last word loaded back from its end when the body has the
+ * bytes before it (short_string_get()).
  *
  * Encoding writes fields in protobuf-c's order (by number: id, status,
  * message, refused_path, then the one oneof member set), with its
@@ -134,13 +140,23 @@ static _always_inline_ bool varint_get(Input *in, uint64_t *ret, bool *ret_any) 
         return true;
 }
 
-/* A length prefix as scan_length_prefixed_data() reads it; the data it announces is within @in. */
-static bool length_get(Input *in, size_t *ret) {
+/*
+ * A length prefix as scan_length_prefixed_data() reads it; the data it
+ * announces is within @in. A length below 128, one byte, is nearly every
+ * one (a string, the op): read without the varint loop.
+ */
+static _always_inline_ bool length_get(Input *in, size_t *ret) {
         uint64_t v;
-        int k = varint_decode(in->p + in->off, in->n - in->off, VARINT32_MAX, &v);
+        int k;
 
-        if (k <= 0)
-                return false;
+        if (in->off < in->n && in->p[in->off] < 0x80) {
+                v = in->p[in->off];
+                k = 1;
+        } else {
+                k = varint_decode(in->p + in->off, in->n - in->off, VARINT32_MAX, &v);
+                if (k <= 0)
+                        return false;
+        }
         in->off += (size_t) k;
         if (v > INT_MAX || v > in->n - in->off)
                 return false;
@@ -160,56 +176,148 @@ static bool string_get(Input *in, char *buf, size_t max) {
         return true;
 }
 
-/* The fields of a Charge (@charge) or an Uncharge, the body of the op. */
+/* Does @w hold a zero byte? Exact as a yes or no: the borrow that can
+ * mark a non-zero byte only ever starts at a zero byte below it. */
+static _always_inline_ bool word_has_zero(uint64_t w) {
+        return ((w - UINT64_C(0x0101010101010101)) & ~w & UINT64_C(0x8080808080808080)) != 0;
+}
+
+static _always_inline_ uint64_t word_load(const uint8_t *p) {
+        uint64_t w;
+
+        memcpy(&w, p, sizeof(w));
+        return w;
+}
+
+/*
+ * A short string (a stat item, a region name) as string_get() takes it,
+ * copied and checked for NUL eight bytes at a time, inline: for names of
+ * a few bytes, the calls of memchr() and memcpy() cost three times the
+ * work (a region's charge paid them on every request). @buf has
+ * @max + 1 bytes, rounded up to a multiple of eight (SHORT_BUF_OK()):
+ * whole words are stored, the terminator among them.
+ */
+#define SHORT_BUF_OK(buf, max) (sizeof(buf) >= ((max) + 1 + 7) / 8 * 8)
+_Static_assert(SHORT_BUF_OK(((WireHotRequest *) NULL)->stat, WIRE_HOT_STAT_MAX), "stat");
+_Static_assert(SHORT_BUF_OK(((WireHotRequest *) NULL)->region, MEM_REGION_NAME_MAX), "region");
+
+static _always_inline_ bool short_string_get(Input *in, char *buf, size_t max) {
+        const uint8_t *s;
+        size_t len, i;
+        uint64_t w;
+
+        if (!length_get(in, &len) || len > max)
+                return false;
+        s = in->p + in->off;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* One to seven bytes (a name such as "gpu0"): the word that ends
+         * with the string, inside the body (the bytes before it are the
+         * message's own), shifted down to it: its top bytes come in zero,
+         * the terminator included. */
+        if (len - 1 < 7 && in->off + len >= 8) {
+                w = word_load(s + len - 8) >> (8 * (8 - len));
+                if (word_has_zero(w | (~UINT64_C(0) << (8 * len))))
+                        return false;
+                memcpy(buf, &w, 8);
+                in->off += len;
+                return true;
+        }
+#endif
+        if (len >= 8) {
+                for (i = 0; i + 8 <= len; i += 8) {
+                        w = word_load(s + i);
+                        if (word_has_zero(w))
+                                return false;
+                        memcpy(buf + i, &w, 8);
+                }
+                /* The last bytes as the word that ends with them, overlapping the one before. */
+                w = word_load(s + len - 8);
+                if (word_has_zero(w))
+                        return false;
+                memcpy(buf + len - 8, &w, 8);
+                buf[len] = 0;
+        } else {
+                for (i = 0; i < len; i++) {
+                        if (s[i] == 0)
+                                return false;
+                        buf[i] = (char) s[i];
+                }
+                buf[len] = 0;
+        }
+        in->off += len;
+        return true;
+}
+
+/*
+ * A tag of an op's field with its declared wire type: every field of
+ * Charge and Uncharge is below 16, so each is one byte, and comparing
+ * that byte stands for tag_get()'s, the field's and the wire type's
+ * checks. A two-byte tag (a non-minimal one of a field below 16) is
+ * declined: no encoder writes one.
+ */
+#define OP_TAG(field, wt) ((field) << 3 | (wt))
+
+/* The rarer fields of an op (@charge: a Charge's), past its tag; @seen: those met, by field. */
+static bool op_decode_other(Input *in, uint8_t tag, bool charge, uint32_t *seen, WireHotRequest *r) {
+        uint64_t v;
+        bool any;
+
+        if (tag >= 0x80 || *seen & UINT32_C(1) << (tag >> 3))
+                return false;
+        *seen |= UINT32_C(1) << (tag >> 3);
+        switch (tag) {
+        case OP_TAG(OP_PATH, WT_LEN):
+                if (!string_get(in, r->path, MEM_PATH_MAX))
+                        return false;
+                r->has_path = true;
+                return true;
+        case OP_TAG(OP_STAT, WT_LEN):
+                if (!short_string_get(in, r->stat, WIRE_HOT_STAT_MAX))
+                        return false;
+                r->has_stat = true;
+                return true;
+        case OP_TAG(OP_KEEP, WT_VARINT):
+                if (!varint_get(in, &v, &any))
+                        return false;
+                r->keep = any;
+                return true;
+        case OP_TAG(OP_FORCE, WT_VARINT): /* Charge's; reserved in Uncharge */
+                if (!charge || !varint_get(in, &v, &any))
+                        return false;
+                r->force = any;
+                return true;
+        case OP_TAG(OP_STOCK, WT_VARINT): /* Charge's; reserved in Uncharge */
+                if (!charge || !varint_get(in, &v, &any))
+                        return false;
+                r->stock = any;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * The fields of a Charge (@charge) or an Uncharge, the body of the op.
+ * bytes and region, the fields of nearly every one, are tested first, a
+ * comparison each (a switch's jump costs a region's charge the price of
+ * its name's copy).
+ */
 static bool op_decode(Input *in, bool charge, WireHotRequest *r) {
-        /* The fields each one has (Uncharge's 5 and 6 are reserved), as bits. */
-        uint32_t known = 1u << OP_PATH | 1u << OP_BYTES | 1u << OP_STAT | 1u << OP_KEEP | 1u << OP_REGION |
-                         (charge ? 1u << OP_FORCE | 1u << OP_STOCK : 0), seen = 0;
+        uint32_t seen = 0;
 
         while (in->off < in->n) {
-                uint32_t field;
-                unsigned wt;
-                uint64_t v;
-                bool any;
+                uint8_t tag = in->p[in->off++];
 
-                if (!tag_get(in, &field, &wt) || field > OP_REGION || !(known & (UINT32_C(1) << field)) ||
-                    seen & (UINT32_C(1) << field))
-                        return false;
-                seen |= UINT32_C(1) << field;
-                if (wt != (field == OP_PATH || field == OP_STAT || field == OP_REGION ? WT_LEN : WT_VARINT))
-                        return false;
-                switch (field) {
-                case OP_PATH:
-                        if (!string_get(in, r->path, MEM_PATH_MAX))
-                                return false;
-                        r->has_path = true;
-                        break;
-                case OP_STAT:
-                        if (!string_get(in, r->stat, WIRE_HOT_STAT_MAX))
-                                return false;
-                        r->has_stat = true;
-                        break;
-                case OP_REGION:
-                        if (!string_get(in, r->region, MEM_REGION_NAME_MAX))
-                                return false;
-                        r->has_region = true;
-                        break;
-                case OP_BYTES:
-                        if (!varint_get(in, &r->bytes, NULL))
+                if (tag == OP_TAG(OP_BYTES, WT_VARINT)) {
+                        if (r->has_bytes || !varint_get(in, &r->bytes, NULL))
                                 return false;
                         r->has_bytes = true;
-                        break;
-                default: /* the bools */
-                        if (!varint_get(in, &v, &any))
+                } else if (tag == OP_TAG(OP_REGION, WT_LEN)) {
+                        if (r->has_region || !short_string_get(in, r->region, MEM_REGION_NAME_MAX))
                                 return false;
-                        if (field == OP_KEEP)
-                                r->keep = any;
-                        else if (field == OP_FORCE)
-                                r->force = any;
-                        else
-                                r->stock = any;
-                        break;
-                }
+                        r->has_region = true;
+                } else if (!op_decode_other(in, tag, charge, &seen, r))
+                        return false;
         }
         return true;
 }
@@ -243,7 +351,10 @@ int wire_hot_decode(const uint8_t *body, size_t len, WireHotRequest *ret) {
                     ret->op != _WIRE_HOT_OP_INVALID || !length_get(&in, &sub))
                         return 0;
                 ret->op = field == REQUEST_CHARGE ? WIRE_HOT_CHARGE : WIRE_HOT_UNCHARGE;
-                op = (Input) { .p = in.p + in.off, .n = sub };
+                /* The op's bytes end its Input; the ones before it stay
+                 * readable (short_string_get() loads a word back from a
+                 * string's end). */
+                op = (Input) { .p = in.p, .n = in.off + sub, .off = in.off };
                 if (!op_decode(&op, ret->op == WIRE_HOT_CHARGE, ret))
                         return 0;
                 in.off += sub;

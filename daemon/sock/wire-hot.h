@@ -55,9 +55,9 @@ typedef struct WireHotRequest {
  * when it is one the hand codec handles: fields id (at most once) and one
  * charge or uncharge (once), whose own fields each appear at most once
  * with their declared wire type, strings within the bounds above and
- * without a NUL byte, tags of one or two bytes. Varints are read exactly
- * as protobuf-c reads them (up to ten bytes, non-minimal forms included).
- * Reads nothing outside @body. Any thread.
+ * without a NUL byte, tags of one or two bytes (of one inside the op).
+ * Varints are read exactly as protobuf-c reads them (up to ten bytes,
+ * non-minimal forms included). Reads nothing outside @body. Any thread.
  *
  * Return: 1 (decoded); 0 (not one it handles: decode it with protobuf-c;
  * @ret is undefined).
