@@ -27,6 +27,10 @@ typedef struct MemChargeResult {
         uint64_t over_high;     /* bytes the worst ancestor is above its high, or 0 */
         uint64_t throttle_usec; /* suggested back-off, 0 when none */
         bool over_max;          /* a forced charge left a group above its max */
+        /* A device region's charge that succeeded: what the tightest max
+         * on its path still admits (UINT64_MAX: none), read in the
+         * charge's own read-side section; memory's is group_margin(). */
+        uint64_t margin;
 } MemChargeResult;
 
 /** charge_result_done() - drop the reference a result may hold. */

@@ -198,19 +198,42 @@ static int result_out(int r, MemChargeResult *res, MemChargeResult *ret) {
         return r;
 }
 
+/* What the tightest max from @c up admits: group_margin()'s walk. */
+static uint64_t counter_margin(const MemCounter *c) {
+        uint64_t margin = UINT64_MAX;
+
+        for (; c; c = c->parent) {
+                int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
+
+                if (max >= MEM_COUNTER_MAX)
+                        continue;
+                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
+        }
+        return margin;
+}
+
 int region_charge(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
                   MemChargeResult *ret) {
-        MemChargeResult res = {};
+        MemChargeResult own, *res = ret ? ret : &own;
         MemRegionState *s;
+        int r;
 
+        /* Into the caller's result directly: a copy per charge costs. */
+        *res = (MemChargeResult) {};
         if (!region_live(core, key))
-                return result_out(-ENOENT, &res, ret);
-        if (bytes == 0)
-                return result_out(0, &res, ret);
-        s = region_state_obtain(g, region_slot(key));
-        if (!s)
-                return result_out(-ENOMEM, &res, ret);
-        return result_out(state_charge(core, s, key, bytes, flags, &res), &res, ret);
+                r = -ENOENT;
+        else if (bytes == 0)
+                r = 0;
+        else if (!(s = region_state_obtain(g, region_slot(key))))
+                r = -ENOMEM;
+        else {
+                r = state_charge(core, s, key, bytes, flags, res);
+                if (r == 0)
+                        res->margin = counter_margin(&s->counter);
+        }
+        if (!ret)
+                charge_result_done(&own);
+        return r;
 }
 
 void region_uncharge(MemCore *core, MemGroup *g, int key, uint64_t bytes) {
@@ -483,13 +506,8 @@ uint64_t region_group_margin(MemCore *core, MemGroup *g, int key) {
                 /* A group with no counters yet: its first ancestor with some. */
                 for (MemGroup *i = g; i && !(s = region_state(i, slot)); i = i->parent)
                         ;
-        for (MemCounter *c = s ? &s->counter : NULL; c; c = c->parent) {
-                int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
-
-                if (max >= MEM_COUNTER_MAX)
-                        continue;
-                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
-        }
+        if (s)
+                margin = counter_margin(&s->counter);
         core_read_unlock();
         return margin;
 }

@@ -63,19 +63,23 @@ typedef struct RegionChargeArgs {
         unsigned caller_flags;
 } RegionChargeArgs;
 
-static int region_charge_once(MemSession *s, int key, uint64_t bytes, unsigned flags, MemChargeResult *ret) {
+static _always_inline_ int region_charge_once(MemSession *s, int key, uint64_t bytes, unsigned flags,
+                                              MemChargeResult *ret) {
         _Atomic int64_t *held = region_held_obtain(s);
         MemGroup *g;
         bool locked;
         int r;
 
-        if (!held)
+        if (!held) {
+                *ret = (MemChargeResult) {};
                 return -ENOMEM;
+        }
         core_read_lock();
         g = session_begin_update(s, &locked);
-        if (!g)
+        if (!g) {
+                *ret = (MemChargeResult) {};
                 r = -ENOTCONN;
-        else {
+        } else {
                 r = region_charge(s->core, g, key, bytes, flags, ret);
                 if (r == 0)
                         region_held_add(s, held, region_slot(key), (int64_t) bytes);
@@ -92,23 +96,25 @@ static int region_charge_again(void *ctx, unsigned flags, MemChargeResult *ret) 
 }
 
 int session_charge_region(MemSession *s, int key, uint64_t bytes, unsigned flags, MemChargeResult *ret) {
-        RegionChargeArgs args = { .s = s, .key = key, .bytes = bytes, .caller_flags = flags };
-        MemChargeResult res = {};
+        MemChargeResult own, *res = ret ? ret : &own;
         unsigned first = flags;
         int r;
 
-        if (ret)
-                *ret = res;
-        if (key <= MEM_REGION_MEMORY)
+        /* region_charge() fills *res on every path it reaches. */
+        if (key <= MEM_REGION_MEMORY) {
+                *res = (MemChargeResult) {};
                 return -EINVAL;
+        }
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
-        r = region_charge_once(s, key, bytes, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(s->core, key, r, flags, &res, region_charge_again, &args);
-        if (ret)
-                *ret = res;
-        else
-                charge_result_done(&res);
+        r = region_charge_once(s, key, bytes, first & ~MEM_CHARGE_DRAIN, res);
+        if (_unlikely_(r == -EDQUOT)) {
+                RegionChargeArgs args = { .s = s, .key = key, .bytes = bytes, .caller_flags = flags };
+
+                r = charge_drain_retry(s->core, key, r, flags, res, region_charge_again, &args);
+        }
+        if (!ret)
+                charge_result_done(&own);
         return r;
 }
 
@@ -136,7 +142,8 @@ int core_charge_region_kept(MemCore *core, MemGroup *g, int key, uint64_t bytes,
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
         r = region_charge_kept(core, g, key, bytes, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(core, key, r, flags, &res, kept_region_again, &args);
+        if (_unlikely_(r == -EDQUOT))
+                r = charge_drain_retry(core, key, r, flags, &res, kept_region_again, &args);
         if (ret)
                 *ret = res;
         else

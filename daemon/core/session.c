@@ -370,7 +370,8 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
         r = session_charge_once(s, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(s->core, MEM_REGION_MEMORY, r, flags, &res, session_charge_again, &args);
+        if (_unlikely_(r == -EDQUOT))
+                r = charge_drain_retry(s->core, MEM_REGION_MEMORY, r, flags, &res, session_charge_again, &args);
         if (ret)
                 *ret = res;
         else
@@ -398,7 +399,8 @@ int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem ite
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
         r = group_charge_kept(core, g, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
-        r = charge_drain_retry(core, MEM_REGION_MEMORY, r, flags, &res, kept_charge_again, &args);
+        if (_unlikely_(r == -EDQUOT))
+                r = charge_drain_retry(core, MEM_REGION_MEMORY, r, flags, &res, kept_charge_again, &args);
         if (ret)
                 *ret = res;
         else

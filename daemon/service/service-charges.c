@@ -207,7 +207,7 @@ static void requester_endp(Peer **p) {
 }
 
 /* One try of service_charge(); @may_reclaim: a refusal asks the holders below the refusing group first. */
-static int service_charge_once(Service *svc, Peer *p, const ServiceCharge *c, bool may_reclaim,
+static _always_inline_ int service_charge_once(Service *svc, Peer *p, const ServiceCharge *c, bool may_reclaim,
                                ServiceChargeResult *ret, Refusal *rf) {
         _cleanup_(requester_endp) _unused_ Peer *requester = requester_begin(p);
         _cleanup_(group_unrefp) MemGroup *g = NULL;
@@ -277,7 +277,10 @@ static int service_charge_once(Service *svc, Peer *p, const ServiceCharge *c, bo
                         .over_high = res.over_high,
                         .throttle_usec = res.throttle_usec,
                         .over_max = res.over_max,
+                        /* A session's region charge read its margin as it went;
+                         * a kept one in a region did not. */
                         .margin = key == MEM_REGION_MEMORY ? group_margin(g) :
+                                  !c->keep                 ? res.margin :
                                                              region_group_margin(svc->core, g, key),
                         .stock_index = stock_index,
                 };
@@ -290,11 +293,11 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         int r;
 
         /* Served again after a round of reclaim: one try more. */
-        if (service_reclaim_end(svc, p))
+        if (_unlikely_(p->reclaim.waiting) && service_reclaim_end(svc, p))
                 p->reclaim.tries++;
         may_reclaim = c->can_wait && !c->no_wait && !c->stock && p->reclaim.tries < SERVICE_RECLAIM_TRIES;
         r = service_charge_once(svc, p, c, may_reclaim, ret, rf);
-        if (r != -EINPROGRESS)
+        if (_unlikely_(p->reclaim.tries > 0) && r != -EINPROGRESS)
                 p->reclaim.tries = 0;
         return r;
 }
