@@ -132,6 +132,12 @@ static int print_sessions_list(const memacct_sessions *l, bool json) {
                         json_object_object_add(o, "group", json_object_new_string(s->group));
                         json_object_object_add(o, "bytes", json_object_new_uint64(s->bytes));
                         json_object_object_add(o, "stock", json_object_new_uint64(s->stock));
+                        if (s->reclaimable) {
+                                json_object_object_add(o, "reclaim_asked", json_object_new_uint64(s->reclaim_asked));
+                                json_object_object_add(o, "reclaim_released",
+                                                       json_object_new_uint64(s->reclaim_released));
+                                json_object_object_add(o, "reclaim_late", json_object_new_uint64(s->reclaim_late));
+                        }
                         json_object_array_add(a, o);
                 }
                 if (!a) {
@@ -148,7 +154,12 @@ static int print_sessions_list(const memacct_sessions *l, bool json) {
                 print_token(s->comm);
                 printf(" transport=%s group=", s->transport);
                 print_token(s->group);
-                printf(" bytes=%" PRIu64 " stock=%" PRIu64 "\n", s->bytes, s->stock);
+                printf(" bytes=%" PRIu64 " stock=%" PRIu64, s->bytes, s->stock);
+                /* The kernel-style "asked N, released M, late K" of a reclaimable session. */
+                if (s->reclaimable)
+                        printf(" reclaim_asked=%" PRIu64 " reclaim_released=%" PRIu64 " reclaim_late=%" PRIu64,
+                               s->reclaim_asked, s->reclaim_released, s->reclaim_late);
+                putchar('\n');
         }
         return 0;
 }

@@ -41,7 +41,7 @@ static const char commands[] =
         "  charge PATH SIZE [--stat ITEM | --region REGION]\n"
         "                                  a kept charge (stays until uncharged)\n"
         "  uncharge PATH SIZE [--stat ITEM | --region REGION]\n"
-        "  hold PATH SIZE [--stat ITEM | --region REGION]\n"
+        "  hold PATH SIZE [--stat ITEM | --region REGION] [--reclaimable]\n"
         "                                  a session charge held until the command is\n"
         "                                  interrupted (SIGINT/SIGTERM), then released;\n"
         "                                  PATH auto: the mirror of our kernel cgroup\n"
@@ -153,6 +153,7 @@ enum {
         ARG_USER,
         ARG_REGION,
         ARG_IGNORE_LOW,
+        ARG_RECLAIMABLE,
 };
 
 static const struct option options[] = {
@@ -164,6 +165,7 @@ static const struct option options[] = {
         { "version", no_argument, NULL, ARG_VERSION },
         { "force", no_argument, NULL, ARG_FORCE },
         { "exact", no_argument, NULL, ARG_EXACT },
+        { "reclaimable", no_argument, NULL, ARG_RECLAIMABLE },
         { "stat", required_argument, NULL, ARG_STAT },
         { "reclaim-root", required_argument, NULL, ARG_RECLAIM_ROOT },
         { "prefix", required_argument, NULL, ARG_PREFIX },
@@ -226,6 +228,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case ARG_EXACT:
                         arg.exact = true;
+                        break;
+                case ARG_RECLAIMABLE:
+                        arg.reclaimable = true;
                         break;
                 case ARG_STAT:
                         arg.stat = optarg;
@@ -343,6 +348,8 @@ bool options_allowed(const char *verb) {
         if (arg.stat && strcmp(verb, "charge") != 0 && strcmp(verb, "uncharge") != 0 &&
             strcmp(verb, "hold") != 0)
                 return usage_error("--stat: only for charge, uncharge and hold"), false;
+        if (arg.reclaimable && strcmp(verb, "hold") != 0)
+                return usage_error("--reclaimable: only for hold"), false;
         if (arg.exact && strcmp(verb, "show") != 0 && strcmp(verb, "client") != 0 &&
             strcmp(verb, "tree") != 0)
                 return usage_error("--exact: only for show, tree and client"), false;

@@ -20,6 +20,7 @@ typedef struct CtlOptions {
         bool help;  /* --help: the help, of the command given if any */
         bool force;
         bool exact;
+        bool reclaimable;    /* hold: give back what the daemon asks for, as a cache would */
         const char *stat;
         const char *region;  /* --region: a device region; NULL: memory */
         bool ignore_low;     /* evict-valuable --ignore-low */

@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,8 +379,36 @@ static void catch_stop_signals(void) {
         sigaction(SIGTERM, &sa, NULL);
 }
 
+/* What hold --reclaimable holds, and gives back when asked. */
+typedef struct Held {
+        uint64_t bytes;
+        int item;
+} Held;
+
+/* A memacct_reclaim_fn: give back what is asked, as a cache drops entries. */
+static int64_t hold_reclaim(memacct *m, uint64_t bytes, const char *region, void *userdata) {
+        Held *h = userdata;
+        uint64_t give = bytes < h->bytes ? bytes : h->bytes;
+        int r;
+
+        (void) region;
+        if (give == 0)
+                return 0;
+        r = arg.region ? memacct_uncharge_region(m, NULL, arg.region, give, 0)
+                       : memacct_uncharge(m, NULL, give, h->item, 0);
+        if (r < 0) {
+                fprintf(stderr, "memacctctl: hold: give back: %s\n", strerror(-r));
+                return r;
+        }
+        h->bytes -= give;
+        printf("gave back %" PRIu64 " bytes, holding %" PRIu64 "\n", give, h->bytes);
+        fflush(stdout);
+        return (int64_t) give;
+}
+
 static int verb_hold(memacct **mp, int argc, char **argv) {
         char group[MEMACCT_PATH_MAX + 1];
+        static Held held; /* hold_reclaim()'s, until we exit */
         memacct *m = NULL;
         memacct_event ev;
         uint64_t bytes;
@@ -411,6 +440,13 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
                 printf("holding %s of %s in %s\n", argv[2], arg.region, group);
         else
                 printf("holding %s in %s\n", argv[2], group);
+        held = (Held) { .bytes = bytes, .item = item };
+        if (arg.reclaimable) {
+                r = memacct_set_reclaimable(m, arg.region, hold_reclaim, &held);
+                if (r < 0)
+                        return fail(m, "hold", argv[1], r);
+                printf("reclaimable\n");
+        }
         fflush(stdout);
 
         /* Serve the socket while waiting: after a daemon restart the library

@@ -57,7 +57,7 @@ int bus_list_sessions(memacct *m, const char *path, memacct_sessions **ret) {
         if (r >= 0)
                 r = sd_bus_message_enter_container(reply, 'a', "(uussstt)");
         while (r >= 0) {
-                memacct_session_info s;
+                memacct_session_info s = {}; /* the bus says nothing of reclaim */
 
                 r = sd_bus_message_read(reply, "(uussstt)", &s.pid, &s.uid, &s.comm, &s.transport, &s.group,
                                         &s.bytes, &s.stock);

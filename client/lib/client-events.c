@@ -15,6 +15,7 @@
 
 #include "client-deadline.h"
 #include "client-error.h"
+#include "client-reclaim.h"
 #include "client-events.h"
 #include "client-reconnect.h"
 #include "macro.h"
@@ -86,6 +87,15 @@ _public_ int memacct_next_event(memacct *m, int timeout_msec, memacct_event *ret
                 if (event_queue_pop(&m->events, ret)) {
                         r = 1;
                         break;
+                }
+                if (m->n_reclaim_q > 0) {
+                        /* Reclaim requests read meanwhile: served here too. */
+                        pthread_mutex_unlock(&m->lock);
+                        r = client_reclaim_serve(m);
+                        pthread_mutex_lock(&m->lock);
+                        if (r < 0)
+                                break;
+                        continue;
                 }
                 r = client_ensure_connected(m);
                 if (r < 0)

@@ -169,6 +169,10 @@ _public_ int memacct_list_sessions(memacct *m, const char *path, memacct_session
                                 .group = se->group,
                                 .bytes = se->bytes,
                                 .stock = se->stock,
+                                .reclaimable = se->reclaimable,
+                                .reclaim_asked = se->reclaim_asked,
+                                .reclaim_released = se->reclaim_released,
+                                .reclaim_late = se->reclaim_late,
                         };
 
                         r = client_sessions_append(l, &s);

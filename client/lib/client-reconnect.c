@@ -23,6 +23,7 @@
 
 #include "client-call.h"
 #include "client-error.h"
+#include "client-reclaim.h"
 #include "client-reconnect.h"
 #include "client-stock-socket.h"
 #include "macro.h"
@@ -90,6 +91,9 @@ static int reconnect_rebuild(memacct *m, int *ret_replay_r, uint64_t *ret_replay
                 if (r < 0 && m->conn.fd < 0)
                         return r;
         }
+        r = client_reclaim_renew_locked(m);
+        if (r < 0)
+                return r;
         r = reconnect_replay(m, ret_replay_r, ret_replayed);
         if (r < 0 || !m->attached)
                 return r;

@@ -39,6 +39,7 @@
 
 #include "client-call.h"
 #include "client-error.h"
+#include "client-reclaim.h"
 #include "client-stock-socket.h"
 #include "macro.h"
 
@@ -89,6 +90,8 @@ static void on_frame(void *userdata, Response *resp) {
                 event_queue_push_region(&m->events, ev->path ? ev->path : "", ev->name ? ev->name : "",
                                         ev->count, ev->pid, ev->uid, ev->region);
         }
+        if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_RECLAIM)
+                client_reclaim_queue(m, resp->reclaim);
         /* Someone moved our session: a replay after a reconnect must
          * re-attach there, not where we last attached. */
         if (resp->result_case == MEMACCT__V1__RESPONSE__RESULT_MOVED && resp->moved->path) {
@@ -240,6 +243,7 @@ _public_ memacct *memacct_close(memacct *m) {
         }
         free(m->subscriptions);
         client_region_held_done(m);
+        client_reclaim_done(m);
         for (unsigned i = 0; i < STOCK_REGIONS; i++)
                 free(m->stock_regions[i]);
         free(m->attached);

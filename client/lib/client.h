@@ -27,6 +27,20 @@ typedef struct ClientSubscription {
         char *region; /* NULL: memory's, as a Subscribe without the field */
 } ClientSubscription;
 
+/* A region whose charges the session can give back, and who is asked (client-reclaim.c). */
+typedef struct ClientReclaimer {
+        char *region; /* NULL: memory */
+        memacct_reclaim_fn fn;
+        void *userdata;
+} ClientReclaimer;
+
+/* A ReclaimRequest read, not served yet. */
+typedef struct ClientReclaimAsk {
+        uint64_t id;
+        uint64_t bytes;
+        char *region; /* NULL: memory */
+} ClientReclaimAsk;
+
 /* The D-Bus transport's state (client-bus-conn.h). */
 typedef struct BusConn BusConn;
 
@@ -116,6 +130,12 @@ struct memacct {
         char *attached_group;
         ClientSubscription *subscriptions;
         size_t n_subscriptions;
+        /* Reclaim (client-reclaim.c): the declarations, renewed after a
+         * reconnection, and the requests read and not served yet. */
+        ClientReclaimer *reclaimers;
+        size_t n_reclaimers;
+        ClientReclaimAsk *reclaim_q;
+        size_t n_reclaim_q;
         /* The session's charges in device regions (client-regions.c). */
         ClientRegionHeld *region_held;
         size_t n_region_held;

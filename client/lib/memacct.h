@@ -265,6 +265,13 @@ typedef struct memacct_session_info {
         const char *group;     /* the attached group; "" when not attached */
         uint64_t bytes;        /* held by the session, all stat items */
         uint64_t stock;        /* of those, in its stock page unused */
+        /* Reclaim (memacct_set_reclaimable()): whether it declared charges
+         * it can give back, the bytes it was asked for and gave back, and
+         * the requests it answered late or never. */
+        int reclaimable;
+        uint64_t reclaim_asked;
+        uint64_t reclaim_released;
+        uint64_t reclaim_late;
 } memacct_session_info;
 
 /* A list of sessions, see memacct_list_sessions(). */
@@ -623,6 +630,7 @@ int memacct_reset_peak(memacct *m, const char *path);
 /* Kernel cgroups: mirrors, their import and pruning, placement rules. */
 #include "memacct-cgroup.h"
 #include "memacct-region.h"
+#include "memacct-reclaim.h"
 
 /**
  * memacct_move() - move the sessions of @pid (0: this session only) and

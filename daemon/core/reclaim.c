@@ -130,6 +130,11 @@ static int64_t walk_once(Walk *w, unsigned priority, int64_t goal) {
                 /* shrink_lruvec() scans it all, but stops once this
                  * group alone has given the step's goal. */
                 take = MIN(MIN(walk_scan(w, i, priority), w->left[i]), goal);
+                /* The scan's floor of a cluster would take a group a few
+                 * pages below its effective min, as the kernel may; here
+                 * min is a floor. */
+                if (i > 0)
+                        take = MIN(take, w->usage[i] - w->emin[i]);
                 if (take <= 0)
                         continue;
                 w->left[i] -= take;

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reclaim on the socket (memacct-reclaim.h): declaring what the session
+ * can give back, and serving the daemon's requests for it.
+ *
+ * A ReclaimRequest arrives as an unsolicited frame, read by whichever
+ * call reads the socket with the handle's lock held (client.c,
+ * on_frame()). It is queued there, never served: its callback gives
+ * memory back through the same handle, which takes the lock. The queue
+ * is served by memacct_process() and memacct_next_event(), with the lock
+ * released around each callback; each answer is one ReclaimDone.
+ *
+ * Invariant: reclaimers holds one entry per region declared (region NULL
+ * for memory), each region name a copy; the queue holds what was read and
+ * not yet served. Both under the handle's lock.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-call.h"
+#include "client-deadline.h"
+#include "client-error.h"
+#include "client-reclaim.h"
+#include "client-reconnect.h"
+#include "macro.h"
+
+static bool region_same(const char *a, const char *b) {
+        bool mem_a = !a || !*a || strcmp(a, MEMACCT_REGION_MEMORY) == 0;
+        bool mem_b = !b || !*b || strcmp(b, MEMACCT_REGION_MEMORY) == 0;
+
+        return mem_a || mem_b ? mem_a == mem_b : strcmp(a, b) == 0;
+}
+
+static int set_reclaimable_locked(memacct *m, const char *region, bool on) {
+        Memacct__V1__SetReclaimable sr = MEMACCT__V1__SET_RECLAIMABLE__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+
+        sr.region = (char *) region;
+        sr.has_on = true;
+        sr.on = on;
+        req.op_case = MEMACCT__V1__REQUEST__OP_SET_RECLAIMABLE;
+        req.set_reclaimable = &sr;
+        return client_call_locked(m, &req, -1, NULL);
+}
+
+_public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata) {
+        ClientReclaimer *v = NULL;
+        size_t i;
+        int r;
+
+        if (!m)
+                return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "reclaim requests");
+        pthread_mutex_lock(&m->lock);
+        r = client_ensure_connected(m);
+        if (r >= 0)
+                r = set_reclaimable_locked(m, region, !!fn);
+        if (r < 0)
+                goto out;
+        for (i = 0; i < m->n_reclaimers; i++)
+                if (region_same(m->reclaimers[i].region, region))
+                        break;
+        if (!fn) {
+                if (i < m->n_reclaimers) {
+                        free(m->reclaimers[i].region);
+                        m->reclaimers[i] = m->reclaimers[--m->n_reclaimers];
+                }
+                goto out;
+        }
+        if (i == m->n_reclaimers) {
+                char *copy = region_same(region, NULL) ? NULL : strdup(region);
+
+                v = realloc(m->reclaimers, (m->n_reclaimers + 1) * sizeof(*v));
+                if (!v || (!copy && !region_same(region, NULL))) {
+                        free(copy);
+                        if (v)
+                                m->reclaimers = v;
+                        r = client_error(m, -ENOMEM, NULL, NULL);
+                        goto out;
+                }
+                m->reclaimers = v;
+                m->reclaimers[m->n_reclaimers++] = (ClientReclaimer) { .region = copy };
+        }
+        m->reclaimers[i].fn = fn;
+        m->reclaimers[i].userdata = userdata;
+out:
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}
+
+void client_reclaim_queue(memacct *m, const Memacct__V1__ReclaimRequest *rq) {
+        ClientReclaimAsk *v;
+        char *region = NULL;
+
+        if (rq->region && *rq->region && !(region = strdup(rq->region)))
+                return;
+        v = realloc(m->reclaim_q, (m->n_reclaim_q + 1) * sizeof(*v));
+        if (!v) {
+                free(region);
+                return;
+        }
+        m->reclaim_q = v;
+        v[m->n_reclaim_q++] = (ClientReclaimAsk) { .id = rq->id, .bytes = rq->bytes, .region = region };
+}
+
+/* The next request and its reclaimer, taken off the queue. Lock held. */
+static bool next_ask(memacct *m, ClientReclaimAsk *ret, ClientReclaimer *ret_who) {
+        if (m->n_reclaim_q == 0)
+                return false;
+        *ret = m->reclaim_q[0];
+        memmove(m->reclaim_q, m->reclaim_q + 1, (m->n_reclaim_q - 1) * sizeof(*m->reclaim_q));
+        m->n_reclaim_q--;
+        *ret_who = (ClientReclaimer) {};
+        for (size_t i = 0; i < m->n_reclaimers; i++)
+                if (region_same(m->reclaimers[i].region, ret->region))
+                        *ret_who = m->reclaimers[i];
+        return true;
+}
+
+int client_reclaim_serve(memacct *m) {
+        ClientReclaimAsk ask;
+        ClientReclaimer who;
+        int n = 0, r = 0;
+
+        pthread_mutex_lock(&m->lock);
+        while (r >= 0 && next_ask(m, &ask, &who)) {
+                Memacct__V1__ReclaimDone done = MEMACCT__V1__RECLAIM_DONE__INIT;
+                Request req = MEMACCT__V1__REQUEST__INIT;
+                int64_t given = 0;
+
+                if (who.fn) {
+                        pthread_mutex_unlock(&m->lock);
+                        given = who.fn(m, ask.bytes, ask.region, who.userdata);
+                        pthread_mutex_lock(&m->lock);
+                }
+                free(ask.region);
+                done.has_id = done.has_cannot = true;
+                done.id = ask.id;
+                done.cannot = given <= 0;
+                req.op_case = MEMACCT__V1__REQUEST__OP_RECLAIM_DONE;
+                req.reclaim_done = &done;
+                /* A broken connection: the session, and the request, are gone. */
+                if (m->conn.fd >= 0)
+                        r = client_call_locked(m, &req, -1, NULL);
+                n++;
+        }
+        pthread_mutex_unlock(&m->lock);
+        return r < 0 ? r : n;
+}
+
+int client_reclaim_renew_locked(memacct *m) {
+        for (size_t i = 0; i < m->n_reclaimers; i++) {
+                int r = set_reclaimable_locked(m, m->reclaimers[i].region, true);
+
+                if (r < 0 && m->conn.fd < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void client_reclaim_done(memacct *m) {
+        for (size_t i = 0; i < m->n_reclaimers; i++)
+                free(m->reclaimers[i].region);
+        m->reclaimers = mfree(m->reclaimers);
+        m->n_reclaimers = 0;
+        for (size_t i = 0; i < m->n_reclaim_q; i++)
+                free(m->reclaim_q[i].region);
+        m->reclaim_q = mfree(m->reclaim_q);
+        m->n_reclaim_q = 0;
+}
+
+_public_ int memacct_fd(memacct *m) {
+        int fd;
+
+        if (!m)
+                return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "reclaim requests");
+        pthread_mutex_lock(&m->lock);
+        fd = m->conn.fd >= 0 ? m->conn.fd : -ENOTCONN;
+        pthread_mutex_unlock(&m->lock);
+        return fd;
+}
+
+_public_ int memacct_process(memacct *m, int timeout_msec) {
+        uint64_t deadline;
+        int r;
+
+        if (!m)
+                return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "reclaim requests");
+        deadline = client_deadline_nsec(timeout_msec);
+        for (;;) {
+                struct pollfd pfd;
+                int left, fd;
+
+                pthread_mutex_lock(&m->lock);
+                r = client_ensure_connected(m);
+                if (r >= 0)
+                        r = conn_pump(&m->conn, 0, NULL, NULL);
+                fd = m->conn.fd;
+                left = client_deadline_left_msec(deadline);
+                pthread_mutex_unlock(&m->lock);
+                if (r < 0)
+                        return client_error(m, r, m->conn.proto_error, NULL);
+                r = client_reclaim_serve(m);
+                if (r != 0 || left == 0)
+                        return r;
+                /* Nothing yet: sleep on the socket without the lock. */
+                pfd = (struct pollfd) { .fd = fd, .events = POLLIN };
+                if (poll(&pfd, 1, left) < 0 && errno == EINTR)
+                        return client_error(m, -EINTR, "interrupted", NULL);
+        }
+}
