@@ -42,6 +42,7 @@ static const char commands[] =
         "                                  a kept charge (stays until uncharged)\n"
         "  uncharge PATH SIZE [--stat ITEM | --region REGION]\n"
         "  hold PATH SIZE [--stat ITEM | --region REGION] [--reclaimable]\n"
+        "  reclaim PATH SIZE [--region REGION]   ask PATH's reclaimable sessions for SIZE\n"
         "                                  a session charge held until the command is\n"
         "                                  interrupted (SIGINT/SIGTERM), then released;\n"
         "                                  PATH auto: the mirror of our kernel cgroup\n"
@@ -379,9 +380,9 @@ bool options_allowed(const char *verb) {
                 return usage_error("--group, --name and --keep-group: only for run"), false;
         if (arg.region && !verb_in(verb, (const char *const[]) { "charge", "uncharge", "hold", "reset-peak", "show",
                                                                   "tree", "top", "watch", "transfer",
-                                                                  "evict-valuable", NULL }))
+                                                                  "evict-valuable", "reclaim", NULL }))
                 return usage_error("--region: only for charge, uncharge, hold, reset-peak, show, tree, top, "
-                                   "watch, transfer and evict-valuable"), false;
+                                   "watch, transfer, evict-valuable and reclaim"), false;
         if (arg.region && arg.stat)
                 return usage_error("--stat and --region exclude each other: stat items are memory's"), false;
         if (arg.ignore_low && strcmp(verb, "evict-valuable") != 0)

@@ -460,6 +460,29 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
         return 0;
 }
 
+static int verb_reclaim(memacct **mp, int argc, char **argv) {
+        memacct *m = connected(mp);
+        uint64_t bytes, released = 0;
+        int r;
+
+        (void) argc;
+        if (!m)
+                return EXIT_FAILURE;
+        r = parse_size_arg(argv[2], &bytes);
+        if (r != 0)
+                return r;
+        if (bytes == MEMACCT_UNLIMITED)
+                return usage_error("reclaim: '%s' is not a size to reclaim", argv[2]);
+        r = memacct_reclaim(m, argv[1], arg.region, bytes, &released);
+        if (r < 0)
+                return fail(m, "reclaim", argv[1], r);
+        if (arg.json)
+                printf("{\"released\":%" PRIu64 "}\n", released);
+        else
+                printf("released %" PRIu64 "\n", released);
+        return 0;
+}
+
 static int verb_move(memacct **mp, int argc, char **argv) {
         memacct *m = NULL;
         unsigned sessions = 0;
@@ -600,6 +623,7 @@ static const Verb verbs[] = {
         { "charge", 2, 2, verb_charge },
         { "uncharge", 2, 2, verb_charge },
         { "hold", 2, 2, verb_hold },
+        { "reclaim", 2, 2, verb_reclaim },
         { "move", 2, 2, verb_move },
         { "client", 1, 1, verb_client },
         { "reset-peak", 1, 1, verb_path },

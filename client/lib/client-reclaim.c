@@ -217,3 +217,32 @@ _public_ int memacct_process(memacct *m, int timeout_msec) {
                         return client_error(m, -EINTR, "interrupted", NULL);
         }
 }
+
+_public_ int memacct_reclaim(memacct *m, const char *path, const char *region, uint64_t bytes,
+                             uint64_t *ret_released) {
+        Memacct__V1__Reclaim rc = MEMACCT__V1__RECLAIM__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        Response *resp = NULL;
+        int r;
+
+        if (!m || !path)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return client_bus_unsupported(m, "reclaim");
+        rc.path = (char *) path;
+        rc.region = (char *) region;
+        rc.has_bytes = true;
+        rc.bytes = bytes;
+        req.op_case = MEMACCT__V1__REQUEST__OP_RECLAIM;
+        req.reclaim = &rc;
+        /* Repeatable: asking again asks again, which is what a retry means. */
+        r = client_call(m, &req, true, &resp);
+        if (r < 0)
+                return r;
+        if (ret_released)
+                *ret_released = resp->result_case == MEMACCT__V1__RESPONSE__RESULT_RECLAIMED
+                                        ? resp->reclaimed->released
+                                        : 0;
+        memacct__v1__response__free_unpacked(resp, NULL);
+        return 0;
+}

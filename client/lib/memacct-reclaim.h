@@ -57,6 +57,16 @@ int memacct_fd(memacct *m);
  */
 int memacct_process(memacct *m, int timeout_msec);
 
+/**
+ * memacct_reclaim() - memory.reclaim: ask the reclaimable sessions at or
+ * below @path for @bytes in @region (NULL: memory), by the kernel's
+ * split, ignoring @path's own protection; wait for their answers (up to
+ * the daemon's deadline) and store what came back in *@ret_released (may
+ * be NULL). Who may set @path's limits may ask.
+ * Return: 0 (however much came back); -EPERM; -ENOENT; -EOPNOTSUPP (bus).
+ */
+int memacct_reclaim(memacct *m, const char *path, const char *region, uint64_t bytes, uint64_t *ret_released);
+
 #ifdef __cplusplus
 }
 #endif

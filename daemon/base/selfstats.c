@@ -82,6 +82,7 @@ static const char *const op_names[_SERVICE_OP_MAX] = {
         [SERVICE_OP_EVICT_VALUABLE] = "evict_valuable",
         [SERVICE_OP_SET_RECLAIMABLE] = "set_reclaimable",
         [SERVICE_OP_RECLAIM_DONE] = "reclaim_done",
+        [SERVICE_OP_RECLAIM] = "reclaim",
 };
 
 static const char *const event_kind_names[EVENT_LIMITS_CHANGED + 1] = {

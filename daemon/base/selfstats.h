@@ -55,6 +55,7 @@ typedef enum ServiceOp {
         SERVICE_OP_EVICT_VALUABLE,
         SERVICE_OP_SET_RECLAIMABLE,
         SERVICE_OP_RECLAIM_DONE,
+        SERVICE_OP_RECLAIM,
         _SERVICE_OP_MAX,
         _SERVICE_OP_INVALID = -22,
 } ServiceOp;

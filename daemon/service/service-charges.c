@@ -293,7 +293,7 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
         int r;
 
         /* Served again after a round of reclaim: one try more. */
-        if (_unlikely_(p->reclaim.waiting) && service_reclaim_end(svc, p))
+        if (_unlikely_(p->reclaim.waiting) && service_reclaim_end(svc, p, NULL))
                 p->reclaim.tries++;
         may_reclaim = c->can_wait && !c->no_wait && !c->stock && p->reclaim.tries < SERVICE_RECLAIM_TRIES;
         r = service_charge_once(svc, p, c, may_reclaim, ret, rf);

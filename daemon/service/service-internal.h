@@ -92,11 +92,12 @@ int service_groups_recount(Service *svc);
 int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes);
 
 /**
- * service_reclaim_end() - @p's charge is served again: end the round it
+ * service_reclaim_end() - @p's request is served again: end the round it
  * waited for (holders that did not answer count late and are asked no
- * more until they do). Return: whether it waited for one.
+ * more until they do), and say in *@ret_released (may be NULL) what the
+ * holders gave back. Return: whether it waited for one.
  */
-bool service_reclaim_end(Service *svc, Peer *p);
+bool service_reclaim_end(Service *svc, Peer *p, uint64_t *ret_released);
 
 /** service_reclaim_peer_gone() - @p is going: its round ends, its requests count answered. */
 void service_reclaim_peer_gone(Service *svc, Peer *p);

@@ -55,6 +55,7 @@ struct ReclaimRound {
         size_t n;
         unsigned outstanding;
         uint64_t deadline_usec;
+        uint64_t released; /* what the holders gave back, as measured */
         ReclaimRound *next; /* svc->rounds */
 };
 
@@ -181,8 +182,9 @@ static void ask_all(Service *svc, ReclaimRound *rr, Collect *c, const ReclaimNod
         }
 }
 
-int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes) {
-        Collect c = { .waiter = p, .target = refused, .key = key, .bit = UINT32_C(1) << region_slot(key) };
+/* Ask the holders below @target for @need bytes in @key and park @p on the round. */
+static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t need) {
+        Collect c = { .waiter = p, .target = target, .key = key, .bit = UINT32_C(1) << region_slot(key) };
         ReclaimNode *v = NULL;
         ReclaimOutcome out = {};
         ReclaimRound *rr = NULL;
@@ -196,9 +198,9 @@ int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uin
                 r = c.r;
                 goto out;
         }
-        r = reclaim_snapshot(svc->core, refused, key, c.holders, c.n, &v, &n, &recursive);
+        r = reclaim_snapshot(svc->core, target, key, c.holders, c.n, &v, &n, &recursive);
         if (r >= 0)
-                r = reclaim_plan(v, n, reclaim_need(refused, key, bytes), recursive, &out);
+                r = reclaim_plan(v, n, need, recursive, &out);
         if (r < 0 || out.planned == 0) {
                 r = r == -ENOENT ? 0 : r;
                 goto out;
@@ -244,8 +246,22 @@ out:
         return r;
 }
 
-/* Unlink and free @rr; late holders count so. Reclaim lock held. */
-static void round_free(Service *svc, ReclaimRound *rr) {
+int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes) {
+        return round_start(svc, p, refused, key, reclaim_need(refused, key, bytes));
+}
+
+/* What the holder of @a gave back since it was asked. Reclaim lock held. */
+static uint64_t ask_released(const ReclaimRound *rr, const ReclaimAsk *a) {
+        int64_t now = held_in(a->p, rr->key);
+
+        return now < a->held ? (uint64_t) (a->held - now) : 0;
+}
+
+/* Unlink and free @rr; late holders count so. Return: what the holders
+ * gave back in all. Reclaim lock held. */
+static uint64_t round_free(Service *svc, ReclaimRound *rr) {
+        uint64_t released = rr->released;
+
         for (ReclaimRound **i = &svc->rounds; *i; i = &(*i)->next)
                 if (*i == rr) {
                         *i = rr->next;
@@ -253,22 +269,28 @@ static void round_free(Service *svc, ReclaimRound *rr) {
                 }
         for (size_t i = 0; i < rr->n; i++)
                 if (rr->asks[i].p) {
+                        /* It may have given without answering in time. */
+                        released += ask_released(rr, &rr->asks[i]);
                         rr->asks[i].p->reclaim.late++;
                         rr->asks[i].p->reclaim.skip = true;
                 }
         free(rr->asks);
         free(rr);
+        return released;
 }
 
-bool service_reclaim_end(Service *svc, Peer *p) {
+bool service_reclaim_end(Service *svc, Peer *p, uint64_t *ret_released) {
         ReclaimRound *rr = p->reclaim.waiting;
+        uint64_t released;
 
         if (!rr)
                 return false;
         pthread_mutex_lock(&svc->reclaim_lock);
-        round_free(svc, rr);
+        released = round_free(svc, rr);
         pthread_mutex_unlock(&svc->reclaim_lock);
         p->reclaim.waiting = NULL;
+        if (ret_released)
+                *ret_released = released;
         return true;
 }
 
@@ -303,10 +325,10 @@ int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot) {
                         continue;
                 for (size_t i = 0; i < rr->n; i++)
                         if (rr->asks[i].p == p) {
-                                int64_t now = held_in(p, rr->key);
+                                uint64_t given = ask_released(rr, &rr->asks[i]);
 
-                                if (now < rr->asks[i].held)
-                                        p->reclaim.released += (uint64_t) (rr->asks[i].held - now);
+                                p->reclaim.released += given;
+                                rr->released += given;
                                 answered(rr, &rr->asks[i]);
                         }
                 break;
@@ -318,7 +340,7 @@ int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot) {
 void service_reclaim_peer_gone(Service *svc, Peer *p) {
         pthread_mutex_lock(&svc->reclaim_lock);
         if (p->reclaim.waiting) {
-                round_free(svc, p->reclaim.waiting);
+                (void) round_free(svc, p->reclaim.waiting);
                 p->reclaim.waiting = NULL;
         }
         for (ReclaimRound *rr = svc->rounds; rr; rr = rr->next)
@@ -326,7 +348,32 @@ void service_reclaim_peer_gone(Service *svc, Peer *p) {
                         if (rr->asks[i].p == p) {
                                 /* Its charges went with its session. */
                                 p->reclaim.released += (uint64_t) rr->asks[i].held;
+                                rr->released += (uint64_t) rr->asks[i].held;
                                 answered(rr, &rr->asks[i]);
                         }
         pthread_mutex_unlock(&svc->reclaim_lock);
+}
+
+int service_reclaim(Service *svc, Peer *p, const ServiceReclaim *rq, uint64_t *ret_released, Refusal *rf) {
+        _cleanup_(group_unrefp) MemGroup *g = NULL;
+        int key, r;
+
+        /* Served again: the round is over; what came back is the answer. */
+        if (service_reclaim_end(svc, p, ret_released))
+                return 0;
+        *ret_released = 0;
+        r = service_peer_region_key(svc, p, rq->region, &key, rf);
+        if (r < 0)
+                return r;
+        r = service_lookup_for(svc, p, rq->path, authz_may_modify, &g, rf);
+        if (r < 0)
+                return r;
+        if (rq->bytes > MEM_CHARGE_MAX)
+                return refusal_set(rf, -EOVERFLOW, "bytes: at most %llu", (unsigned long long) MEM_CHARGE_MAX);
+        if (!rq->can_wait || rq->bytes == 0)
+                return 0;
+        r = round_start(svc, p, g, key, (int64_t) rq->bytes);
+        if (r == -ENOMEM)
+                return refusal_set(rf, r, "out of memory");
+        return r; /* -EINPROGRESS: asked; 0: nobody to ask */
 }

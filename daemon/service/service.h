@@ -537,6 +537,25 @@ int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot);
  */
 uint64_t service_reclaim_wait_usec(Service *svc, Peer *p);
 
+/* A proactive reclaim (service_reclaim()). */
+typedef struct ServiceReclaim {
+        const char *path;   /* the group whose subtree gives back */
+        const char *region; /* NULL, "" or "memory": memory */
+        uint64_t bytes;
+        bool can_wait;      /* the transport can hold the request (as ServiceCharge's) */
+} ServiceReclaim;
+
+/**
+ * service_reclaim() - memory.reclaim: ask the reclaimable holders at or
+ * below @rq->path for @rq->bytes, by the kernel's split, ignoring the
+ * group's own protection, and answer what came back in *@ret_released.
+ * The request waits for the answers: -EINPROGRESS, then served again as
+ * a waiting charge is (service_reclaim_wait_usec()). Who may set the
+ * group's limits may ask. Return: 0 (also when nobody could be asked,
+ * with 0 released); -EINPROGRESS; -EPERM; -ENOENT; -EOVERFLOW.
+ */
+int service_reclaim(Service *svc, Peer *p, const ServiceReclaim *rq, uint64_t *ret_released, Refusal *rf);
+
 /**
  * service_reclaim_set_timeout() - how long a round waits for its holders'
  * answers from now on ([reclaim] timeout). Any thread.

@@ -29,6 +29,7 @@ typedef struct Request {
                 Memacct__V1__GroupInfo gi;
                 Memacct__V1__GroupList gl;
                 Memacct__V1__ChargeReply cr;
+                Memacct__V1__ReclaimReply reclaimed;
                 Memacct__V1__MoveReply mr;
                 Memacct__V1__AttachReply ar;
                 Memacct__V1__ClientInfo ci;
@@ -62,6 +63,9 @@ int request_on_set_reclaimable(Request *x, const Memacct__V1__SetReclaimable *m)
 
 /** request_on_reclaim_done() - ReclaimDone; no result. Return: 0 or the refusal's errno. */
 int request_on_reclaim_done(Request *x, const Memacct__V1__ReclaimDone *m);
+
+/** request_on_reclaim() - Reclaim; a ReclaimReply. Return: 0, -EINPROGRESS (held) or the refusal's errno. */
+int request_on_reclaim(Request *x, const Memacct__V1__Reclaim *m);
 
 /** request_on_add_region() - AddRegion; no result. Return: 0 or the refusal's errno. */
 int request_on_add_region(Request *x, const Memacct__V1__AddRegion *m);

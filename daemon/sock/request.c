@@ -569,6 +569,8 @@ static int request_handle(Request *x, const Memacct__V1__Request *req, int fd) {
                 return request_on_set_reclaimable(x, req->set_reclaimable);
         case MEMACCT__V1__REQUEST__OP_RECLAIM_DONE:
                 return request_on_reclaim_done(x, req->reclaim_done);
+        case MEMACCT__V1__REQUEST__OP_RECLAIM:
+                return request_on_reclaim(x, req->reclaim);
         case MEMACCT__V1__REQUEST__OP_REMOVE_REGION:
                 return request_on_remove_region(x, req->remove_region);
         case MEMACCT__V1__REQUEST__OP_LIST_REGIONS:
@@ -614,6 +616,7 @@ static ServiceOp request_op(Memacct__V1__Request__OpCase c) {
         case MEMACCT__V1__REQUEST__OP_EVICT_VALUABLE: return SERVICE_OP_EVICT_VALUABLE;
         case MEMACCT__V1__REQUEST__OP_SET_RECLAIMABLE: return SERVICE_OP_SET_RECLAIMABLE;
         case MEMACCT__V1__REQUEST__OP_RECLAIM_DONE: return SERVICE_OP_RECLAIM_DONE;
+        case MEMACCT__V1__REQUEST__OP_RECLAIM: return SERVICE_OP_RECLAIM;
         default: return SERVICE_OP_OTHER;
         }
 }

@@ -3,7 +3,7 @@
 # create and set, stat items and top's sort orders; group paths from the
 # daemon itself (memacctctl tree), when it answers.
 
-_memacctctl_commands="create remove set show tree charge uncharge hold move client reset-peak watch
+_memacctctl_commands="create remove set show tree charge uncharge hold reclaim move client reset-peak watch
         info sessions import-cgroups prune rule top oci-hook run region transfer evict-valuable help"
 
 # The device regions the daemon has (memacctctl region list), memory first.

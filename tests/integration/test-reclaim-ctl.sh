@@ -71,6 +71,24 @@ check_eq "the region is at most its max" "$(($(field /g 'd["regions"][0]["curren
 check_eq "memory was not touched" "$(current /g/cache)" 0
 stop_bg "$gcache" TERM || fail "hold --region --reclaimable exits 0"
 
+# ---- proactive reclaim, as memory.reclaim ----
+check_run "a protected target" 0 ctl create /p min=8M
+ctl create /p/cache
+bg "$TMP/pcache.out" "${CTL[@]}" hold /p/cache 6M --reclaimable
+pcache=$BG_PID
+wait_for 10 file_has "$TMP/pcache.out" '^reclaimable$' || fail "a cache under it: $(<"$TMP/pcache.out")"
+check_run "reclaim ignores the target's own protection" 0 ctl reclaim /p 2M
+check_match "and says what came back" "$OUT" '^released [0-9]+$'
+released=${OUT#released }
+if [ "$released" -ge $((2 * M)) ] && [ "$released" -le $((3 * M)) ]; then pass; else fail "2M or a little more came back: $released"; fi
+check_eq "the cache holds that much less" "$(current /p/cache)" $((6 * M - released))
+check_run "a child's protection holds" 0 ctl set /p/cache min=3M
+check_run "reclaim of more than is unprotected" 0 ctl --json reclaim /p 4M
+check_eq "only down to the child's min" "$(current /p/cache)" $((3 * M))
+check_eq "JSON says what came back" "$(jget 'd["released"]' <<<"$OUT")" $((6 * M - released - 3 * M))
+check_run "reclaim of a missing group" 1 ctl reclaim /nope 1M
+stop_bg "$pcache" TERM || fail "hold --reclaimable exits 0"
+
 check_run "--reclaimable is for hold only" 2 ctl charge /r/app 1K --reclaimable
 
 finish
