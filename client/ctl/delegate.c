@@ -17,6 +17,7 @@
 #include "delegate.h"
 #include "macro.h"
 #include "limit-names.h"
+#include "options.h"
 #include "output.h"
 #include "parse-size.h"
 #include "regions.h"
@@ -100,7 +101,8 @@ int delegate_verb_main(memacct **mp, int argc, char **argv, bool force, int (*co
                 return r < 0 ? fail(*mp, "create", argv[1], r) : 0;
         }
         if (l.set) {
-                r = memacct_set_limits(*mp, argv[1], &l, force ? MEMACCT_FORCE : 0);
+                r = memacct_set_limits(*mp, argv[1], &l,
+                                       (force ? MEMACCT_FORCE : 0) | (arg.no_wait ? MEMACCT_NO_WAIT : 0));
                 if (r < 0)
                         return fail(*mp, "set", argv[1], r);
         }

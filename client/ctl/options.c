@@ -155,6 +155,7 @@ enum {
         ARG_REGION,
         ARG_IGNORE_LOW,
         ARG_RECLAIMABLE,
+        ARG_NO_WAIT,
 };
 
 static const struct option options[] = {
@@ -167,6 +168,7 @@ static const struct option options[] = {
         { "force", no_argument, NULL, ARG_FORCE },
         { "exact", no_argument, NULL, ARG_EXACT },
         { "reclaimable", no_argument, NULL, ARG_RECLAIMABLE },
+        { "no-wait", no_argument, NULL, ARG_NO_WAIT },
         { "stat", required_argument, NULL, ARG_STAT },
         { "reclaim-root", required_argument, NULL, ARG_RECLAIM_ROOT },
         { "prefix", required_argument, NULL, ARG_PREFIX },
@@ -232,6 +234,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                         break;
                 case ARG_RECLAIMABLE:
                         arg.reclaimable = true;
+                        break;
+                case ARG_NO_WAIT:
+                        arg.no_wait = true;
                         break;
                 case ARG_STAT:
                         arg.stat = optarg;
@@ -351,6 +356,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("--stat: only for charge, uncharge and hold"), false;
         if (arg.reclaimable && strcmp(verb, "hold") != 0)
                 return usage_error("--reclaimable: only for hold"), false;
+        if (arg.no_wait && strcmp(verb, "charge") != 0 && strcmp(verb, "set") != 0)
+                return usage_error("--no-wait: only for charge and set"), false;
         if (arg.exact && strcmp(verb, "show") != 0 && strcmp(verb, "client") != 0 &&
             strcmp(verb, "tree") != 0)
                 return usage_error("--exact: only for show, tree and client"), false;

@@ -21,6 +21,7 @@ typedef struct CtlOptions {
         bool force;
         bool exact;
         bool reclaimable;    /* hold: give back what the daemon asks for, as a cache would */
+        bool no_wait;        /* charge, set: refuse or set without waiting for reclaim */
         const char *stat;
         const char *region;  /* --region: a device region; NULL: memory */
         bool ignore_low;     /* evict-valuable --ignore-low */

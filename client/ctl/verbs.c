@@ -324,6 +324,7 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
         memacct_charge_result res = {};
         memacct *m = NULL;
         uint64_t bytes;
+        unsigned flags;
         int r, item = 0;
 
         (void) argc;
@@ -338,8 +339,9 @@ static int verb_charge(memacct **mp, int argc, char **argv) {
                                : memacct_uncharge(m, argv[1], bytes, item, MEMACCT_KEEP);
                 return r < 0 ? fail(m, argv[0], argv[1], r) : 0;
         }
-        r = arg.region ? memacct_charge_region(m, argv[1], arg.region, bytes, MEMACCT_KEEP, &res)
-                       : memacct_charge(m, argv[1], bytes, item, MEMACCT_KEEP, &res);
+        flags = MEMACCT_KEEP | (arg.no_wait ? MEMACCT_NO_WAIT : 0);
+        r = arg.region ? memacct_charge_region(m, argv[1], arg.region, bytes, flags, &res)
+                       : memacct_charge(m, argv[1], bytes, item, flags, &res);
         if (r < 0)
                 return fail(m, argv[0], argv[1], r);
         return print_charge(&res, arg.json);

@@ -98,6 +98,7 @@ Request *client_charge_request(ChargeRequest *cr, bool charge, const char *path,
                 cr->charge.stat = (char *) client_stat_name(item);
                 cr->charge.has_keep = cr->charge.keep = keep;
                 cr->charge.has_force = cr->charge.force = !!(flags & MEMACCT_FORCE);
+                cr->charge.has_no_wait = cr->charge.no_wait = !!(flags & MEMACCT_NO_WAIT);
                 cr->req.op_case = MEMACCT__V1__REQUEST__OP_CHARGE;
                 cr->req.charge = &cr->charge;
         } else {

@@ -128,7 +128,7 @@ _public_ int memacct_charge(memacct *m, const char *path, uint64_t bytes, int it
         bool session = !path && !(flags & MEMACCT_KEEP);
         int r;
 
-        if (!m || item < 0 || item >= STOCK_ITEMS || (flags & ~(MEMACCT_KEEP | MEMACCT_FORCE)))
+        if (!m || item < 0 || item >= STOCK_ITEMS || (flags & ~(MEMACCT_KEEP | MEMACCT_FORCE | MEMACCT_NO_WAIT)))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept charge needs a path", NULL);

@@ -113,7 +113,7 @@ _public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limi
         Memacct__V1__Limits l = MEMACCT__V1__LIMITS__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
 
-        if (!m || !path || !limits || (flags & ~MEMACCT_FORCE))
+        if (!m || !path || !limits || (flags & ~(MEMACCT_FORCE | MEMACCT_NO_WAIT)))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
                 return m->bus->set_limits(m, path, limits, flags);
@@ -121,6 +121,7 @@ _public_ int memacct_set_limits(memacct *m, const char *path, const memacct_limi
         set.path = (char *) path;
         set.limits = &l;
         set.has_force = set.force = !!(flags & MEMACCT_FORCE);
+        set.has_no_reclaim = set.no_reclaim = !!(flags & MEMACCT_NO_WAIT);
         req.op_case = MEMACCT__V1__REQUEST__OP_SET_LIMITS;
         req.set_limits = &set;
         return client_call(m, &req, true, NULL);

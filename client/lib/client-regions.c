@@ -218,7 +218,7 @@ static int region_charge_call(memacct *m, bool charge, const char *path, const c
 
 _public_ int memacct_charge_region(memacct *m, const char *path, const char *region, uint64_t bytes,
                                    unsigned flags, memacct_charge_result *ret) {
-        if (!m || (flags & ~(MEMACCT_KEEP | MEMACCT_FORCE)))
+        if (!m || (flags & ~(MEMACCT_KEEP | MEMACCT_FORCE | MEMACCT_NO_WAIT)))
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept charge needs a path", NULL);

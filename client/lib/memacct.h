@@ -144,6 +144,10 @@ typedef struct memacct_group_list memacct_group_list;
 #define MEMACCT_KEEP      0x01u /* the charge belongs to the group, not the session */
 #define MEMACCT_FORCE     0x02u /* charge: ignore max; set_limits: take max below usage */
 #define MEMACCT_EXACT     0x04u /* queries: flush statistics first */
+/* charge: refused at once by a max, instead of waiting while reclaimable
+ * clients give memory back; set_limits: a max below usage asks nobody
+ * (an O_NONBLOCK memory.max write). memacct(7), RECLAIM. */
+#define MEMACCT_NO_WAIT   0x20u
 #define MEMACCT_RECURSIVE 0x08u /* list: the whole subtree, not only the children */
 
 /* Stat items, in the order of the wire protocol and of the stock page. */
@@ -577,7 +581,10 @@ int memacct_remove_group(memacct *m, const char *path);
  * memacct_set_limits() - set the members of @limits that @limits->set
  * names.
  * @flags: MEMACCT_FORCE: take a max below the current usage (as a cgroup
- *         v2 memory.max write does) instead of failing with -EBUSY
+ *         v2 memory.max write does) instead of failing with -EBUSY;
+ *         MEMACCT_NO_WAIT: do not ask reclaimable clients for what usage
+ *         is above a new max (by default the call waits for them: with
+ *         MEMACCT_FORCE after the max is taken, without before it is tried)
  *
  * Return: 0; -EBUSY (max below usage without MEMACCT_FORCE); -ENOENT;
  * -EINVAL; -EPERM.

@@ -83,7 +83,7 @@ static int set_limits(BusCall *c) {
                 r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = service_set_limits(c->svc, peer, path, &limits, force, &c->rf);
+        r = service_set_limits(c->svc, peer, path, &limits, force ? SERVICE_LIMITS_FORCE : 0, &c->rf);
         return bus_call_done(c, r);
 }
 BUS_METHOD(bus_method_set_limits, set_limits, SERVICE_OP_SET_LIMITS)

@@ -305,3 +305,15 @@ int64_t reclaim_need(MemGroup *target, int key, uint64_t bytes) {
         core_read_unlock();
         return MAX(need, 0);
 }
+
+int64_t reclaim_above(MemGroup *g, int key, uint64_t max) {
+        const MemCounter *c;
+        int64_t above = 0;
+
+        core_read_lock();
+        c = counter_of(g, key);
+        if (c)
+                above = counter_read(c) - (int64_t) MIN(max, (uint64_t) MEM_COUNTER_MAX);
+        core_read_unlock();
+        return MAX(above, 0);
+}

@@ -89,6 +89,9 @@ typedef struct ReclaimHolder {
 int reclaim_snapshot(MemCore *core, MemGroup *target, int key, ReclaimHolder *holders, size_t n,
                      ReclaimNode **ret, size_t *ret_n, bool *ret_recursive);
 
+/** reclaim_above() - how far @g's usage in @key is above @max (the max it is about to get): at least 0. */
+int64_t reclaim_above(MemGroup *g, int key, uint64_t max);
+
 /**
  * reclaim_need() - what @target must give back in @key for @bytes more
  * to fit under its max: usage + @bytes - max, at least 0. Any thread.

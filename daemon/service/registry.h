@@ -63,6 +63,7 @@ typedef struct PeerReclaim {
         _Atomic uint64_t refused;  /* requests it said it cannot meet */
         ReclaimRound *waiting; /* the round its charge waits for; NULL: none */
         unsigned tries;      /* rounds its charge in progress has waited for */
+        bool limits_taken;   /* the SetLimits that waits took its limits before the round */
         /* The transport's: the round it waits for ended (any thread; must not block). */
         void (*wake)(void *userdata);
         void *wake_userdata;

@@ -216,12 +216,17 @@ void service_audit_limits(const Peer *p, const char *path, const char *region, c
                       region ? region : "", buf, force ? " (forced)" : "");
 }
 
-int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
+int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, unsigned flags,
                        Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         static const MemLimits none = {};
+        bool force = flags & SERVICE_LIMITS_FORCE, reclaim;
         int r;
 
+        /* Served again after the reclaim a lowered max asked for. */
+        reclaim = service_limits_reclaim_resume(svc, p, &flags);
+        if (!reclaim)
+                return 0; /* the forced max was taken before the round */
         r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
         if (r < 0)
                 return r;
@@ -232,6 +237,11 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         r = service_admit(svc, rf);
         if (r < 0)
                 return r;
+        /* Without force, a max below usage only fits once holders gave
+         * back: ask them first (mem_cgroup_resize_max()'s reclaim loop). */
+        if (!force && (limits->set & MEM_LIMIT_MAX) &&
+            service_limits_reclaim(svc, p, g, MEM_REGION_MEMORY, limits->max, flags) == -EINPROGRESS)
+                return -EINPROGRESS;
         /* A forced max raises oom on this thread: the caller's. */
         events_requester_set(p->creds.pid, p->creds.uid);
         r = group_set_limits(g, limits, force);
@@ -246,6 +256,10 @@ int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits 
         service_committed(svc, p, g->path);
         service_audit_limits(p, g->path, NULL, limits, force);
         events_emit(svc->events, EVENT_LIMITS_CHANGED, g->path, limits->set);
+        /* memory.max: taken at once, then the difference asked for. */
+        if (force && (limits->set & MEM_LIMIT_MAX))
+                return service_limits_reclaim(svc, p, g, MEM_REGION_MEMORY, limits->max,
+                                              flags | SERVICE_LIMITS_FORCE);
         return 0;
 }
 

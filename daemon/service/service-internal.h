@@ -99,6 +99,24 @@ int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uin
  */
 bool service_reclaim_end(Service *svc, Peer *p, uint64_t *ret_released);
 
+/**
+ * service_limits_reclaim() - a max of @max bytes on @g in @key was (with
+ * SERVICE_LIMITS_FORCE in @flags) or is about to be set: ask the holders
+ * below @g for what usage is above it and park @p, when @flags allow
+ * (SERVICE_LIMITS_WAIT, not SERVICE_LIMITS_NO_RECLAIM). Remembers whether
+ * the max was taken already, for service_limits_reclaim_resume().
+ * Return: -EINPROGRESS (asked); 0 (nothing to ask, or not allowed to wait).
+ */
+int service_limits_reclaim(Service *svc, Peer *p, MemGroup *g, int key, uint64_t max, unsigned flags);
+
+/**
+ * service_limits_reclaim_resume() - a SetLimits is served: if it waited
+ * for reclaim, end the round; no more reclaim for it (*@flags loses
+ * SERVICE_LIMITS_WAIT). Return: false when the limits were taken before
+ * the round (the request is done), true when they are still to be set.
+ */
+bool service_limits_reclaim_resume(Service *svc, Peer *p, unsigned *flags);
+
 /** service_reclaim_peer_gone() - @p is going: its round ends, its requests count answered. */
 void service_reclaim_peer_gone(Service *svc, Peer *p);
 

@@ -377,3 +377,29 @@ int service_reclaim(Service *svc, Peer *p, const ServiceReclaim *rq, uint64_t *r
                 return refusal_set(rf, r, "out of memory");
         return r; /* -EINPROGRESS: asked; 0: nobody to ask */
 }
+
+int service_limits_reclaim(Service *svc, Peer *p, MemGroup *g, int key, uint64_t max, unsigned flags) {
+        int64_t need;
+        int r;
+
+        if (!(flags & SERVICE_LIMITS_WAIT) || (flags & SERVICE_LIMITS_NO_RECLAIM))
+                return 0;
+        need = reclaim_above(g, key, max);
+        if (need <= 0)
+                return 0;
+        r = round_start(svc, p, g, key, need);
+        if (r == -EINPROGRESS)
+                p->reclaim.limits_taken = flags & SERVICE_LIMITS_FORCE;
+        return r == -EINPROGRESS ? r : 0;
+}
+
+bool service_limits_reclaim_resume(Service *svc, Peer *p, unsigned *flags) {
+        bool taken = p->reclaim.limits_taken;
+
+        if (_likely_(!p->reclaim.waiting))
+                return true;
+        (void) service_reclaim_end(svc, p, NULL);
+        p->reclaim.limits_taken = false;
+        *flags &= ~SERVICE_LIMITS_WAIT;
+        return !taken;
+}

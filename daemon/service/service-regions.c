@@ -151,7 +151,7 @@ int service_list_regions(Service *svc, Peer *p, MemRegionDesc *ret, unsigned max
 }
 
 int service_set_region_limits(Service *svc, Peer *p, const char *path, const char *region,
-                              const MemLimits *limits, bool force, Refusal *rf) {
+                              const MemLimits *limits, unsigned flags, Refusal *rf) {
         _cleanup_(group_unrefp) MemGroup *g = NULL;
         int key = MEM_REGION_MEMORY, r;
 
@@ -159,7 +159,10 @@ int service_set_region_limits(Service *svc, Peer *p, const char *path, const cha
         if (r < 0)
                 return r;
         if (key == MEM_REGION_MEMORY)
-                return service_set_limits(svc, p, path, limits, force, rf);
+                return service_set_limits(svc, p, path, limits, flags, rf);
+        /* Served again after the reclaim its max asked for: taken already. */
+        if (!service_limits_reclaim_resume(svc, p, &flags))
+                return 0;
         r = service_lookup_for(svc, p, path, authz_may_modify, &g, rf);
         if (r < 0)
                 return r;
@@ -179,6 +182,9 @@ int service_set_region_limits(Service *svc, Peer *p, const char *path, const cha
         service_committed(svc, p, g->path);
         service_audit_limits(p, g->path, region, limits, r > 0);
         events_emit_region(svc->events, EVENT_LIMITS_CHANGED, g->path, region, limits->set);
+        /* Taken at once, as memory's forced max, then the difference asked for. */
+        if (limits->set & MEM_LIMIT_MAX)
+                return service_limits_reclaim(svc, p, g, key, limits->max, flags | SERVICE_LIMITS_FORCE);
         return 0;
 }
 

@@ -285,12 +285,23 @@ void service_sample_mirrors(void *userdata);
  */
 int service_remove_group(Service *svc, Peer *p, const char *path, Refusal *rf);
 
+/* service_set_limits() flags. */
+#define SERVICE_LIMITS_FORCE 1u      /* take a max below usage (a cgroup v2 memory.max write) */
+#define SERVICE_LIMITS_WAIT 2u       /* the transport can hold the request while reclaim runs */
+#define SERVICE_LIMITS_NO_RECLAIM 4u /* the client asked not to wait for reclaim */
+
 /**
  * service_set_limits() - set the limits @limits names on @path, all or
- * none; @force takes a max below usage. Return: 0; a path error,
- * -ENOENT, -EPERM, -EBUSY (max below usage without @force).
+ * none. A max below usage: with SERVICE_LIMITS_WAIT (and not
+ * SERVICE_LIMITS_NO_RECLAIM) the reclaimable holders below are asked for
+ * the difference (service-reclaim.c) and the request waits, -EINPROGRESS,
+ * as a charge does: with SERVICE_LIMITS_FORCE the max is taken first and
+ * the call then succeeds however much came back (memory.max); without,
+ * the max is tried once they answered, and refused if usage is still
+ * above it (cgroup v1's resize). Return: 0; -EINPROGRESS; a path error,
+ * -ENOENT, -EPERM, -EBUSY (max below usage without SERVICE_LIMITS_FORCE).
  */
-int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, bool force,
+int service_set_limits(Service *svc, Peer *p, const char *path, const MemLimits *limits, unsigned flags,
                        Refusal *rf);
 
 /* What `memacctctl info` shows (service_get_info()). */
@@ -653,12 +664,13 @@ int service_list_regions(Service *svc, Peer *p, MemRegionDesc *ret, unsigned max
  * service_set_region_limits() - service_set_limits() in @region (NULL,
  * "" or "memory": service_set_limits()). In a device region a max below
  * usage is always taken, as a dmem.max write: new charges are refused
- * from then on, and an oom event says so. Return: as
+ * from then on, and an oom event says so; the reclaim that follows is
+ * memory's forced one. Return: as
  * service_set_limits(); -ENOENT also for an unknown region; -EINVAL for
  * a max on the root (its capacity).
  */
 int service_set_region_limits(Service *svc, Peer *p, const char *path, const char *region,
-                              const MemLimits *limits, bool force, Refusal *rf);
+                              const MemLimits *limits, unsigned flags, Refusal *rf);
 
 /**
  * service_get_group_region() - service_get_group() whose info carries, in

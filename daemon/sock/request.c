@@ -79,7 +79,10 @@ static int on_create(Request *x, const Memacct__V1__CreateGroup *m) {
 static int on_set_limits(Request *x, const Memacct__V1__SetLimits *m) {
         MemLimits l = limits_from_wire(m->limits);
 
-        return service_set_region_limits(x->svc, x->peer, m->path, m->region, &l, m->force, &x->rf);
+        return service_set_region_limits(x->svc, x->peer, m->path, m->region, &l,
+                                         (m->force ? SERVICE_LIMITS_FORCE : 0) | SERVICE_LIMITS_WAIT |
+                                                 (m->no_reclaim ? SERVICE_LIMITS_NO_RECLAIM : 0),
+                                         &x->rf);
 }
 
 static int on_set_owner(Request *x, const Memacct__V1__SetOwner *m) {

@@ -62,7 +62,7 @@ _memacctctl() {
                 fi ;;
         *)
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "--exact --force --json --stat --region --ignore-low --reclaim-root --reclaimable -P -p -r --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "--exact --force --json --stat --region --ignore-low --reclaim-root --reclaimable --no-wait -P -p -r --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_memacctctl_groups "${COMP_WORDS[0]}")" -- "$cur"))
                 fi ;;

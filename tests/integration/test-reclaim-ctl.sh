@@ -89,6 +89,24 @@ check_eq "JSON says what came back" "$(jget 'd["released"]' <<<"$OUT")" $((6 * M
 check_run "reclaim of a missing group" 1 ctl reclaim /nope 1M
 stop_bg "$pcache" TERM || fail "hold --reclaimable exits 0"
 
+# ---- a max below usage asks for the difference ----
+ctl create /m
+ctl create /m/cache
+bg "$TMP/mcache.out" "${CTL[@]}" hold /m/cache 8M --reclaimable
+mcache=$BG_PID
+wait_for 10 file_has "$TMP/mcache.out" '^reclaimable$' || fail "a cache: $(<"$TMP/mcache.out")"
+check_run "--no-wait: a max below usage is refused, nobody asked" 1 ctl set /m max=6M --no-wait
+check_eq "the cache was not asked" "$(current /m/cache)" $((8 * M))
+check_run "without force, the cache gives back and the max then fits" 0 ctl set /m max=6M
+if [ "$(current /m)" -le $((6 * M)) ]; then pass; else fail "usage fits the max: $(current /m)"; fi
+check_eq "the max is set" "$(field /m 'd["max"]')" $((6 * M))
+check_run "forced: taken at once, then the difference asked for" 0 ctl set /m max=2M --force
+if [ "$(current /m)" -le $((2 * M)) ]; then pass; else fail "usage came down under the forced max: $(current /m)"; fi
+check_run "forced and --no-wait: taken, nobody asked" 0 ctl set /m max=1M --force --no-wait
+check_eq "usage stays where it was" "$(($(current /m) > M))" 1
+check_eq "a forced max below usage counts oom at once" "$(($(field /m 'd["events_local"]["oom"]') >= 1))" 1
+stop_bg "$mcache" TERM || fail "hold --reclaimable exits 0"
+
 check_run "--reclaimable is for hold only" 2 ctl charge /r/app 1K --reclaimable
 
 finish
