@@ -317,3 +317,23 @@ int64_t reclaim_above(MemGroup *g, int key, uint64_t max) {
         core_read_unlock();
         return MAX(above, 0);
 }
+
+size_t reclaim_over_high(MemGroup *g, int key, MemGroup **ret_groups, int64_t *ret_over, size_t max) {
+        size_t n = 0;
+
+        core_read_lock();
+        for (MemGroup *i = g; i && n < max; i = i->parent) {
+                const MemCounter *c = counter_of(i, key);
+                int64_t over;
+
+                if (!c)
+                        continue;
+                over = counter_read(c) - counter_read_limit(&c->high);
+                if (over > 0 && group_tryget(i)) {
+                        ret_groups[n] = i;
+                        ret_over[n++] = over;
+                }
+        }
+        core_read_unlock();
+        return n;
+}

@@ -89,6 +89,13 @@ typedef struct ReclaimHolder {
 int reclaim_snapshot(MemCore *core, MemGroup *target, int key, ReclaimHolder *holders, size_t n,
                      ReclaimNode **ret, size_t *ret_n, bool *ret_recursive);
 
+/**
+ * reclaim_over_high() - the groups from @g up whose usage in @key is above
+ * their high, each with a reference and its overage, at most @max of them
+ * (mem_cgroup_handle_over_high()'s walk). Return: how many.
+ */
+size_t reclaim_over_high(MemGroup *g, int key, MemGroup **ret_groups, int64_t *ret_over, size_t max);
+
 /** reclaim_above() - how far @g's usage in @key is above @max (the max it is about to get): at least 0. */
 int64_t reclaim_above(MemGroup *g, int key, uint64_t max);
 

@@ -272,7 +272,11 @@ static _always_inline_ int service_charge_once(Service *svc, Peer *p, const Serv
                 r = refusal_set(rf, r, "no region '%s'", c->region);
         else if (r < 0)
                 r = refusal_set(rf, r, "%s: %s", g->path, refusal_errno_text(r));
-        else
+        else {
+                /* high means reclaim: the charge stands, the holders below
+                 * the groups it took above high are asked for the overage. */
+                if (_unlikely_(res.over_high > 0))
+                        service_reclaim_high(svc, p, g, key);
                 *ret = (ServiceChargeResult) {
                         .over_high = res.over_high,
                         .throttle_usec = res.throttle_usec,
@@ -284,6 +288,7 @@ static _always_inline_ int service_charge_once(Service *svc, Peer *p, const Serv
                                                              region_group_margin(svc->core, g, key),
                         .stock_index = stock_index,
                 };
+        }
         charge_result_done(&res);
         return r;
 }

@@ -92,6 +92,14 @@ int service_groups_recount(Service *svc);
 int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes);
 
 /**
+ * service_reclaim_high() - @p's charge left groups from @g up above their
+ * high in @key: ask each one's reclaimable holders (not @p) for its
+ * overage, one round at a time per group, without waiting
+ * (mem_cgroup_handle_over_high()).
+ */
+void service_reclaim_high(Service *svc, Peer *p, MemGroup *g, int key);
+
+/**
  * service_reclaim_end() - @p's request is served again: end the round it
  * waited for (holders that did not answer count late and are asked no
  * more until they do), and say in *@ret_released (may be NULL) what the

@@ -50,7 +50,8 @@ typedef struct ReclaimAsk {
 struct ReclaimRound {
         uint64_t id;
         int key;
-        Peer *waiter;
+        Peer *waiter;      /* NULL: nobody waits (a group over high): freed once done or late */
+        MemGroup *target;  /* a round nobody waits for: its group, with a reference */
         ReclaimAsk *asks;
         size_t n;
         unsigned outstanding;
@@ -182,8 +183,32 @@ static void ask_all(Service *svc, ReclaimRound *rr, Collect *c, const ReclaimNod
         }
 }
 
-/* Ask the holders below @target for @need bytes in @key and park @p on the round. */
-static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t need) {
+static uint64_t round_free(Service *svc, ReclaimRound *rr);
+
+/* Free the rounds nobody waits for that are answered or past their deadline. Reclaim lock held. */
+static void sweep(Service *svc) {
+        uint64_t now = service_now_usec();
+
+        for (ReclaimRound *rr = svc->rounds, *next; rr; rr = next) {
+                next = rr->next;
+                if (!rr->waiter && (rr->outstanding == 0 || now >= rr->deadline_usec))
+                        (void) round_free(svc, rr);
+        }
+}
+
+/* A round nobody waits for of @target in @key is in progress. Reclaim lock held. */
+static bool high_round_running(Service *svc, MemGroup *target, int key) {
+        for (ReclaimRound *rr = svc->rounds; rr; rr = rr->next)
+                if (!rr->waiter && rr->target == target && rr->key == key)
+                        return true;
+        return false;
+}
+
+/*
+ * Ask the holders below @target (not @p) for @need bytes in @key; with
+ * @park, @p waits for the round (-EINPROGRESS), else nobody does (0).
+ */
+static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t need, bool park) {
         Collect c = { .waiter = p, .target = target, .key = key, .bit = UINT32_C(1) << region_slot(key) };
         ReclaimNode *v = NULL;
         ReclaimOutcome out = {};
@@ -193,6 +218,9 @@ static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t
         int r = 0;
 
         pthread_mutex_lock(&svc->reclaim_lock);
+        sweep(svc);
+        if (!park && high_round_running(svc, target, key))
+                goto out; /* one at a time per group: its holders are asked already */
         (void) registry_for_each_session(svc->registry, collect_one, &c);
         if (c.r < 0 || c.n == 0) {
                 r = c.r;
@@ -214,7 +242,7 @@ static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t
         }
         rr->id = ++svc->reclaim_next_id;
         rr->key = key;
-        rr->waiter = p;
+        rr->waiter = park ? p : NULL;
         rr->deadline_usec = service_now_usec() +
                             atomic_load_explicit(&svc->reclaim_timeout_usec, memory_order_relaxed);
         ask_all(svc, rr, &c, v);
@@ -231,8 +259,13 @@ static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t
                 }
         rr->next = svc->rounds;
         svc->rounds = rr;
-        p->reclaim.waiting = TAKE_PTR(rr);
-        r = -EINPROGRESS;
+        if (park) {
+                p->reclaim.waiting = TAKE_PTR(rr);
+                r = -EINPROGRESS;
+        } else {
+                rr->target = group_ref(target);
+                rr = NULL;
+        }
 out:
         pthread_mutex_unlock(&svc->reclaim_lock);
         if (rr)
@@ -247,7 +280,21 @@ out:
 }
 
 int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes) {
-        return round_start(svc, p, refused, key, reclaim_need(refused, key, bytes));
+        return round_start(svc, p, refused, key, reclaim_need(refused, key, bytes), true);
+}
+
+void service_reclaim_high(Service *svc, Peer *p, MemGroup *g, int key) {
+        MemGroup *over[8];
+        int64_t by[8];
+        size_t n;
+
+        /* mem_cgroup_handle_over_high(): each group of the path above its
+         * high is asked for its overage; the charge does not wait. */
+        n = reclaim_over_high(g, key, over, by, ELEMENTSOF(over));
+        for (size_t i = 0; i < n; i++) {
+                (void) round_start(svc, p, over[i], key, by[i], false);
+                group_unref(over[i]);
+        }
 }
 
 /* What the holder of @a gave back since it was asked. Reclaim lock held. */
@@ -274,6 +321,8 @@ static uint64_t round_free(Service *svc, ReclaimRound *rr) {
                         rr->asks[i].p->reclaim.late++;
                         rr->asks[i].p->reclaim.skip = true;
                 }
+        if (rr->target)
+                group_unref(rr->target);
         free(rr->asks);
         free(rr);
         return released;
@@ -333,6 +382,7 @@ int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot) {
                         }
                 break;
         }
+        sweep(svc);
         pthread_mutex_unlock(&svc->reclaim_lock);
         return 0;
 }
@@ -351,6 +401,7 @@ void service_reclaim_peer_gone(Service *svc, Peer *p) {
                                 rr->released += (uint64_t) rr->asks[i].held;
                                 answered(rr, &rr->asks[i]);
                         }
+        sweep(svc);
         pthread_mutex_unlock(&svc->reclaim_lock);
 }
 
@@ -372,7 +423,7 @@ int service_reclaim(Service *svc, Peer *p, const ServiceReclaim *rq, uint64_t *r
                 return refusal_set(rf, -EOVERFLOW, "bytes: at most %llu", (unsigned long long) MEM_CHARGE_MAX);
         if (!rq->can_wait || rq->bytes == 0)
                 return 0;
-        r = round_start(svc, p, g, key, (int64_t) rq->bytes);
+        r = round_start(svc, p, g, key, (int64_t) rq->bytes, true);
         if (r == -ENOMEM)
                 return refusal_set(rf, r, "out of memory");
         return r; /* -EINPROGRESS: asked; 0: nobody to ask */
@@ -387,7 +438,7 @@ int service_limits_reclaim(Service *svc, Peer *p, MemGroup *g, int key, uint64_t
         need = reclaim_above(g, key, max);
         if (need <= 0)
                 return 0;
-        r = round_start(svc, p, g, key, need);
+        r = round_start(svc, p, g, key, need, true);
         if (r == -EINPROGRESS)
                 p->reclaim.limits_taken = flags & SERVICE_LIMITS_FORCE;
         return r == -EINPROGRESS ? r : 0;

@@ -107,6 +107,20 @@ check_eq "usage stays where it was" "$(($(current /m) > M))" 1
 check_eq "a forced max below usage counts oom at once" "$(($(field /m 'd["events_local"]["oom"]') >= 1))" 1
 stop_bg "$mcache" TERM || fail "hold --reclaimable exits 0"
 
+# ---- high means reclaim: the charge stands, the overage is asked for ----
+ctl create /hi high=4M
+ctl create /hi/cache
+ctl create /hi/app
+bg "$TMP/hcache.out" "${CTL[@]}" hold /hi/cache 3M --reclaimable
+hcache=$BG_PID
+wait_for 10 file_has "$TMP/hcache.out" '^reclaimable$' || fail "a cache: $(<"$TMP/hcache.out")"
+check_run "a charge past high succeeds" 0 ctl charge /hi/app 3M
+check_eq "and counts high" "$(($(field /hi 'd["events_local"]["high"]') >= 1))" 1
+if wait_for 10 file_has "$TMP/hcache.out" '^gave back'; then pass; else fail "the cache was asked for the overage: $(<"$TMP/hcache.out")"; fi
+if wait_for 10 eval '[ "$(current /hi)" -le $((4 * M)) ]'; then pass; else fail "usage came back under high: $(current /hi)"; fi
+check_eq "what the app charged stands" "$(current /hi/app)" $((3 * M))
+stop_bg "$hcache" TERM || fail "hold --reclaimable exits 0"
+
 check_run "--reclaimable is for hold only" 2 ctl charge /r/app 1K --reclaimable
 
 finish
