@@ -67,6 +67,7 @@ struct Registry {
         _Atomic uint64_t bound_output_per_uid, bound_output_total;
 
         RegistryPeerGoneFn peer_gone; /* set once, before the threads start */
+        RegistryPeerGoneFn peer_leaving;
         void *peer_gone_data;
         pthread_mutex_t peers_lock; /* peers, Peer.list_*, Peer.stock_page */
         Peer *peers;
@@ -107,7 +108,8 @@ Registry *registry_free(Registry *r) {
         return NULL;
 }
 
-void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn fn, void *userdata) {
+void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn leaving, RegistryPeerGoneFn fn, void *userdata) {
+        r->peer_leaving = leaving;
         r->peer_gone = fn;
         r->peer_gone_data = userdata;
 }
@@ -315,6 +317,10 @@ Peer *registry_peer_free(Peer *p) {
         if (p->session) {
                 /* Off the list first: a listing never sees it freed. */
                 peer_unlink(p);
+                /* Out of the service's references to its session (reclaim
+                 * rounds) while the session still is. */
+                if (r->peer_leaving)
+                        r->peer_leaving(r->peer_gone_data, p);
                 /* Releases everything it holds; see the top of the file. */
                 session_free(p->session);
                 uid_release(r, p->creds.account);

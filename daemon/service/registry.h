@@ -104,11 +104,13 @@ int registry_new(MemCore *core, Events *events, Registry **ret);
 Registry *registry_free(Registry *r);
 
 /**
- * registry_set_peer_gone() - call @fn(@userdata, peer) from every
+ * registry_set_peer_gone() - call @leaving(@userdata, peer) from every
+ * registry_peer_free() of a peer with a session, once it is off the list
+ * of sessions and before its session ends, and @fn(@userdata, peer) from every
  * registry_peer_free(), on the peer's thread, after its session ended.
  * Before other threads use @r.
  */
-void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn fn, void *userdata);
+void registry_set_peer_gone(Registry *r, RegistryPeerGoneFn leaving, RegistryPeerGoneFn fn, void *userdata);
 
 /**
  * peer_add_transient() - remember that @p created the group @g

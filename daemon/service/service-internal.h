@@ -125,8 +125,12 @@ int service_limits_reclaim(Service *svc, Peer *p, MemGroup *g, int key, uint64_t
  */
 bool service_limits_reclaim_resume(Service *svc, Peer *p, unsigned *flags);
 
-/** service_reclaim_peer_gone() - @p is going: its round ends, its requests count answered. */
-void service_reclaim_peer_gone(Service *svc, Peer *p);
+/**
+ * service_peer_leaving() - the registry's hook for a peer whose session is
+ * about to end (RegistryPeerGoneFn): its reclaim round ends, and its
+ * requests count answered, while its session still is.
+ */
+void service_peer_leaving(void *userdata, Peer *p);
 
 /** service_now_usec() - CLOCK_MONOTONIC in microseconds (service-info.c). */
 uint64_t service_now_usec(void);

@@ -24,12 +24,13 @@
  *
  * Locking: reclaim_lock guards the rounds and every peer's PeerReclaim
  * but waiting and tries (the peer's own thread). It is taken before the
- * registry's peers lock (collect_holders() walks the sessions under it)
- * and never inside a core read-side section. A round belongs to its
- * waiter: it ends when the waiter serves its charge again or goes.
- * Peers a round asked stay valid while it refers to them: a peer that
- * goes takes reclaim_lock first (service_reclaim_peer_gone()) and is
- * taken out of every round.
+ * registry's peers lock (collect_one() runs under it) and never inside a
+ * core read-side section. A round belongs to its waiter: it ends when the
+ * waiter serves its request again or goes. Peers a round asked, and their
+ * sessions, stay valid while it refers to them: a peer that goes is first
+ * taken off the registry's list (no round collects it after that), then
+ * out of every round under reclaim_lock (service_peer_leaving()), and
+ * only then does its session end.
  */
 
 #include <errno.h>
@@ -387,7 +388,9 @@ int service_reclaim_done(Service *svc, Peer *p, uint64_t id, bool cannot) {
         return 0;
 }
 
-void service_reclaim_peer_gone(Service *svc, Peer *p) {
+void service_peer_leaving(void *userdata, Peer *p) {
+        Service *svc = userdata;
+
         pthread_mutex_lock(&svc->reclaim_lock);
         if (p->reclaim.waiting) {
                 (void) round_free(svc, p->reclaim.waiting);

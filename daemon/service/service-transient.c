@@ -182,8 +182,6 @@ void service_peer_gone(void *userdata, Peer *p) {
         Service *svc = userdata;
         bool had_orphans;
 
-        service_reclaim_peer_gone(svc, p);
-
         /* The shutdown closes every connection: that is no creator going,
          * and the groups must outlive it (the next start's orphans). */
         if (atomic_load(&svc->stopping)) {

@@ -44,7 +44,7 @@ int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
         if (r >= 0)
                 r = registry_new(core, svc->events, &svc->registry);
         if (r >= 0)
-                registry_set_peer_gone(svc->registry, service_peer_gone, svc);
+                registry_set_peer_gone(svc->registry, service_peer_leaving, service_peer_gone, svc);
         if (r >= 0)
                 r = service_groups_recount(svc);
         if (r >= 0)
