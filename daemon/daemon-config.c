@@ -181,6 +181,7 @@ ServiceSettings daemon_service_settings(const Config *c) {
         return (ServiceSettings) {
                 .max_frame = c->frame_size,
                 .charge_batch = c->charge_batch,
+                .reclaim_timeout_usec = (uint64_t) c->reclaim_timeout_msec * 1000,
                 .max_sessions_per_uid = c->sessions_per_uid,
                 .read_access = c->read_access,
                 .confined_read = c->confined_read,
@@ -325,6 +326,7 @@ void daemon_config_take_changeable(Config *c, Config *new) {
         c->output_buffer_total = new->output_buffer_total;
         c->flush_interval_msec = new->flush_interval_msec;
         c->charge_batch = new->charge_batch;
+        c->reclaim_timeout_msec = new->reclaim_timeout_msec;
         c->rss_threshold = new->rss_threshold;
         c->recursive_protection = new->recursive_protection;
         c->read_access = new->read_access;

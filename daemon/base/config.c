@@ -112,6 +112,7 @@ static const ConfigKey config_keys[] = {
         KEY("accounting", "rss-threshold", KEY_SIZE, rss_threshold, 0, 1ull << 40),
         KEY("accounting", "recursive-protection", KEY_BOOL, recursive_protection, 0, 1),
         KEY("accounting", "charge-stock", KEY_BOOL, charge_stock, 0, 1),
+        KEY("accounting", "reclaim-timeout", KEY_UNSIGNED, reclaim_timeout_msec, 1, 600 * 1000),
 
         KEY("access", "read", KEY_ACCESS, read_access, 0, 0),
         KEY("access", "confined-read", KEY_CONFINED, confined_read, 0, 0),

@@ -86,6 +86,7 @@ typedef struct Config {
         uint64_t rss_threshold; /* bytes */
         bool recursive_protection;
         bool charge_stock;      /* each worker's charge stock (core/stock.h); restart */
+        unsigned reclaim_timeout_msec; /* how long a round of reclaim waits for its holders */
 
         /* [access] */
         ReadAccess read_access;
@@ -139,6 +140,7 @@ typedef struct Config {
                 .rss_threshold = 256 * 1024,               \
                 .recursive_protection = false,             \
                 .charge_stock = false,                     \
+                .reclaim_timeout_msec = 1000,              \
                 .read_access = READ_ACCESS_ALL,            \
                 .confined_read = CONFINED_READ_SUBTREE,    \
                 .cgroup_import_at_start = false,           \

@@ -28,6 +28,7 @@ static void settings_store(Service *svc, const ServiceSettings *s) {
         registry_set_sessions_per_uid(svc->registry, s->max_sessions_per_uid);
         registry_set_bounds(svc->registry, &s->bounds);
         events_set_read_access(svc->events, s->read_access, s->confined_read);
+        service_reclaim_set_timeout(svc, s->reclaim_timeout_usec);
 }
 
 int service_new(MemCore *core, const ServiceSettings *settings, Service **ret) {
@@ -88,6 +89,7 @@ ServiceSettings service_settings(Service *svc) {
         return (ServiceSettings) {
                 .max_frame = atomic_load_explicit(&svc->settings.max_frame, memory_order_relaxed),
                 .charge_batch = atomic_load_explicit(&svc->settings.charge_batch, memory_order_relaxed),
+                .reclaim_timeout_usec = atomic_load_explicit(&svc->reclaim_timeout_usec, memory_order_relaxed),
                 .max_sessions_per_uid = registry_sessions_per_uid(svc->registry),
                 .read_access = service_read_access(svc),
                 .confined_read = service_confined_read(svc),

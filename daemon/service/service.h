@@ -47,6 +47,7 @@ typedef struct Service Service;
 typedef struct ServiceSettings {
         uint32_t max_frame;            /* bytes in one socket frame body */
         uint64_t charge_batch;         /* the largest stock refill clients should ask for */
+        uint64_t reclaim_timeout_usec; /* how long a round of reclaim waits; 0: 1 s */
         unsigned max_sessions_per_uid; /* 0: unlimited; root is never limited */
         ReadAccess read_access;
         ConfinedRead confined_read;    /* what a confined peer reads outside its group */

@@ -243,7 +243,8 @@ def test_misbehaving(c, sock_path):
     create(c, "/bad/cannot")
     create(c, "/bad/die")
     create(c, "/bad/new")
-    late = Holder(sock_path, "/bad/late", 30 * M, mode="late", delay=2.5)
+    # Late by the configured 200 ms deadline, in time by the default 1 s.
+    late = Holder(sock_path, "/bad/late", 30 * M, mode="late", delay=0.9)
     cannot = Holder(sock_path, "/bad/cannot", 30 * M, mode="cannot")
     die = Holder(sock_path, "/bad/die", 30 * M, mode="die")
     for h in (late, cannot, die):
@@ -272,7 +273,7 @@ def test_misbehaving(c, sock_path):
     r = c.call(list_sessions=pb.ListSessions(path="/bad/late"))
     if ok(r) and r.sessions.sessions:
         s = r.sessions.sessions[0]
-        check(s.reclaim_late >= 1, f"it counts late: {s.reclaim_late}")
+        check(s.reclaim_late >= 1, f"it counts late by [accounting] reclaim-timeout: {s.reclaim_late}")
     n.close()
     for h in (late, cannot, die):
         h.finish()
@@ -291,7 +292,8 @@ def main():
     sock_path = os.path.join(tmp, "memacctd.sock")
     conf = os.path.join(tmp, "memacctd.conf")
     with open(conf, "w") as f:
-        f.write("[accounting]\nrecursive-protection = yes\n")
+        # A deadline shorter than the default, so the late holder is late sooner.
+        f.write("[accounting]\nrecursive-protection = yes\nreclaim-timeout = 200\n")
     log = open(os.path.join(tmp, "daemon.log"), "w+")
     daemon = subprocess.Popen([memacctd, "--socket", sock_path, "--state-dir", os.path.join(tmp, "state"),
                                "--config", conf, "--workers", "2", "--bus", "none"],
