@@ -298,11 +298,16 @@ void service_reclaim_high(Service *svc, Peer *p, MemGroup *g, int key) {
         }
 }
 
-/* What the holder of @a gave back since it was asked. Reclaim lock held. */
+/*
+ * What the holder of @a gave back since it was asked, at most what it was
+ * asked: two rounds may ask one holder at once (a refusal's and a group's
+ * over high), and each counts only its own share of the drop. Reclaim
+ * lock held.
+ */
 static uint64_t ask_released(const ReclaimRound *rr, const ReclaimAsk *a) {
         int64_t now = held_in(a->p, rr->key);
 
-        return now < a->held ? (uint64_t) (a->held - now) : 0;
+        return now < a->held ? (uint64_t) MIN(a->held - now, a->bytes) : 0;
 }
 
 /* Unlink and free @rr; late holders count so. Return: what the holders
