@@ -444,7 +444,9 @@ static int verb_hold(memacct **mp, int argc, char **argv) {
                 printf("holding %s in %s\n", argv[2], group);
         held = (Held) { .bytes = bytes, .item = item };
         if (arg.reclaimable) {
-                r = memacct_set_reclaimable(m, arg.region, hold_reclaim, &held);
+                /* --stat: that item alone is declared (the one held). */
+                r = arg.stat ? memacct_set_reclaimable_stat(m, item, hold_reclaim, &held)
+                             : memacct_set_reclaimable(m, arg.region, hold_reclaim, &held);
                 if (r < 0)
                         return fail(m, "hold", argv[1], r);
                 printf("reclaimable\n");

@@ -34,11 +34,12 @@ static bool region_same(const char *a, const char *b) {
         return mem_a || mem_b ? mem_a == mem_b : strcmp(a, b) == 0;
 }
 
-static int set_reclaimable_locked(memacct *m, const char *region, bool on) {
+static int set_reclaimable_locked(memacct *m, const char *region, const char *stat, bool on) {
         Memacct__V1__SetReclaimable sr = MEMACCT__V1__SET_RECLAIMABLE__INIT;
         Request req = MEMACCT__V1__REQUEST__INIT;
 
         sr.region = (char *) region;
+        sr.stat = (char *) stat;
         sr.has_on = true;
         sr.on = on;
         req.op_case = MEMACCT__V1__REQUEST__OP_SET_RECLAIMABLE;
@@ -58,7 +59,7 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
         pthread_mutex_lock(&m->lock);
         r = client_ensure_connected(m);
         if (r >= 0)
-                r = set_reclaimable_locked(m, region, !!fn);
+                r = set_reclaimable_locked(m, region, NULL, !!fn);
         if (r < 0)
                 goto out;
         for (i = 0; i < m->n_reclaimers; i++)
@@ -87,6 +88,52 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
         }
         m->reclaimers[i].fn = fn;
         m->reclaimers[i].userdata = userdata;
+        m->reclaimers[i].items = 0;
+out:
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}
+
+_public_ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_fn fn, void *userdata) {
+        ClientReclaimer *v;
+        size_t i;
+        int r;
+
+        if (!m || item < 0 || item >= MEMACCT_STAT_MAX)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return client_bus_unsupported(m, "reclaim requests");
+        pthread_mutex_lock(&m->lock);
+        r = client_ensure_connected(m);
+        if (r >= 0)
+                r = set_reclaimable_locked(m, NULL, memacct_stat_to_string(item), !!fn);
+        if (r < 0)
+                goto out;
+        for (i = 0; i < m->n_reclaimers; i++)
+                if (region_same(m->reclaimers[i].region, NULL))
+                        break;
+        if (i == m->n_reclaimers) {
+                if (!fn)
+                        goto out;
+                v = realloc(m->reclaimers, (m->n_reclaimers + 1) * sizeof(*v));
+                if (!v) {
+                        r = client_error(m, -ENOMEM, NULL, NULL);
+                        goto out;
+                }
+                m->reclaimers = v;
+                m->reclaimers[m->n_reclaimers++] = (ClientReclaimer) { .items = 0 };
+        }
+        /* Memory declared whole stays whole; item by item, the items. */
+        if (fn) {
+                if (m->reclaimers[i].items || !m->reclaimers[i].fn)
+                        m->reclaimers[i].items |= UINT32_C(1) << item;
+                m->reclaimers[i].fn = fn;
+                m->reclaimers[i].userdata = userdata;
+        } else if (m->reclaimers[i].items) {
+                m->reclaimers[i].items &= ~(UINT32_C(1) << item);
+                if (!m->reclaimers[i].items)
+                        m->reclaimers[i] = m->reclaimers[--m->n_reclaimers];
+        }
 out:
         pthread_mutex_unlock(&m->lock);
         return r;
@@ -154,8 +201,14 @@ int client_reclaim_serve(memacct *m) {
 
 int client_reclaim_renew_locked(memacct *m) {
         for (size_t i = 0; i < m->n_reclaimers; i++) {
-                int r = set_reclaimable_locked(m, m->reclaimers[i].region, true);
+                const ClientReclaimer *c = &m->reclaimers[i];
+                int r = 0;
 
+                if (!c->items)
+                        r = set_reclaimable_locked(m, c->region, NULL, true);
+                for (int item = 0; item < MEMACCT_STAT_MAX && r >= 0; item++)
+                        if (c->items & (UINT32_C(1) << item))
+                                r = set_reclaimable_locked(m, NULL, memacct_stat_to_string(item), true);
                 if (r < 0 && m->conn.fd < 0)
                         return r;
         }

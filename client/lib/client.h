@@ -30,6 +30,7 @@ typedef struct ClientSubscription {
 /* A region whose charges the session can give back, and who is asked (client-reclaim.c). */
 typedef struct ClientReclaimer {
         char *region; /* NULL: memory */
+        uint32_t items; /* memory declared item by item (bits of MEMACCT_STAT_*); 0: all of it */
         memacct_reclaim_fn fn;
         void *userdata;
 } ClientReclaimer;

@@ -42,6 +42,17 @@ typedef int64_t (*memacct_reclaim_fn)(memacct *m, uint64_t bytes, const char *re
 int memacct_set_reclaimable(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata);
 
 /**
+ * memacct_set_reclaimable_stat() - memacct_set_reclaimable() of memory's
+ * stat item @item (MEMACCT_STAT_*) alone: the daemon asks for no more
+ * than the session holds of the items so declared. Each item is declared
+ * apart; @fn, the same for all of them, is the one memory's requests
+ * call (its @region NULL). NULL withdraws the item. Memory declared
+ * whole with memacct_set_reclaimable() stays whole.
+ * Return: as memacct_set_reclaimable(); -EINVAL (a bad item).
+ */
+int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_fn fn, void *userdata);
+
+/**
  * memacct_fd() - the descriptor to poll for POLLIN before memacct_process()
  * (an event loop's): it changes with a reconnection, so take it again
  * after each memacct_process(). Return: it; -ENOTCONN; -EOPNOTSUPP (bus).

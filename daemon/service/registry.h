@@ -56,6 +56,7 @@ typedef struct ReclaimRound ReclaimRound;
 typedef struct PeerReclaim {
         /* Atomic, so that a sessions listing reads them without the lock. */
         _Atomic uint32_t parts;    /* reclaimable: bit 0 memory, bit s device region slot s */
+        _Atomic uint32_t items;    /* memory's part, item by item (bit per MemStatItem); parts bit 0: all */
         bool skip;                 /* late: asked no more until it answers */
         _Atomic uint64_t asked;    /* bytes it was asked for */
         _Atomic uint64_t released; /* bytes it gave back when asked */

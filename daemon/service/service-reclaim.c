@@ -63,8 +63,9 @@ struct ReclaimRound {
 
 #define RECLAIM_TIMEOUT_USEC_DEFAULT (1000 * 1000)
 
-/* What @p's session holds in @key now. Its session is alive. */
+/* What @p's session holds of what it declared reclaimable in @key now. Its session is alive. */
 static int64_t held_in(Peer *p, int key) {
+        uint32_t items = (atomic_load(&p->reclaim.parts) & 1) ? UINT32_MAX : atomic_load(&p->reclaim.items);
         uint64_t sum = 0;
 
         if (!p->session)
@@ -72,11 +73,21 @@ static int64_t held_in(Peer *p, int key) {
         if (key != MEM_REGION_MEMORY)
                 return (int64_t) session_held_region(p->session, key);
         for (MemStatItem i = 0; i < _MEM_STAT_MAX; i++)
-                sum += session_held(p->session, i);
+                if (items & (UINT32_C(1) << i))
+                        sum += session_held(p->session, i);
         return (int64_t) sum;
 }
 
-int service_set_reclaimable(Service *svc, Peer *p, const char *region, bool on, Refusal *rf) {
+/* Is @p reclaimable in @key (memory: any item)? */
+static bool reclaimable_in(Peer *p, int key) {
+        if (key == MEM_REGION_MEMORY && atomic_load(&p->reclaim.items))
+                return true;
+        return atomic_load(&p->reclaim.parts) & (UINT32_C(1) << region_slot(key));
+}
+
+int service_set_reclaimable(Service *svc, Peer *p, const char *region, const char *stat, bool on,
+                            Refusal *rf) {
+        _Atomic uint32_t *set;
         uint32_t bit;
         int key, r;
 
@@ -85,9 +96,23 @@ int service_set_reclaimable(Service *svc, Peer *p, const char *region, bool on, 
                 return r;
         if (!p->subscriber.delivery)
                 return refusal_set(rf, -EOPNOTSUPP, "reclaim requests need the socket");
+        set = &p->reclaim.parts;
         bit = UINT32_C(1) << region_slot(key);
+        if (stat && *stat) {
+                MemStatItem item = mem_stat_item_from_string(stat);
+
+                if (key != MEM_REGION_MEMORY)
+                        return refusal_set(rf, -EINVAL, "stat items are memory's; region %s has none", region);
+                if (item < 0)
+                        return refusal_set(rf, -EINVAL, "unknown stat item '%s'", stat);
+                set = &p->reclaim.items;
+                bit = UINT32_C(1) << item;
+        }
         pthread_mutex_lock(&svc->reclaim_lock);
-        p->reclaim.parts = on ? p->reclaim.parts | bit : p->reclaim.parts & ~bit;
+        if (on)
+                atomic_fetch_or(set, bit);
+        else
+                atomic_fetch_and(set, ~bit);
         pthread_mutex_unlock(&svc->reclaim_lock);
         return 0;
 }
@@ -101,7 +126,6 @@ typedef struct Collect {
         Peer *waiter;
         MemGroup *target;
         int key;
-        uint32_t bit;
         Peer **peers;
         ReclaimHolder *holders;
         size_t n, cap;
@@ -114,7 +138,7 @@ static int collect_one(Peer *p, void *userdata) {
         MemGroup *g;
         int64_t held;
 
-        if (p == c->waiter || !(p->reclaim.parts & c->bit) || p->reclaim.skip)
+        if (p == c->waiter || !reclaimable_in(p, c->key) || p->reclaim.skip)
                 return 0;
         held = held_in(p, c->key);
         if (held <= 0)
@@ -210,7 +234,7 @@ static bool high_round_running(Service *svc, MemGroup *target, int key) {
  * @park, @p waits for the round (-EINPROGRESS), else nobody does (0).
  */
 static int round_start(Service *svc, Peer *p, MemGroup *target, int key, int64_t need, bool park) {
-        Collect c = { .waiter = p, .target = target, .key = key, .bit = UINT32_C(1) << region_slot(key) };
+        Collect c = { .waiter = p, .target = target, .key = key };
         ReclaimNode *v = NULL;
         ReclaimOutcome out = {};
         ReclaimRound *rr = NULL;

@@ -94,7 +94,7 @@ static int snapshot_one(Peer *p, void *userdata) {
                         .transport = p->subscriber.delivery ? "socket" : "bus",
                         .bytes = bytes,
                         .stock = stock_bytes(p),
-                        .reclaimable = p->reclaim.parts != 0,
+                        .reclaimable = p->reclaim.parts != 0 || p->reclaim.items != 0,
                         .reclaim_asked = p->reclaim.asked,
                         .reclaim_released = p->reclaim.released,
                         .reclaim_late = p->reclaim.late,

@@ -528,11 +528,15 @@ int service_charge(Service *svc, Peer *p, const ServiceCharge *c, ServiceChargeR
 
 /**
  * service_set_reclaimable() - @p's charges in @region (NULL or "":
- * memory) can (@on) be given back when asked: reclaim sends it requests
- * (events_send(), EVENT_RECLAIM) for them. Return: 0; -ENOENT (no such
- * region); -EOPNOTSUPP (its transport cannot carry requests).
+ * memory; there @stat names one stat item, NULL or "" every one) can
+ * (@on) be given back when asked: reclaim sends it requests
+ * (events_send(), EVENT_RECLAIM) for them, sized by what it holds of
+ * what it declared. Return: 0; -ENOENT (no such region); -EINVAL (an
+ * unknown stat item, or one in a device region); -EOPNOTSUPP (its
+ * transport cannot carry requests).
  */
-int service_set_reclaimable(Service *svc, Peer *p, const char *region, bool on, Refusal *rf);
+int service_set_reclaimable(Service *svc, Peer *p, const char *region, const char *stat, bool on,
+                            Refusal *rf);
 
 /**
  * service_reclaim_done() - @p answers request @id: it gave back what it

@@ -10,7 +10,7 @@
 #include "sock/request-internal.h"
 
 int request_on_set_reclaimable(Request *x, const Memacct__V1__SetReclaimable *m) {
-        return service_set_reclaimable(x->svc, x->peer, m->region, !m->has_on || m->on, &x->rf);
+        return service_set_reclaimable(x->svc, x->peer, m->region, m->stat, !m->has_on || m->on, &x->rf);
 }
 
 int request_on_reclaim_done(Request *x, const Memacct__V1__ReclaimDone *m) {

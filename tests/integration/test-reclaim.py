@@ -17,7 +17,8 @@ what it is asked by Uncharge, then answers ReclaimDone.
 - holders that answer late, that say they cannot, and that die when
   asked: the charge is answered in every case, the late one counts late
   and is asked no more until it answers;
-- no_wait: refused at once, nothing asked.
+- no_wait: refused at once, nothing asked;
+- a stat item declared alone: only what the session holds of it is asked.
 
 Usage: test-reclaim.py MEMACCTD PROTO_DIR
 """
@@ -279,6 +280,45 @@ def test_misbehaving(c, sock_path):
         h.finish()
 
 
+def test_stat_items(c, sock_path):
+    """Declared item by item: only what the session holds of those is asked for."""
+    create(c, "/items", max=100 * M)
+    create(c, "/items/cache")
+    create(c, "/items/app")
+    h = Conn(sock_path)
+    check(ok(h.call(attach=pb.Attach(path="/items/cache"))), "the cache attaches")
+    check(ok(h.call(charge=pb.Charge(bytes=40 * M, stat="file", no_wait=True))), "it holds 40M of file")
+    check(ok(h.call(charge=pb.Charge(bytes=40 * M, stat="anon", no_wait=True))), "and 40M of anon")
+    r = h.call(set_reclaimable=pb.SetReclaimable(stat="file"))
+    check(ok(r), f"file alone is reclaimable: {r.message}")
+    r = h.call(set_reclaimable=pb.SetReclaimable(stat="nosuch"))
+    check(r.status == pb.STATUS_INVALID_ARGUMENT, f"an unknown item is refused: {r.status}")
+    asked = []
+
+    def serve():
+        f = h.read(timeout=10, unsolicited=True)
+        while f is not None and f.WhichOneof("result") != "reclaim":
+            f = h.read(timeout=10, unsolicited=True)
+        if f is None:
+            return
+        asked.append(f.reclaim.bytes)
+        give = min(f.reclaim.bytes, 40 * M)
+        h.call(uncharge=pb.Uncharge(bytes=give, stat="file"))
+        h.call(reclaim_done=pb.ReclaimDone(id=f.reclaim.id))
+
+    t = threading.Thread(target=serve)
+    t.start()
+    a = Conn(sock_path)
+    check(ok(a.call(attach=pb.Attach(path="/items/app"))), "the app attaches")
+    r = a.call(charge=pb.Charge(bytes=70 * M), timeout=60)
+    t.join(15)
+    check(asked and asked[0] <= 40 * M, f"asked for no more than its file: {asked}")
+    check(r.status == pb.STATUS_LIMIT_EXCEEDED, f"anon is not given: 70M does not fit: {r.status}")
+    check(usage(c, "/items/cache").current >= 40 * M, "its anon stays")
+    a.close()
+    h.close()
+
+
 def main():
     global pb
     memacctd, proto_dir = sys.argv[1], sys.argv[2]
@@ -306,6 +346,7 @@ def main():
         selftest(c, sock_path, low=False)
         selftest(c, sock_path, low=True)
         test_misbehaving(c, sock_path)
+        test_stat_items(c, sock_path)
         c.close()
     except Exception as e:  # counted, and the daemon still stopped
         import traceback
