@@ -25,13 +25,15 @@
 #include "client-error.h"
 #include "client-reclaim.h"
 #include "client-reconnect.h"
+#include "client-regions.h"
 #include "macro.h"
 
+/* Do @a and @b name the same region, memory's names all alike? */
 static bool region_same(const char *a, const char *b) {
-        bool mem_a = !a || !*a || strcmp(a, MEMACCT_REGION_MEMORY) == 0;
-        bool mem_b = !b || !*b || strcmp(b, MEMACCT_REGION_MEMORY) == 0;
+        bool mem_a = client_region_is_memory(a), mem_b = client_region_is_memory(b);
 
-        return mem_a || mem_b ? mem_a == mem_b : strcmp(a, b) == 0;
+        /* (a and b are not NULL past the first test: memory's names include NULL.) */
+        return mem_a || mem_b || !a || !b ? mem_a == mem_b : strcmp(a, b) == 0;
 }
 
 static int set_reclaimable_locked(memacct *m, const char *region, const char *stat, bool on) {
@@ -73,10 +75,10 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
                 goto out;
         }
         if (i == m->n_reclaimers) {
-                char *copy = region_same(region, NULL) ? NULL : strdup(region);
+                char *copy = client_region_is_memory(region) ? NULL : strdup(region);
 
                 v = realloc(m->reclaimers, (m->n_reclaimers + 1) * sizeof(*v));
-                if (!v || (!copy && !region_same(region, NULL))) {
+                if (!v || (!copy && !client_region_is_memory(region))) {
                         free(copy);
                         if (v)
                                 m->reclaimers = v;
@@ -110,7 +112,7 @@ _public_ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_
         if (r < 0)
                 goto out;
         for (i = 0; i < m->n_reclaimers; i++)
-                if (region_same(m->reclaimers[i].region, NULL))
+                if (client_region_is_memory(m->reclaimers[i].region))
                         break;
         if (i == m->n_reclaimers) {
                 if (!fn)

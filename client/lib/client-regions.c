@@ -26,8 +26,7 @@
 #include "client-regions.h"
 #include "macro.h"
 
-/* Is @region memory's: NULL, "" or "memory"? */
-static bool region_is_memory(const char *region) {
+bool client_region_is_memory(const char *region) {
         return !region || !*region || strcmp(region, MEMACCT_REGION_MEMORY) == 0;
 }
 
@@ -222,7 +221,7 @@ _public_ int memacct_charge_region(memacct *m, const char *path, const char *reg
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept charge needs a path", NULL);
-        if (region_is_memory(region))
+        if (client_region_is_memory(region))
                 return memacct_charge(m, path, bytes, MEMACCT_STAT_DEVICE, flags, ret);
         if (m->bus)
                 return m->bus->charge_region(m, path, region, bytes, flags, ret);
@@ -235,7 +234,7 @@ _public_ int memacct_uncharge_region(memacct *m, const char *path, const char *r
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if ((flags & MEMACCT_KEEP) && !path)
                 return client_error(m, -EINVAL, "a kept uncharge needs a path", NULL);
-        if (region_is_memory(region))
+        if (client_region_is_memory(region))
                 return memacct_uncharge(m, path, bytes, MEMACCT_STAT_DEVICE, flags);
         if (m->bus)
                 return m->bus->uncharge_region(m, path, region, bytes, flags);
@@ -250,7 +249,7 @@ _public_ int memacct_set_region_limits(memacct *m, const char *path, const char 
 
         if (!m || !path || !limits)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (region_is_memory(region))
+        if (client_region_is_memory(region))
                 return memacct_set_limits(m, path, limits, 0);
         if (m->bus)
                 return m->bus->set_region_limits(m, path, region, limits);
@@ -272,7 +271,7 @@ _public_ int memacct_reset_region_peak(memacct *m, const char *path, const char 
 
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (region_is_memory(region))
+        if (client_region_is_memory(region))
                 return memacct_reset_peak(m, path);
         if (m->bus)
                 return m->bus->reset_region_peak(m, path, region);
@@ -295,7 +294,7 @@ _public_ int memacct_transfer(memacct *m, const char *from, const char *to, cons
         t.to_group = (char *) to;
         t.has_bytes = true;
         t.bytes = bytes;
-        t.region = region_is_memory(region) ? NULL : (char *) region;
+        t.region = client_region_is_memory(region) ? NULL : (char *) region;
         req.op_case = MEMACCT__V1__REQUEST__OP_TRANSFER;
         req.transfer = &t;
         /* Not repeatable: a transfer applied before the break would be made twice. */
@@ -315,7 +314,7 @@ _public_ int memacct_evict_valuable(memacct *m, const char *limit, const char *c
                 return m->bus->evict_valuable(m, limit, candidate, region, flags);
         ev.limit = (char *) limit;
         ev.candidate = (char *) candidate;
-        ev.region = region_is_memory(region) ? NULL : (char *) region;
+        ev.region = client_region_is_memory(region) ? NULL : (char *) region;
         ev.has_ignore_low = ev.ignore_low = !!(flags & MEMACCT_IGNORE_LOW);
         req.op_case = MEMACCT__V1__REQUEST__OP_EVICT_VALUABLE;
         req.evict_valuable = &ev;

@@ -21,6 +21,9 @@ struct memacct_regions {
         size_t n, cap;
 };
 
+/** client_region_is_memory() - is @region memory's: NULL, "" or "memory"? */
+bool client_region_is_memory(const char *region);
+
 /** client_region_list_new() - an empty list. Return: NULL on -ENOMEM. */
 memacct_regions *client_region_list_new(void);
 

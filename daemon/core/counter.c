@@ -239,3 +239,16 @@ int counter_apply_limits(MemCounter *c, const MemLimits *l, bool force) {
                 counter_set_min(c, counter_clamp_limit(l->min));
         return r;
 }
+
+uint64_t counter_margin(const MemCounter *c) {
+        uint64_t margin = UINT64_MAX;
+
+        for (; c; c = c->parent) {
+                int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
+
+                if (max >= MEM_COUNTER_MAX)
+                        continue;
+                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
+        }
+        return margin;
+}

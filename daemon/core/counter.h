@@ -150,3 +150,9 @@ static inline uint64_t counter_limit_to_u64(int64_t limit) {
  * Return: 0; 1 when a forced max is below usage; -EBUSY.
  */
 int counter_apply_limits(MemCounter *c, const MemLimits *l, bool force);
+
+/**
+ * counter_margin() - what the tightest max from @c up to the root still
+ * admits; UINT64_MAX with no max on the way. Any thread.
+ */
+uint64_t counter_margin(const MemCounter *c);

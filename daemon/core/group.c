@@ -564,16 +564,7 @@ void group_set_kernel_current(MemGroup *g, uint64_t bytes) {
 }
 
 uint64_t group_margin(MemGroup *g) {
-        uint64_t margin = UINT64_MAX;
-
-        for (MemGroup *i = g; i; i = i->parent) {
-                int64_t max = counter_read_limit(&i->counter.max), usage = counter_read(&i->counter);
-
-                if (max >= MEM_COUNTER_MAX)
-                        continue;
-                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
-        }
-        return margin;
+        return counter_margin(&g->counter);
 }
 
 bool group_is_descendant(MemGroup *g, const MemGroup *top) {

@@ -198,20 +198,6 @@ static int result_out(int r, MemChargeResult *res, MemChargeResult *ret) {
         return r;
 }
 
-/* What the tightest max from @c up admits: group_margin()'s walk. */
-static uint64_t counter_margin(const MemCounter *c) {
-        uint64_t margin = UINT64_MAX;
-
-        for (; c; c = c->parent) {
-                int64_t max = counter_read_limit(&c->max), usage = counter_read(c);
-
-                if (max >= MEM_COUNTER_MAX)
-                        continue;
-                margin = MIN(margin, usage >= max ? 0 : (uint64_t) (max - usage));
-        }
-        return margin;
-}
-
 int region_charge(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
                   MemChargeResult *ret) {
         MemChargeResult own, *res = ret ? ret : &own;

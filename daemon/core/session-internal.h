@@ -21,6 +21,38 @@ static inline void store64(_Atomic int64_t *v, int64_t x) {
         atomic_store_explicit(v, x, memory_order_relaxed);
 }
 
+/*
+ * A session's sums of what it holds (held[] by stat item, region_held[]
+ * by region slot). Only the session's own thread adds to them, but a
+ * stock drain may take from them on another thread, and only for
+ * sessions with a stock page: the others update them with a plain load
+ * and store (no locked instruction). s->stock is set by the owner thread
+ * itself, so reading it here is safe.
+ */
+static inline void held_add(MemSession *s, _Atomic int64_t *v, int64_t bytes) {
+        if (s->stock)
+                atomic_fetch_add(v, bytes);
+        else
+                store64(v, load64(v) + bytes);
+}
+
+/* Take @bytes out of *@v unless fewer are held: a CAS when a drain may take at the same time (held_add()). */
+static inline bool held_take(MemSession *s, _Atomic int64_t *v, int64_t bytes) {
+        int64_t cur = load64(v);
+
+        if (!s->stock) {
+                if (cur < bytes)
+                        return false;
+                store64(v, cur - bytes);
+                return true;
+        }
+        do {
+                if (cur < bytes)
+                        return false;
+        } while (!atomic_compare_exchange_weak(v, &cur, cur - bytes));
+        return true;
+}
+
 /**
  * client_lookup() - the client of process @pid instance @instance, or
  * NULL. The caller is in an RCU read-side section.
@@ -99,6 +131,14 @@ static inline void session_end_update(MemGroup *g, bool locked) {
  */
 int charge_drain_retry(MemCore *core, int key, int r, unsigned flags, MemChargeResult *ret,
                        int (*again)(void *ctx, unsigned flags, MemChargeResult *ret), void *ctx);
+
+/**
+ * stock_counter_drain() - drain_stock() of counter @index of @s's page:
+ * empty it, add what it held to the drain total at @drained, and take as
+ * much from the session's sum @held (NULL: none), never more than it
+ * holds. The caller uncharges what is returned. Return: the bytes taken.
+ */
+uint64_t stock_counter_drain(MemSession *s, unsigned index, unsigned drained, _Atomic int64_t *held);
 
 /**
  * session_drain_region() - drain_stock() of @s's page counter in device

@@ -10,8 +10,9 @@
  * region_held is written by the session's thread on every charge. A
  * drain on another thread takes from it, but only once the session has a
  * stock page (core_drain_stock() walks those sessions alone): until then
- * the owner updates it with a plain load and store, as memory's held[]
- * (session.c, held_add()), and with atomic read-modify-writes after.
+ * the owner updates it with a plain load and store, as memory's held[],
+ * and with atomic read-modify-writes after (session-internal.h,
+ * held_add()).
  */
 
 #include <stdlib.h>
@@ -30,30 +31,6 @@ static _Atomic int64_t *region_held_obtain(MemSession *s) {
         if (held)
                 atomic_store_explicit(&s->region_held, held, memory_order_release);
         return held;
-}
-
-static void region_held_add(MemSession *s, _Atomic int64_t *held, unsigned slot, int64_t bytes) {
-        if (s->stock)
-                atomic_fetch_add(&held[slot], bytes);
-        else
-                store64(&held[slot], load64(&held[slot]) + bytes);
-}
-
-/* Take @bytes from @held[@slot] unless fewer are held (a CAS once a drain may race it). */
-static bool region_held_take(MemSession *s, _Atomic int64_t *held, unsigned slot, int64_t bytes) {
-        int64_t cur = load64(&held[slot]);
-
-        if (!s->stock) {
-                if (cur < bytes)
-                        return false;
-                store64(&held[slot], cur - bytes);
-                return true;
-        }
-        do {
-                if (cur < bytes)
-                        return false;
-        } while (!atomic_compare_exchange_weak(&held[slot], &cur, cur - bytes));
-        return true;
 }
 
 typedef struct RegionChargeArgs {
@@ -82,7 +59,7 @@ static _always_inline_ int region_charge_once(MemSession *s, int key, uint64_t b
         } else {
                 r = region_charge(s->core, g, key, bytes, flags, ret);
                 if (r == 0)
-                        region_held_add(s, held, region_slot(key), (int64_t) bytes);
+                        held_add(s, &held[region_slot(key)], (int64_t) bytes);
         }
         session_end_update(g, locked);
         core_read_unlock();
@@ -115,39 +92,6 @@ int session_charge_region(MemSession *s, int key, uint64_t bytes, unsigned flags
         }
         if (!ret)
                 charge_result_done(&own);
-        return r;
-}
-
-typedef struct KeptRegionArgs {
-        MemCore *core;
-        MemGroup *g;
-        int key;
-        uint64_t bytes;
-        unsigned caller_flags;
-} KeptRegionArgs;
-
-static int kept_region_again(void *ctx, unsigned flags, MemChargeResult *ret) {
-        KeptRegionArgs *a = ctx;
-
-        return region_charge_kept(a->core, a->g, a->key, a->bytes, flags | (a->caller_flags & MEM_CHARGE_NO_OOM), ret);
-}
-
-int core_charge_region_kept(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
-                            MemChargeResult *ret) {
-        KeptRegionArgs args = { .core = core, .g = g, .key = key, .bytes = bytes, .caller_flags = flags };
-        MemChargeResult res = {};
-        unsigned first = flags;
-        int r;
-
-        if (flags & MEM_CHARGE_DRAIN)
-                first |= MEM_CHARGE_NO_OOM;
-        r = region_charge_kept(core, g, key, bytes, first & ~MEM_CHARGE_DRAIN, &res);
-        if (_unlikely_(r == -EDQUOT))
-                r = charge_drain_retry(core, key, r, flags, &res, kept_region_again, &args);
-        if (ret)
-                *ret = res;
-        else
-                charge_result_done(&res);
         return r;
 }
 
@@ -186,7 +130,7 @@ int session_uncharge_region(MemSession *s, int key, uint64_t bytes) {
                 r = -ENOTCONN;
         else if (!region_find(s->core, key))
                 r = -ENOENT;
-        else if (!held || !region_held_take(s, held, region_slot(key), (int64_t) bytes))
+        else if (!held || !held_take(s, &held[region_slot(key)], (int64_t) bytes))
                 r = -ERANGE;
         else if (bytes > 0)
                 region_uncharge(s->core, g, key, bytes);
@@ -198,25 +142,12 @@ int session_uncharge_region(MemSession *s, int key, uint64_t bytes) {
 uint64_t session_drain_region(MemSession *s, MemGroup *g, int key) {
         _Atomic int64_t *held = atomic_load_explicit(&s->region_held, memory_order_acquire);
         unsigned slot = region_slot(key);
-        uint64_t v = atomic_exchange(&s->stock[MEM_STOCK_REGION(slot)], 0);
-        int64_t cur, take;
+        uint64_t take = stock_counter_drain(s, MEM_STOCK_REGION(slot), MEM_STOCK_REGION_DRAINED(slot),
+                                            held ? &held[slot] : NULL);
 
-        if (v == 0)
-                return 0;
-        /* After the page's update: the order the client's stock_held() relies on. */
-        atomic_fetch_add(&s->stock[MEM_STOCK_REGION_DRAINED(slot)], v);
-        if (!held)
-                return 0;
-        /* The page is the client's memory: trust it no further than what
-         * the session really holds. */
-        cur = load64(&held[slot]);
-        do {
-                take = MIN((int64_t) MIN(v, (uint64_t) MEM_CHARGE_MAX), cur);
-                if (take <= 0)
-                        return 0;
-        } while (!atomic_compare_exchange_weak(&held[slot], &cur, cur - take));
-        region_uncharge(s->core, g, key, (uint64_t) take);
-        return (uint64_t) take;
+        if (take > 0)
+                region_uncharge(s->core, g, key, take);
+        return take;
 }
 
 uint64_t session_held_region(MemSession *s, int key) {

@@ -275,19 +275,6 @@ int session_attach(MemSession *s, MemGroup *g) {
         return r;
 }
 
-/*
- * Only the session's own thread adds to held[], but a stock drain may take
- * from it on another thread, and only for sessions with a stock page: the
- * others update it with a plain load and store (no locked instruction).
- * s->stock is set by the owner thread itself, so reading it here is safe.
- */
-static void held_add(MemSession *s, MemStatItem item, int64_t bytes) {
-        if (s->stock)
-                atomic_fetch_add(&s->held[item], bytes);
-        else
-                store64(&s->held[item], load64(&s->held[item]) + bytes);
-}
-
 static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, unsigned flags,
                                MemChargeResult *ret) {
         MemGroup *g;
@@ -301,7 +288,7 @@ static int session_charge_once(MemSession *s, uint64_t bytes, MemStatItem item, 
         else {
                 r = group_charge(s->core, g, bytes, item, flags, ret);
                 if (r == 0)
-                        held_add(s, item, (int64_t) bytes);
+                        held_add(s, &s->held[item], (int64_t) bytes);
         }
         session_end_update(g, locked);
         core_read_unlock();
@@ -343,6 +330,7 @@ int charge_drain_retry(MemCore *core, int key, int r, unsigned flags, MemChargeR
 typedef struct ChargeArgs {
         MemSession *s;
         MemGroup *g;
+        int key; /* kept charges: the region */
         uint64_t bytes;
         MemStatItem item;
         unsigned caller_flags;
@@ -382,50 +370,38 @@ int session_charge(MemSession *s, uint64_t bytes, MemStatItem item, unsigned fla
         return r;
 }
 
+/* One try of a kept charge, in memory or in a device region. */
+static int kept_charge_once(MemCore *core, MemGroup *g, int key, uint64_t bytes, MemStatItem item,
+                            unsigned flags, MemChargeResult *ret) {
+        if (key != MEM_REGION_MEMORY)
+                return region_charge_kept(core, g, key, bytes, flags, ret);
+        return group_charge_kept(core, g, bytes, item, flags, ret);
+}
+
 static int kept_charge_again(void *ctx, unsigned flags, MemChargeResult *ret) {
         ChargeArgs *a = ctx;
 
-        return group_charge_kept(a->s ? a->s->core : a->g->core, a->g, a->bytes, a->item,
-                                 flags | (a->caller_flags & MEM_CHARGE_NO_OOM), ret);
+        return kept_charge_once(a->g->core, a->g, a->key, a->bytes, a->item,
+                                flags | (a->caller_flags & MEM_CHARGE_NO_OOM), ret);
 }
 
-int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
-                     MemChargeResult *ret) {
-        ChargeArgs args = { .g = g, .bytes = bytes, .item = item, .caller_flags = flags };
+int core_charge_kept_in(MemCore *core, MemGroup *g, int key, uint64_t bytes, MemStatItem item, unsigned flags,
+                        MemChargeResult *ret) {
+        ChargeArgs args = { .g = g, .key = key, .bytes = bytes, .item = item, .caller_flags = flags };
         MemChargeResult res = {};
         unsigned first = flags;
         int r;
 
         if (flags & MEM_CHARGE_DRAIN)
                 first |= MEM_CHARGE_NO_OOM;
-        r = group_charge_kept(core, g, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
+        r = kept_charge_once(core, g, key, bytes, item, first & ~MEM_CHARGE_DRAIN, &res);
         if (_unlikely_(r == -EDQUOT))
-                r = charge_drain_retry(core, MEM_REGION_MEMORY, r, flags, &res, kept_charge_again, &args);
+                r = charge_drain_retry(core, key, r, flags, &res, kept_charge_again, &args);
         if (ret)
                 *ret = res;
         else
                 charge_result_done(&res);
         return r;
-}
-
-/* Take @bytes out of held[item] unless fewer are held: a CAS, because a
- * stock drain on another thread may take from it at the same time (only
- * for sessions with a stock page; see held_add()). */
-static bool held_take(MemSession *s, MemStatItem item, int64_t bytes) {
-        int64_t cur = load64(&s->held[item]);
-
-        if (!s->stock) {
-                if (cur < bytes)
-                        return false;
-                store64(&s->held[item], cur - bytes);
-                return true;
-        }
-
-        do {
-                if (cur < bytes)
-                        return false;
-        } while (!atomic_compare_exchange_weak(&s->held[item], &cur, cur - bytes));
-        return true;
 }
 
 int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
@@ -443,7 +419,7 @@ int session_uncharge(MemSession *s, uint64_t bytes, MemStatItem item) {
         g = session_begin_update(s, &locked);
         if (!g)
                 r = -ENOTCONN;
-        else if (!held_take(s, item, (int64_t) bytes))
+        else if (!held_take(s, &s->held[item], (int64_t) bytes))
                 r = -ERANGE;
         else if (bytes > 0)
                 group_uncharge(s->core, g, bytes, item);
@@ -490,23 +466,34 @@ int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemCha
  * thread: the session's own thread may charge at the same time, hence the
  * CAS on held and the direct, atomic RSS update (the split deltas belong
  * to the owner). */
-static uint64_t drain_one(MemSession *s, MemGroup *g, MemStatItem item) {
-        uint64_t v = atomic_exchange(&s->stock[item], 0);
-        int64_t cur = load64(&s->held[item]), take;
-        MemRss m = mem_rss_from_stat(item);
+uint64_t stock_counter_drain(MemSession *s, unsigned index, unsigned drained, _Atomic int64_t *held) {
+        uint64_t v = atomic_exchange(&s->stock[index], 0);
+        int64_t cur, take;
 
         if (v == 0)
                 return 0;
         /* All of it left the page: the drain's total says so, after the
          * page's update (the order stock_held() relies on). */
-        atomic_fetch_add(&s->stock[MEM_STOCK_DRAINED(item)], v);
+        atomic_fetch_add(&s->stock[drained], v);
+        if (!held)
+                return 0;
         /* The page is the client's memory: trust it no further than what
          * the session really holds. */
+        cur = load64(held);
         do {
                 take = MIN((int64_t) MIN(v, (uint64_t) MEM_CHARGE_MAX), cur);
                 if (take <= 0)
                         return 0;
-        } while (!atomic_compare_exchange_weak(&s->held[item], &cur, cur - take));
+        } while (!atomic_compare_exchange_weak(held, &cur, cur - take));
+        return (uint64_t) take;
+}
+
+static uint64_t drain_one(MemSession *s, MemGroup *g, MemStatItem item) {
+        int64_t take = (int64_t) stock_counter_drain(s, item, MEM_STOCK_DRAINED(item), &s->held[item]);
+        MemRss m = mem_rss_from_stat(item);
+
+        if (take == 0)
+                return 0;
         group_uncharge(s->core, g, (uint64_t) take, item);
         if (m >= 0)
                 atomic_fetch_sub(&s->client->rss[m], take);

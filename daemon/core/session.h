@@ -16,6 +16,7 @@
 
 #include "charge.h"
 #include "core.h"
+#include "region.h"
 
 /* session_charge() flag: on a refusal, drain the stock pages of the
  * sessions under the refusing group and try once more (drain_all_stock()). */
@@ -125,10 +126,6 @@ int session_uncharge_region(MemSession *s, int key, uint64_t bytes);
 /** session_held_region() - what the session holds in device region @key. */
 uint64_t session_held_region(MemSession *s, int key);
 
-/** core_charge_region_kept() - core_charge_kept() in device region @key. */
-int core_charge_region_kept(MemCore *core, MemGroup *g, int key, uint64_t bytes, unsigned flags,
-                            MemChargeResult *ret);
-
 /**
  * session_charge_region_stock() - session_charge_stock() in device
  * region @key: the bytes go to the page's counter of the region's slot,
@@ -176,11 +173,19 @@ int session_charge_stock(MemSession *s, uint64_t bytes, MemStatItem item, MemCha
 uint64_t core_drain_stock(MemCore *core, MemGroup *under, int key);
 
 /**
- * core_charge_kept() - group_charge_kept() that, with MEM_CHARGE_DRAIN,
- * drains stock under a refusing group and retries once.
+ * core_charge_kept_in() - group_charge_kept() of @item in memory (@key
+ * MEM_REGION_MEMORY), or region_charge_kept() in device region @key,
+ * that with MEM_CHARGE_DRAIN drains the stocks in @key under a refusing
+ * group and retries once.
  */
-int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
-                     MemChargeResult *ret);
+int core_charge_kept_in(MemCore *core, MemGroup *g, int key, uint64_t bytes, MemStatItem item, unsigned flags,
+                        MemChargeResult *ret);
+
+/** core_charge_kept() - core_charge_kept_in() in memory. */
+static inline int core_charge_kept(MemCore *core, MemGroup *g, uint64_t bytes, MemStatItem item, unsigned flags,
+                                   MemChargeResult *ret) {
+        return core_charge_kept_in(core, g, MEM_REGION_MEMORY, bytes, item, flags, ret);
+}
 
 /**
  * session_move() - move the session and everything it holds to @dst,

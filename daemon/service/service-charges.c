@@ -231,8 +231,7 @@ static _always_inline_ int service_charge_once(Service *svc, Peer *p, const Serv
                         return r;
                 if (service_kept_by_delegator(&p->who, g))
                         flags |= MEM_CHARGE_DELEGATOR;
-                r = key == MEM_REGION_MEMORY ? core_charge_kept(svc->core, g, c->bytes, item, flags, &res) :
-                                               core_charge_region_kept(svc->core, g, key, c->bytes, flags, &res);
+                r = core_charge_kept_in(svc->core, g, key, c->bytes, item, flags, &res);
                 if (r == 0) {
                         service_committed(svc, p, g->path);
                         service_audit(p, MESSAGE_KEPT_CHARGED, g->path, "Kept charge of %llu %s bytes on %s%s",

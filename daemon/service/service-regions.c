@@ -285,9 +285,7 @@ int service_reset_region_peak(Service *svc, Peer *p, const char *path, const cha
 /* A kept charge or uncharge of @bytes in @key (memory: of @item) on @g. */
 static int kept_charge(Service *svc, MemGroup *g, int key, MemStatItem item, uint64_t bytes, unsigned flags,
                        MemChargeResult *res) {
-        if (key == MEM_REGION_MEMORY)
-                return core_charge_kept(svc->core, g, bytes, item, flags | MEM_CHARGE_DRAIN, res);
-        return core_charge_region_kept(svc->core, g, key, bytes, flags | MEM_CHARGE_DRAIN, res);
+        return core_charge_kept_in(svc->core, g, key, bytes, item, flags | MEM_CHARGE_DRAIN, res);
 }
 
 static int kept_uncharge(Service *svc, MemGroup *g, int key, MemStatItem item, uint64_t bytes, bool delegate) {

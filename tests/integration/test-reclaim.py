@@ -26,7 +26,6 @@ Usage: test-reclaim.py MEMACCTD PROTO_DIR
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rawproto import Tally, varint, wait_until  # noqa: E402 (after the path it is found on)
+from pbconn import Conn as PbConn  # noqa: E402 (after the path it is found on)
+from rawproto import Tally, wait_until  # noqa: E402
 
 TALLY = Tally()
 check = TALLY.check
@@ -43,80 +43,9 @@ pb = None  # memacct_pb2, compiled at start
 M = 1024 * 1024
 
 
-class Conn:
-    """One connection (one session). Unsolicited frames (id 0) are kept
-    apart: events, and the ReclaimRequests a holder answers."""
-
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.buf = b""
-        self.next_id = 1
-        self.unsolicited = []
-
-    def close(self):
-        self.sock.close()
-
-    def _frame(self):
-        n, shift, i = 0, 0, 0
-        while i < len(self.buf):
-            b = self.buf[i]
-            n |= (b & 0x7F) << shift
-            shift += 7
-            i += 1
-            if not b & 0x80:
-                if len(self.buf) - i < n:
-                    return None
-                resp = pb.Response()
-                resp.ParseFromString(self.buf[i:i + n])
-                self.buf = self.buf[i + n:]
-                return resp
-        return None
-
-    def read(self, timeout=30, unsolicited=False):
-        """The next reply (or, with @unsolicited, the next unsolicited
-        frame); None on EOF or timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if unsolicited and self.unsolicited:
-                return self.unsolicited.pop(0)
-            r = self._frame()
-            while r is not None:
-                if r.id == 0:
-                    self.unsolicited.append(r)
-                    if unsolicited:
-                        return self.unsolicited.pop(0)
-                else:
-                    return r
-                r = self._frame()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(65536)
-            except socket.timeout:
-                return None
-            if not chunk:
-                return None
-            self.buf += chunk
-
-    def send(self, **op):
-        rid = self.next_id
-        self.next_id += 1
-        body = pb.Request(id=rid, **op).SerializeToString()
-        self.sock.sendall(varint(len(body)) + body)
-        return rid
-
-    def call(self, timeout=30, **op):
-        rid = self.send(**op)
-        r = self.read(timeout)
-        if r is None:
-            raise ConnectionError("no reply")
-        if r.id != rid:
-            raise ValueError(f"reply {r.id} to request {rid}")
-        return r
-
+def Conn(path=None, fd=None):
+    """A connection of this test's (pbconn.py), with the classes compiled at start."""
+    return PbConn(pb, path, fd)
 
 def ok(r):
     return r.status == pb.STATUS_OK

@@ -30,15 +30,14 @@ Usage: test-regions.py MEMACCTD PROTO_DIR
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rawproto import Connector, Tally, varint, wait_until  # noqa: E402 (after the path it is found on)
+from pbconn import Conn as PbConn  # noqa: E402 (after the path it is found on)
+from rawproto import Connector, Tally, wait_until  # noqa: E402
 
 TALLY = Tally()
 check = TALLY.check
@@ -51,83 +50,9 @@ GPU = "gpu0"
 GPU_CAPACITY = 64 * M
 
 
-class Conn:
-    """One connection (one session), python3-protobuf on the wire. Events
-    (unsolicited, id 0) are kept apart from the replies."""
-
-    def __init__(self, path=None, fd=None):
-        if fd is not None:
-            self.sock = socket.socket(fileno=fd)
-        else:
-            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.sock.connect(path)
-        self.sock.settimeout(20)
-        self.buf = b""
-        self.next_id = 1
-        self.events = []
-
-    def close(self):
-        self.sock.close()
-
-    def _frame(self):
-        """The next whole Response in the buffer, or None."""
-        n, shift, i = 0, 0, 0
-        while i < len(self.buf):
-            b = self.buf[i]
-            n |= (b & 0x7F) << shift
-            shift += 7
-            i += 1
-            if not b & 0x80:
-                if len(self.buf) - i < n:
-                    return None
-                resp = pb.Response()
-                resp.ParseFromString(self.buf[i:i + n])
-                self.buf = self.buf[i + n:]
-                return resp
-        return None
-
-    def _read(self, timeout=None):
-        """The next Response that is not an event; None on EOF or timeout."""
-        self.sock.settimeout(timeout if timeout is not None else 20)
-        while True:
-            r = self._frame()
-            while r is not None:
-                if r.id == 0 and r.WhichOneof("result") == "event":
-                    self.events.append(r.event)
-                elif r.id != 0:
-                    return r
-                r = self._frame()
-            try:
-                chunk = self.sock.recv(65536)
-            except socket.timeout:
-                return None
-            if not chunk:
-                return None
-            self.buf += chunk
-
-    def call(self, **op):
-        rid = self.next_id
-        self.next_id += 1
-        body = pb.Request(id=rid, **op).SerializeToString()
-        self.sock.sendall(varint(len(body)) + body)
-        r = self._read()
-        if r is None:
-            raise ConnectionError("the daemon closed the connection")
-        if r.id != rid:
-            raise ValueError(f"reply {r.id} to request {rid}")
-        return r
-
-    def drain_events(self, quiet=0.5, limit=10):
-        """Every event that arrives until none has for @quiet seconds."""
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            n = len(self.events)
-            self._read(timeout=quiet)
-            if len(self.events) == n:
-                break
-        out, self.events = self.events, []
-        return out
-
+def Conn(path=None, fd=None):
+    """A connection of this test's (pbconn.py), with the classes compiled at start."""
+    return PbConn(pb, path, fd)
 
 def ok(r):
     return r.status == pb.STATUS_OK
