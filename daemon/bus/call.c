@@ -18,6 +18,7 @@
 #include "bus/error.h"
 #include "bus/held.h"
 #include "bus/manager.h"
+#include "bus/park.h"
 #include "bus/peer.h"
 #include "macro.h"
 #include "status.h"
@@ -33,20 +34,35 @@ static unsigned method_status(int r, const sd_bus_error *error) {
         return status_from_errno(r < 0 ? r : 0);
 }
 
-int bus_call_dispatch(BusManager *m, sd_bus_message *msg, sd_bus_error *error, BusMethodFn fn, ServiceOp op) {
+int bus_call_serve(BusManager *m, sd_bus_message *msg, sd_bus_error *error, BusMethodFn fn, ServiceOp op) {
         uint64_t start = selfstats_clock_nsec();
         BusCall c = {
                 .manager = m,
                 .svc = m->service,
                 .msg = msg,
                 .error = error,
+                .fn = fn,
+                .op = op,
         };
         int r;
 
         refusal_init(&c.rf);
         r = fn(&c);
-        selfstats_request(SERVICE_TRANSPORT_BUS, op, method_status(r, error), start);
+        if (!c.parked)
+                selfstats_request(SERVICE_TRANSPORT_BUS, op, method_status(r, error), start);
         return r;
+}
+
+int bus_call_dispatch(BusManager *m, sd_bus_message *msg, sd_bus_error *error, BusMethodFn fn, ServiceOp op) {
+        int r;
+
+        /* Only while some call waits for reclaim: one test otherwise. */
+        if (_unlikely_(m->parked)) {
+                r = bus_park_behind(m, msg, fn, op, error);
+                if (r != 0)
+                        return r;
+        }
+        return bus_call_serve(m, msg, error, fn, op);
 }
 
 int bus_call_caller(BusCall *c, Peer **ret) {
@@ -89,6 +105,8 @@ int bus_call_return(BusCall *c, const char *types, ...) {
 }
 
 int bus_call_done(BusCall *c, int r) {
+        if (r == -EINPROGRESS)
+                return bus_call_park(c);
         if (r < 0)
                 return bus_call_refused(c);
         (void) bus_manager_flush(c->manager);

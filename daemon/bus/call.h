@@ -23,27 +23,38 @@
 
 typedef struct BusManager BusManager;
 typedef struct BusPeer BusPeer;
+typedef struct BusCall BusCall;
 
-typedef struct BusCall {
+/* A method handler: 0 or more once it replied (or held the call,
+ * park.h), a negative errno (with c->error set, or sd-bus makes the
+ * error from the errno) when not. */
+typedef int (*BusMethodFn)(BusCall *c);
+
+struct BusCall {
         BusManager *manager;
         Service *svc;        /* the manager's */
         sd_bus_message *msg; /* the call: the arguments are read from it */
         sd_bus_error *error; /* set: the error reply */
         BusPeer *caller;     /* NULL until bus_call_caller() */
         Refusal rf;          /* the service's refusal, for bus_call_refused() */
-} BusCall;
-
-/* A method handler: 0 or more once it replied, a negative errno (with
- * c->error set, or sd-bus makes the error from the errno) when not. */
-typedef int (*BusMethodFn)(BusCall *c);
+        BusMethodFn fn;      /* the handler serving it, which serves it again after a wait */
+        ServiceOp op;        /* what it counts as */
+        bool parked;         /* held for a round of reclaim (park.h): not counted yet */
+};
 
 /**
  * bus_call_dispatch() - serve @msg with handler @fn and count it as one
  * request of @op, with the status its end maps to (a refusal's error name
- * maps back through proto/status.c). A reply held for a save counts when
- * the handler returns, before the save. Return: what @fn returned.
+ * maps back through proto/status.c); or, when the sender has a call
+ * waiting for reclaim, queue it behind that one (park.h). A reply held
+ * for a save counts when the handler returns, before the save; a call
+ * held for reclaim when it is served for the last time.
+ * Return: what @fn returned.
  */
 int bus_call_dispatch(BusManager *m, sd_bus_message *msg, sd_bus_error *error, BusMethodFn fn, ServiceOp op);
+
+/** bus_call_serve() - bus_call_dispatch() but the queue: @msg is served now. */
+int bus_call_serve(BusManager *m, sd_bus_message *msg, sd_bus_error *error, BusMethodFn fn, ServiceOp op);
 
 /*
  * BUS_METHOD() - the vtable entry point @name (an
@@ -78,9 +89,10 @@ int bus_call_send(BusCall *c, sd_bus_message *reply);
 int bus_call_return(BusCall *c, const char *types, ...);
 
 /**
- * bus_call_done() - the end of a change that replies nothing: the
- * refusal when @r < 0, else the change's signals (bus_manager_flush())
- * and an empty return, by bus_call_send().
+ * bus_call_done() - the end of a change that replies nothing: held while
+ * reclaim runs when @r is -EINPROGRESS (park.h), the refusal when @r < 0,
+ * else the change's signals (bus_manager_flush()) and an empty return,
+ * by bus_call_send().
  */
 int bus_call_done(BusCall *c, int r);
 

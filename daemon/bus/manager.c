@@ -5,15 +5,17 @@
  * The vtable below names every method, its arguments and its entry
  * point; the handlers are in hierarchy.c (groups), sessions.c (charges
  * and sessions), mirrors.c (kernel cgroups and placement rules),
- * regions.c (device memory regions) and info.c (the daemon), each
- * decode, one service call, encode (call.h).
+ * regions.c (device memory regions), reclaim.c (reclaim) and info.c
+ * (the daemon), each decode, one service call, encode (call.h).
  *
  * What differs from the socket is only what the bus is: a peer's session
  * exists from its first session charge or Attach, not from a connect;
  * events are the Event signal, not a subscription; there is no stock and
- * no force on Charge. Every change, whichever transport made it, is
- * signalled (signals.c); a change made here has its signals sent before
- * its reply, and its reply is held until the change is saved (held.c).
+ * no force on Charge; a call that waits for reclaim is held (park.h), and
+ * a reclaim request is a signal to its one holder. Every change,
+ * whichever transport made it, is signalled (signals.c); a change made
+ * here has its signals sent before its reply, and its reply is held
+ * until the change is saved (held.c).
  */
 
 #include "bus/hierarchy.h"
@@ -21,7 +23,9 @@
 #include "bus/manager.h"
 #include "bus/mirrors.h"
 #include "bus/names.h"
+#include "bus/park.h"
 #include "bus/peer.h"
+#include "bus/reclaim.h"
 #include "bus/regions.h"
 #include "bus/sessions.h"
 #include "status.h"
@@ -186,6 +190,26 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", limit, "s", candidate, "s", region, "b", ignore_low),
                                 SD_BUS_RESULT("s", answer),
                                 bus_method_evict_valuable, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ChargeWithFlags",
+                                SD_BUS_ARGS("s", path, "s", region, "t", bytes, "s", stat, "t", flags),
+                                SD_BUS_RESULT("t", throttle_usec, "t", over_high),
+                                bus_method_charge_with_flags, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetLimitsWithFlags",
+                                SD_BUS_ARGS("s", path, "s", region, "a{st}", limits, "t", flags),
+                                SD_BUS_NO_RESULT,
+                                bus_method_set_limits_with_flags, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetReclaimable",
+                                SD_BUS_ARGS("s", region, "s", stat, "b", on),
+                                SD_BUS_NO_RESULT,
+                                bus_method_set_reclaimable, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReclaimDone",
+                                SD_BUS_ARGS("t", id, "b", cannot),
+                                SD_BUS_NO_RESULT,
+                                bus_method_reclaim_done, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reclaim",
+                                SD_BUS_ARGS("s", path, "s", region, "t", bytes),
+                                SD_BUS_RESULT("t", released),
+                                bus_method_reclaim, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Event",
                                 SD_BUS_ARGS("s", path, "s", name, "t", count),
                                 0),
@@ -198,6 +222,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("RegionEventBy",
                                 SD_BUS_ARGS("s", path, "s", region, "s", name, "t", count, "u", pid,
                                             "u", uid),
+                                0),
+        SD_BUS_SIGNAL_WITH_ARGS("ReclaimRequest",
+                                SD_BUS_ARGS("t", id, "s", region, "t", bytes),
                                 0),
         SD_BUS_VTABLE_END
 };
@@ -271,4 +298,5 @@ int bus_manager_register(BusManager *m) {
 void bus_manager_done(BusManager *m) {
         bus_held_clear(&m->held);
         bus_peers_free(m);
+        bus_park_done(m);
 }

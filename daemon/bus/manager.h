@@ -33,6 +33,12 @@ typedef struct BusManager {
         void *peers;         /* tsearch() tree of BusPeer, by unique name */
         BusGroupView view;   /* the group the last find callback read (groups.c) */
         BusHeldReply *held;  /* replies waiting for a save, in no order */
+        /* Peers with a call waiting for reclaim (park.h), the timer of the
+         * nearest deadline, and the wake-up of a round that ended early
+         * (the bus thread's eventfd). */
+        BusPeer *parked;
+        sd_event_source *park_timer;
+        int park_fd;
 } BusManager;
 
 /**

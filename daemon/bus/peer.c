@@ -35,7 +35,9 @@
 
 #include "bus/error.h"
 #include "bus/manager.h"
+#include "bus/park.h"
 #include "bus/peer.h"
+#include "bus/reclaim.h"
 #include "macro.h"
 #include "base/log.h"
 #include "base/procid.h"
@@ -49,6 +51,8 @@ static int peer_compare(const void *a, const void *b) {
 static void peer_free(BusPeer *p) {
         if (!p)
                 return;
+        /* Its calls that wait go unanswered: nobody is there to answer. */
+        bus_park_drop(p->manager, p);
         /* Releases everything the session holds. */
         p->peer = service_peer_free(p->peer);
         free(p->name);
@@ -131,21 +135,25 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
         p = calloc(1, sizeof(*p));
         if (!p)
                 return bus_fail(error, -ENOMEM, "out of memory");
+        p->manager = m;
         /* A bus "connection" is a client we know by its unique name. */
         selfstats_connections_add(SERVICE_TRANSPORT_BUS, 1);
-        /* No delivery: bus peers get events as signals. Its session is
-         * opened by the first operation that needs one. */
-        refusal_init(&rf);
-        r = service_peer_new(m->service, &creds, NULL, NULL, false, &p->peer, &rf);
-        if (r < 0) {
-                peer_free(p);
-                return bus_refusal(error, &rf);
-        }
         p->name = strdup(sender);
         if (!p->name) {
                 peer_free(p);
                 return bus_fail(error, -ENOMEM, "out of memory");
         }
+        /* Events reach bus peers as broadcast signals; what is a peer's
+         * alone is a reclaim request, a signal to it (reclaim.c). Its
+         * session is opened by the first operation that needs one. */
+        refusal_init(&rf);
+        r = service_peer_new(m->service, &creds, &bus_reclaim_delivery, p, false, &p->peer, &rf);
+        if (r < 0) {
+                peer_free(p);
+                return bus_refusal(error, &rf);
+        }
+        p->peer->reclaim.wake = bus_park_wake;
+        p->peer->reclaim.wake_userdata = m;
         if (!tsearch(p, &m->peers, peer_compare)) {
                 peer_free(p);
                 return bus_fail(error, -ENOMEM, "out of memory");
@@ -153,6 +161,16 @@ static int peer_new(BusManager *m, sd_bus_message *msg, const char *sender, BusP
         log_debug("Bus peer %s is pid %d, uid %u", sender, (int) creds.pid, (unsigned) creds.uid);
         *ret = p;
         return 0;
+}
+
+BusPeer *bus_peer_find(BusManager *m, const char *sender) {
+        BusPeer key, **found;
+
+        if (!sender)
+                return NULL;
+        key.name = (char *) sender;
+        found = tfind(&key, &m->peers, peer_compare);
+        return found ? *found : NULL;
 }
 
 int bus_peer_get(BusManager *m, sd_bus_message *msg, BusPeer **ret, sd_bus_error *error) {

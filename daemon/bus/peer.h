@@ -17,10 +17,22 @@
 
 typedef struct BusManager BusManager;
 
+typedef struct BusParkedCall BusParkedCall;
+
 typedef struct BusPeer {
         char *name; /* unique name, the key */
         Peer *peer; /* the service's; its creds are the bus daemon's word */
+        BusManager *manager;
+        /* Its calls while one waits for reclaim (park.h): the held one
+         * first, then those queued behind it, in order. */
+        BusParkedCall *calls;
+        unsigned ncalls;
+        bool parked;              /* its first call waits: it is on the manager's list */
+        struct BusPeer *parked_next;
 } BusPeer;
+
+/** bus_peer_find() - the peer known by the unique name @sender (NULL: none, or not known yet). */
+BusPeer *bus_peer_find(BusManager *m, const char *sender);
 
 /**
  * bus_peer_get() - the sender of @msg, known or asked for now (one

@@ -88,7 +88,9 @@ BUS_METHOD(bus_method_uncharge_region, uncharge_region, SERVICE_OP_UNCHARGE)
 
 /*
  * No force: in a device region a max below usage is always taken, as a
- * dmem.max write is; in memory it is refused, and SetLimits forces it.
+ * dmem.max write is; in memory the holders below are asked for the
+ * difference first, and it is refused if usage is still above (Busy):
+ * SetLimits forces it. Either waits, held, while they give back.
  */
 static int set_region_limits(BusCall *c) {
         const char *path, *region;
@@ -103,7 +105,7 @@ static int set_region_limits(BusCall *c) {
                 r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = service_set_region_limits(c->svc, peer, path, region, &limits, false, &c->rf);
+        r = service_set_region_limits(c->svc, peer, path, region, &limits, SERVICE_LIMITS_WAIT, &c->rf);
         return bus_call_done(c, r);
 }
 BUS_METHOD(bus_method_set_region_limits, set_region_limits, SERVICE_OP_SET_LIMITS)

@@ -9,11 +9,14 @@
  * exists from its first session charge or Attach, not from a connect
  * (peer.c), and ends when the peer leaves the bus; there is no stock and
  * no force on Charge. A charge's reply is held until a kept charge is
- * saved.
+ * saved; a charge refused at a max waits, its call held, while the
+ * holders below give back (park.h), unless ChargeWithFlags says no_wait.
  */
 
 #include "bus/call.h"
+#include "bus/error.h"
 #include "bus/manager.h"
+#include "bus/park.h"
 #include "bus/sessions.h"
 #include "macro.h"
 
@@ -38,7 +41,11 @@ int bus_charge_read_by(BusCall *c, BusChargeReader read) {
                 r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
+        /* The call is held while the holders below give back (park.c). */
+        ch.can_wait = true;
         r = service_charge(c->svc, peer, &ch, &res, &c->rf);
+        if (r == -EINPROGRESS)
+                return bus_call_park(c);
         if (r < 0)
                 return bus_call_refused(c);
         return bus_call_return(c, "tt", res.throttle_usec, res.over_high);
@@ -48,6 +55,32 @@ static int charge(BusCall *c) {
         return bus_charge_read_by(c, read_charge);
 }
 BUS_METHOD(bus_method_charge, charge, SERVICE_OP_CHARGE)
+
+/* ChargeWithFlags's flags (org.memacct1(5)). */
+#define BUS_CHARGE_KEEP 1u
+#define BUS_CHARGE_NO_WAIT 2u
+
+/* ChargeWithFlags's arguments: path, region, bytes, stat item, flags. */
+static int read_charge_with_flags(BusCall *c, ServiceCharge *ret) {
+        uint64_t flags;
+        int r;
+
+        *ret = (ServiceCharge) { .has_bytes = true };
+        r = sd_bus_message_read(c->msg, "sstst", &ret->path, &ret->region, &ret->bytes, &ret->stat, &flags);
+        if (r < 0)
+                return r;
+        if (flags & ~(uint64_t) (BUS_CHARGE_KEEP | BUS_CHARGE_NO_WAIT))
+                return bus_fail(c->error, -EINVAL, "unknown flags 0x%llx (1 keep, 2 no_wait)",
+                                (unsigned long long) flags);
+        ret->keep = flags & BUS_CHARGE_KEEP;
+        ret->no_wait = flags & BUS_CHARGE_NO_WAIT;
+        return 0;
+}
+
+static int charge_with_flags(BusCall *c) {
+        return bus_charge_read_by(c, read_charge_with_flags);
+}
+BUS_METHOD(bus_method_charge_with_flags, charge_with_flags, SERVICE_OP_CHARGE)
 
 int bus_uncharge_read_by(BusCall *c, BusChargeReader read) {
         ServiceCharge ch;

@@ -27,6 +27,13 @@ int bus_uncharge_read_by(BusCall *c, BusChargeReader read);
 /** bus_method_charge() - Charge(s path, t bytes, s stat, b keep): (t throttle_usec, t over_high). */
 int bus_method_charge(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
+/**
+ * bus_method_charge_with_flags() - ChargeWithFlags(s path, s region, t
+ * bytes, s stat, t flags): Charge and ChargeRegion in one, flags 1 keep,
+ * 2 no_wait (refused at once rather than wait for reclaim).
+ */
+int bus_method_charge_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
 /** bus_method_uncharge() - Uncharge(s path, t bytes, s stat, b keep). */
 int bus_method_uncharge(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 

@@ -33,6 +33,7 @@ typedef struct Queued {
         struct Queued *next;
         EventItem ev; /* ev.path points at path, ev.region (when not NULL) at region */
         char region[MEM_REGION_NAME_MAX + 1];
+        bool unicast; /* to the peer named in path alone (EVENT_RECLAIM) */
         char path[];
 } Queued;
 
@@ -89,9 +90,9 @@ static void count_drop(BusSignals *s) {
         atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
 }
 
-void bus_signals_sink(const EventItem *ev, void *userdata) {
-        BusSignals *s = userdata;
-        size_t n = strlen(ev->path) + 1;
+/* Queue @ev, with @path (a group's, or the unicast's destination) copied. */
+static void queue(BusSignals *s, const EventItem *ev, const char *path, bool unicast) {
+        size_t n = strlen(path) + 1;
         Queued *q;
         bool wake;
 
@@ -102,7 +103,8 @@ void bus_signals_sink(const EventItem *ev, void *userdata) {
         }
         q->next = NULL;
         q->ev = *ev;
-        memcpy(q->path, ev->path, n);
+        q->unicast = unicast;
+        memcpy(q->path, path, n);
         q->ev.path = q->path;
         /* The raiser's region name lives on its stack: copy it too. */
         if (ev->region) {
@@ -123,6 +125,27 @@ void bus_signals_sink(const EventItem *ev, void *userdata) {
         pthread_mutex_unlock(&s->lock);
         if (wake)
                 (void) eventfd_write(s->fd, 1);
+}
+
+void bus_signals_sink(const EventItem *ev, void *userdata) {
+        queue(userdata, ev, ev->path, false);
+}
+
+void bus_signals_send_to(BusSignals *s, const char *destination, const EventItem *ev) {
+        queue(s, ev, destination, true);
+}
+
+/* ReclaimRequest, to the one peer asked: its unique name is in ev->path. */
+static int emit_reclaim(sd_bus *bus, const EventItem *ev) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_signal(bus, &m, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, "ReclaimRequest");
+        if (r >= 0)
+                r = sd_bus_message_set_destination(m, ev->path);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "tst", ev->id, ev->region ? ev->region : "", ev->count);
+        return r < 0 ? r : sd_bus_send(bus, m, NULL);
 }
 
 /* PropertiesChanged for the limits @mask names: memory's, or with @region the device regions'. */
@@ -170,6 +193,8 @@ static int emit(sd_bus *bus, const EventItem *ev) {
         _cleanup_free_ char *object = NULL;
         int r;
 
+        if (ev->kind == EVENT_RECLAIM)
+                return emit_reclaim(bus, ev);
         if (ev->kind == EVENT_MEMORY && ev->region)
                 return emit_region_event(bus, ev);
         if (ev->kind == EVENT_MEMORY) {
@@ -216,7 +241,9 @@ uint64_t bus_signals_flush(BusSignals *s, sd_bus *bus, bool broadcast) {
                 uint64_t queued = 0;
                 int r;
 
-                if (!broadcast)
+                /* A request to one holder is its own business: it goes
+                 * whatever the read access. */
+                if (!bus || (!broadcast && !i->unicast))
                         continue;
                 /* A bus daemon that does not read (stopped, overloaded)
                  * would grow sd-bus's write queue without bound: past

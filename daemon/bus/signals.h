@@ -47,9 +47,17 @@ int bus_signals_fd(BusSignals *s);
 void bus_signals_sink(const EventItem *ev, void *userdata);
 
 /**
+ * bus_signals_send_to() - queue @ev (EVENT_RECLAIM) as a signal to the
+ * peer with the unique name @destination alone, sent whatever the read
+ * access; any thread, never blocks, as bus_signals_sink().
+ */
+void bus_signals_send_to(BusSignals *s, const char *destination, const EventItem *ev);
+
+/**
  * bus_signals_flush() - emit everything queued, in order, on @bus (or,
- * when not @broadcast, drop it: the signals carry group data that not
- * everyone may read). On the bus thread: when its eventfd is readable,
+ * when not @broadcast, drop all but the requests to one peer: the
+ * signals carry group data that not everyone may read; @bus NULL: drop
+ * everything). On the bus thread: when its eventfd is readable,
  * and before the reply of a call that made a change, so that its signals
  * go out first. Return: the events dropped since the last flush.
  */

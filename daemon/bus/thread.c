@@ -41,6 +41,7 @@
 
 #include "bus/manager.h"
 #include "bus/names.h"
+#include "bus/park.h"
 #include "bus/signals.h"
 #include "bus/thread.h"
 #include "clock.h"
@@ -60,6 +61,7 @@ struct BusThread {
 
         int stop_fd;
         int saved_fd; /* the saver's wake-up: held replies may go */
+        int park_fd;  /* a round of reclaim a held call waits for ended (park.h) */
         _Atomic bool stopping;
 };
 
@@ -79,7 +81,8 @@ int bus_thread_new(Service *svc, BusThread **ret) {
         t->service = svc;
         t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         t->saved_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (t->stop_fd < 0 || t->saved_fd < 0) {
+        t->park_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (t->stop_fd < 0 || t->saved_fd < 0 || t->park_fd < 0) {
                 r = -errno;
                 bus_thread_free(t);
                 return r;
@@ -197,6 +200,14 @@ static int on_saved(sd_event_source *s, int fd, uint32_t revents, void *userdata
         return 0;
 }
 
+static int on_park(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Loop *l = userdata;
+
+        (void) s, (void) fd, (void) revents;
+        bus_park_serve(&l->m);
+        return 0;
+}
+
 static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Loop *l = userdata;
 
@@ -218,6 +229,8 @@ static int loop_new(Loop *l, int level) {
                 r = sd_event_add_io(l->event, NULL, bus_signals_fd(t->signals), EPOLLIN, on_events, l);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, t->saved_fd, EPOLLIN, on_saved, l);
+        if (r >= 0)
+                r = sd_event_add_io(l->event, NULL, t->park_fd, EPOLLIN, on_park, l);
         if (r >= 0)
                 r = sd_event_add_io(l->event, NULL, t->stop_fd, EPOLLIN, on_stop, l);
         if (r < 0)
@@ -348,6 +361,7 @@ static void *bus_thread_main(void *userdata) {
                 .m = {
                         .service = t->service,
                         .signals = t->signals,
+                        .park_fd = t->park_fd,
                 },
         };
         char words[256];
@@ -417,6 +431,8 @@ BusThread *bus_thread_free(BusThread *t) {
                 close(t->stop_fd);
         if (t->saved_fd >= 0)
                 close(t->saved_fd);
+        if (t->park_fd >= 0)
+                close(t->park_fd);
         free(t->address);
         free(t);
         return NULL;
