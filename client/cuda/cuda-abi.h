@@ -36,8 +36,10 @@
 /* cuGetProcAddress() flags (CUdriverProcAddress_flags). */
 #define MA_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2
 
-/* CUmemPool_attribute: the bytes of backing memory a pool holds (cuuint64_t). */
+/* CUmemPool_attribute: the bytes of backing memory a pool holds, and of
+ * those the bytes allocated from it now (cuuint64_t). */
 #define MA_CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT 5
+#define MA_CU_MEMPOOL_ATTR_USED_MEM_CURRENT 7
 
 /* CUmemLocationType: a device ordinal. */
 #define MA_CU_MEM_LOCATION_TYPE_DEVICE 1
@@ -138,7 +140,8 @@ typedef struct ma_cuda_array3d_descriptor CUDA_ARRAY3D_DESCRIPTOR;
         X(cuDeviceGetPCIBusId, (char *pciBusId, int len, CUdevice dev), (pciBusId, len, dev))              \
         X(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev), (bytes, dev))                                \
         X(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr, value)) \
-        X(cuDeviceGetDefaultMemPool, (CUmemoryPool * pool_out, CUdevice dev), (pool_out, dev))
+        X(cuDeviceGetDefaultMemPool, (CUmemoryPool * pool_out, CUdevice dev), (pool_out, dev))             \
+        X(cuDeviceGetMemPool, (CUmemoryPool * pool, CUdevice dev), (pool, dev))
 
 /* cuGetProcAddress(), hooked apart: it hands out the other hooks. */
 #define MA_CUDA_PROC_ADDRESS(X)                                                                            \

@@ -158,8 +158,9 @@ static const char *env_bus(void) {
         return bus && *bus && !(sock && *sock) ? bus : NULL;
 }
 
-/* Connect to the socket at @path, or the default one for NULL. */
-static int connect_socket(const char *path, memacct **ret) {
+/* Connect to the socket at @path, or the default one for NULL; attach
+ * to $MEMACCT_GROUP when @env_group. */
+static int connect_socket(const char *path, bool env_group, memacct **ret) {
         memacct *m;
         int r;
 
@@ -182,7 +183,7 @@ static int connect_socket(const char *path, memacct **ret) {
         else
                 r = client_hello_locked(m);
         pthread_mutex_unlock(&m->lock);
-        if (r >= 0)
+        if (r >= 0 && env_group)
                 r = client_attach_from_env(m);
         if (r < 0) {
                 memacct_close(m);
@@ -205,7 +206,13 @@ _public_ int memacct_connect(const char *path, memacct **ret) {
          * socket is the caller's own choice and wins. */
         if (!path && (bus = env_bus()))
                 return memacct_connect_bus(bus, ret);
-        return connect_socket(path, ret);
+        return connect_socket(path, true, ret);
+}
+
+_public_ int memacct_connect_unattached(const char *path, memacct **ret) {
+        if (!path || !ret)
+                return -EINVAL;
+        return connect_socket(path, false, ret);
 }
 
 _public_ int memacct_connect_user(memacct **ret) {
@@ -222,7 +229,7 @@ _public_ int memacct_connect_user(memacct **ret) {
         }
         if (r < 0)
                 return r;
-        return connect_socket(path, ret);
+        return connect_socket(path, true, ret);
 }
 
 _public_ memacct *memacct_close(memacct *m) {

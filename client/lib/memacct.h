@@ -333,6 +333,16 @@ int memacct_user_socket(char **ret);
 int memacct_connect(const char *path, memacct **ret);
 
 /**
+ * memacct_connect_unattached() - memacct_connect() to the socket @path
+ * (required: neither $MEMACCT_SOCKET nor $MEMACCT_BUS is read), with the
+ * session left unattached whatever $MEMACCT_GROUP says: for a library
+ * that decides itself where its session goes (memacct_attach()), such as
+ * an interposer whose process's environment is not its to trust.
+ * Return: memacct_connect()'s values but those of $MEMACCT_GROUP; -EINVAL.
+ */
+int memacct_connect_unattached(const char *path, memacct **ret);
+
+/**
  * memacct_connect_user() - memacct_connect() to the caller's own
  * memacctd, at memacct_user_socket(), as systemctl --user asks for the
  * user's manager. Neither $MEMACCT_SOCKET nor $MEMACCT_BUS changes where.
