@@ -34,11 +34,13 @@
  * the slow path (a charge waits for a round of reclaim: milliseconds to
  * seconds), each makes two transitions that walk the tree once anyway,
  * and a read of a group that never stalled takes no lock; a lock per
- * record would buy nothing but a lock order up the path. It is taken
- * outside core_read_lock(); the walk that counts sessions runs in a
- * read-side section inside it, which is allowed because no grace-period
- * waiter takes it: records are freed from the group's RCU callback
- * without it, when nobody can reach the group.
+ * record would buy nothing but a lock order up the path. Transitions
+ * take it outside core_read_lock() and walk the tree in a read-side
+ * section inside it; reads may take it inside one (a listing). Both are
+ * allowed because nobody waits for a grace period while holding it:
+ * group_unref() only queues a callback, and records are freed from the
+ * group's RCU callback without the lock, when nobody can reach the
+ * group.
  */
 
 #include <errno.h>

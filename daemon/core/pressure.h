@@ -53,7 +53,8 @@ void pressure_stall_end(MemCore *core, MemGroup *g, uint64_t now_usec);
  * pressure_read() - @g's memory.pressure at @now_usec into @ret (zeros for
  * a group that never stalled), after rolling its averages forward
  * (psi_show()). @g is held by the caller (a reference or the read lock).
- * Any thread.
+ * Any thread, inside core_read_lock() or not: nobody waits for a grace
+ * period while holding the pressure lock.
  */
 void pressure_read(MemCore *core, MemGroup *g, uint64_t now_usec, MemPressureFigures ret[_MEM_PRESSURE_MAX]);
 
