@@ -214,6 +214,62 @@ static const char *format_bytes(char buf[static 24], uint64_t v, bool limit) {
         return buf;
 }
 
+/* memory.pressure's two lines, by name, as the kernel's psi_show() orders them. */
+static const struct {
+        const char *name;
+        size_t offset;
+} group_pressure[] = {
+        { "some", offsetof(memacct_group_info, pressure_some) },
+        { "full", offsetof(memacct_group_info, pressure_full) },
+};
+
+static const memacct_pressure *group_pressure_line(const memacct_group_info *g, size_t i) {
+        return (const memacct_pressure *) ((const char *) g + group_pressure[i].offset);
+}
+
+/*
+ * "memory.pressure: some avg10=0.00 avg60=0.00 avg300=0.00 total=0", then
+ * the full line tab-indented: the kernel's text, in show's layout of
+ * memory.events. The daemon sends hundredths: %.2f gives them back.
+ */
+static void print_pressure_text(const memacct_group_info *g) {
+        if (!g->has_pressure)
+                return;
+        printf("memory.pressure:");
+        for (size_t i = 0; i < ELEMENTSOF(group_pressure); i++) {
+                const memacct_pressure *p = group_pressure_line(g, i);
+
+                printf("%s%s avg10=%.2f avg60=%.2f avg300=%.2f total=%" PRIu64 "\n", i == 0 ? " " : "\t",
+                       group_pressure[i].name, p->avg10, p->avg60, p->avg300, p->total_usec);
+        }
+}
+
+/* A percentage as a JSON number written with the text's two decimals, not 17 digits. */
+static json_object *json_percent(double v) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%.2f", v);
+        return json_object_new_double_s(v, buf);
+}
+
+static json_object *json_pressure(const memacct_group_info *g) {
+        json_object *o = json_object_new_object();
+
+        for (size_t i = 0; o && i < ELEMENTSOF(group_pressure); i++) {
+                const memacct_pressure *p = group_pressure_line(g, i);
+                json_object *line = json_object_new_object();
+
+                if (line) {
+                        json_object_object_add(line, "avg10", json_percent(p->avg10));
+                        json_object_object_add(line, "avg60", json_percent(p->avg60));
+                        json_object_object_add(line, "avg300", json_percent(p->avg300));
+                        json_object_object_add(line, "total", json_object_new_uint64(p->total_usec));
+                }
+                json_object_object_add(o, group_pressure[i].name, line);
+        }
+        return o;
+}
+
 static void print_group_text(const memacct_group_info *g) {
         char name[64];
 
@@ -249,6 +305,7 @@ static void print_group_text(const memacct_group_info *g) {
                 if (n == 0)
                         putchar('\n');
         }
+        print_pressure_text(g);
         print_group_regions_text(g, NULL);
 }
 
@@ -287,6 +344,8 @@ json_object *json_group(const memacct_group_info *g) {
                                                json_object_new_uint64(c[k].value));
                 json_object_object_add(o, group_counters[i].json_key, counters);
         }
+        if (g->has_pressure)
+                json_object_object_add(o, "pressure", json_pressure(g));
         if (g->n_regions > 0)
                 json_object_object_add(o, "regions", json_group_regions(g, NULL));
         return o;

@@ -295,7 +295,15 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
                         r = sd_bus_message_read(reply, "v", "t", field);
                 else if (strcmp(name, "Owner") == 0 && strcmp(contents, "u") == 0)
                         r = sd_bus_message_read(reply, "v", "u", &g->owner);
-                else if (strcmp(name, "NSessions") == 0 && strcmp(contents, "u") == 0)
+                else if ((strcmp(name, "PressureSome") == 0 || strcmp(name, "PressureFull") == 0) &&
+                         strcmp(contents, "(dddt)") == 0) {
+                        memacct_pressure *p = name[8] == 'S' ? &g->pressure_some : &g->pressure_full;
+
+                        r = sd_bus_message_read(reply, "v", "(dddt)", &p->avg10, &p->avg60, &p->avg300,
+                                                &p->total_usec);
+                        /* Both, or the daemon says nothing. */
+                        g->has_pressure++;
+                } else if (strcmp(name, "NSessions") == 0 && strcmp(contents, "u") == 0)
                         r = sd_bus_message_read(reply, "v", "u", &g->nr_sessions);
                 else if (strcmp(name, "NChildren") == 0 && strcmp(contents, "u") == 0)
                         r = sd_bus_message_read(reply, "v", "u", &g->nr_children);
@@ -337,6 +345,7 @@ static int group_info_from_reply(sd_bus_message *reply, const char *fallback_pat
         }
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
+        g->has_pressure = g->has_pressure == 2;
         if (r >= 0 && !g->path && !(g->path = strdup(fallback_path)))
                 r = -ENOMEM;
         if (r < 0) {

@@ -201,6 +201,15 @@ static int regions_copy(memacct_group_info *g, const Memacct__V1__GroupInfo *src
         return 0;
 }
 
+static memacct_pressure pressure_copy(const Memacct__V1__Pressure *p) {
+        return (memacct_pressure) {
+                .avg10 = p->avg10,
+                .avg60 = p->avg60,
+                .avg300 = p->avg300,
+                .total_usec = p->total,
+        };
+}
+
 static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *src) {
         *g = (memacct_group_info) {
                 .path = strdup(src->path ? src->path : ""),
@@ -221,6 +230,11 @@ static int group_info_fill(memacct_group_info *g, const Memacct__V1__GroupInfo *
                 .kernel_current = src->has_kernel_current ? src->kernel_current
                                                           : MEMACCT_NO_KERNEL_CURRENT,
         };
+        if (src->pressure_some && src->pressure_full) {
+                g->has_pressure = 1;
+                g->pressure_some = pressure_copy(src->pressure_some);
+                g->pressure_full = pressure_copy(src->pressure_full);
+        }
         if (!g->path ||
             counters_copy(src->events, src->n_events, &g->events, &g->n_events) < 0 ||
             counters_copy(src->events_local, src->n_events_local, &g->events_local,

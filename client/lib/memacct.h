@@ -184,6 +184,19 @@ typedef struct memacct_counter {
 } memacct_counter;
 
 /*
+ * One line of memory.pressure (memacct(7), PRESSURE), as the kernel's PSI
+ * gives it: the share of the last 10, 60 and 300 seconds the group's
+ * charges spent waiting for reclaim, in percent to the hundredth, and
+ * the total time they waited.
+ */
+typedef struct memacct_pressure {
+        double avg10;
+        double avg60;
+        double avg300;
+        uint64_t total_usec;
+} memacct_pressure;
+
+/*
  * Everything the daemon reports about a group. Allocated by the library
  * (memacct_get_group(), memacct_list_groups()) and only read by callers, so
  * later versions may append members.
@@ -224,6 +237,12 @@ typedef struct memacct_group_info {
          * none. */
         const struct memacct_region_info *regions; /* memacct-region.h */
         size_t n_regions;
+        /* memory.pressure: "some" (at least one charge of the subtree
+         * waited for reclaim) and "full" (every session attached in the
+         * subtree did). has_pressure is 0 from a daemon that does not say. */
+        int has_pressure;
+        memacct_pressure pressure_some;
+        memacct_pressure pressure_full;
 } memacct_group_info;
 
 

@@ -17,7 +17,9 @@
  * (current, peak, events, stats) change on every charge and emit
  * nothing, as systemd's MemoryCurrent does not
  * (EmitsChangedSignal=false): read them when you need them, or watch the
- * Event and RegionEvent signals. Path never changes.
+ * Event and RegionEvent signals. Path never changes. PressureSome and
+ * PressureFull, memory.pressure's two lines, change with time itself and
+ * emit nothing either.
  *
  * The device memory properties are arrays of (region, value), one entry
  * per device region the group has counters in: memory's own are the
@@ -246,6 +248,21 @@ static int property_get_stats(sd_bus *bus, const char *object, const char *inter
 }
 
 /*
+ * (dddt): one line of memory.pressure, the averages in percent (the
+ * hundredths the kernel prints) and the total in µs. userdata: the
+ * MemPressureFigures.
+ */
+static int property_get_pressure(sd_bus *bus, const char *object, const char *interface,
+                                 const char *property, sd_bus_message *reply, void *userdata,
+                                 sd_bus_error *error) {
+        const MemPressureFigures *f = userdata;
+
+        (void) bus, (void) object, (void) interface, (void) property, (void) error;
+        return sd_bus_message_append(reply, "(dddt)", f->avg10 / 100.0, f->avg60 / 100.0, f->avg300 / 100.0,
+                                     f->total_usec);
+}
+
+/*
  * The device memory properties: each an array of (region, value), one
  * entry per device region the group has counters in (MemGroupInfo's
  * regions, in region order), so that a group that uses none reads
@@ -340,6 +357,8 @@ static const sd_bus_vtable group_vtable[] = {
         SD_BUS_PROPERTY("MemorySession", "t", property_get_session, 0, 0),
         SD_BUS_PROPERTY("NSessions", "u", NULL, VIEW(nr_attached), 0),
         SD_BUS_PROPERTY("NChildren", "u", NULL, VIEW(nr_children), 0),
+        SD_BUS_PROPERTY("PressureSome", "(dddt)", property_get_pressure, VIEW(pressure[MEM_PRESSURE_SOME]), 0),
+        SD_BUS_PROPERTY("PressureFull", "(dddt)", property_get_pressure, VIEW(pressure[MEM_PRESSURE_FULL]), 0),
         REGION_PROPERTY("DeviceMemoryCurrent", 0),
         REGION_PROPERTY("DeviceMemoryPeak", 0),
         REGION_PROPERTY("DeviceMemoryMax", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -113,6 +113,7 @@ int core_new(const MemCoreConfig *config, MemCore **ret) {
         pthread_mutex_init(&core->clients_lock, NULL);
         pthread_mutex_init(&core->stock_lock, NULL);
         pthread_mutex_init(&core->regions_lock, NULL);
+        pthread_mutex_init(&core->pressure_lock, NULL);
         CDS_INIT_LIST_HEAD(&core->stock_sessions);
         atomic_store(&core->rss_threshold, (int64_t) config->rss_threshold);
         atomic_store(&core->recursive_protection, config->recursive_protection);
@@ -183,6 +184,7 @@ MemCore *core_free(MemCore *core) {
         pthread_mutex_destroy(&core->clients_lock);
         pthread_mutex_destroy(&core->stock_lock);
         pthread_mutex_destroy(&core->regions_lock);
+        pthread_mutex_destroy(&core->pressure_lock);
         free(core);
         if (!registered)
                 urcu_memb_unregister_thread();

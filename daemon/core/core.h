@@ -106,6 +106,9 @@ struct MemCore {
         _Atomic(struct MemRegion *) regions[MEM_REGION_MAX];
         unsigned region_gen;
 
+        /* Every group's pressure record (pressure.c): stalls are rare. */
+        pthread_mutex_t pressure_lock;
+
         /* Called on every event raised / every move; set once before use. */
         MemEventHook event_hook;
         void *event_hook_userdata;

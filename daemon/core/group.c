@@ -25,6 +25,7 @@
 #include "charge.h"
 #include "core.h"
 #include "group-internal.h"
+#include "pressure.h"
 #include "protection.h"
 #include "region.h"
 #include "stock.h"
@@ -158,6 +159,7 @@ static void group_free_rcu(struct rcu_head *head) {
         rcu_tsan_consume(g); /* handed over by call_rcu() */
         pthread_mutex_destroy(&g->move_lock);
         region_group_free(g);
+        pressure_free(atomic_load_explicit(&g->pressure, memory_order_relaxed));
         free(g);
 }
 
@@ -438,6 +440,7 @@ static void free_subtree(MemGroup *g) {
         }
         pthread_mutex_destroy(&g->move_lock);
         region_group_free(g);
+        pressure_free(atomic_load_explicit(&g->pressure, memory_order_relaxed));
         free(g);
 }
 

@@ -22,6 +22,7 @@
 
 typedef struct MemCore MemCore;
 typedef struct MemGroup MemGroup;
+typedef struct MemPressure MemPressure;
 typedef struct MemRegionState MemRegionState;
 typedef _Atomic(MemRegionState *) MemRegionSlot;
 
@@ -63,6 +64,10 @@ struct MemGroup {
         /* The counter sets in device regions, by slot (region.c): NULL
          * until the group first uses one. */
         _Atomic(MemRegionSlot *) regions;
+        /* memory.pressure (pressure.c): NULL until a charge of the
+         * subtree first waits for reclaim; written under the core's
+         * pressure_lock, freed with the group. */
+        _Atomic(MemPressure *) pressure;
         _Atomic uint64_t kernel_current; /* bytes, the last sample */
         _Atomic unsigned refs;        /* the tree holds one while linked */
         _Atomic unsigned nr_attached; /* sessions attached */

@@ -154,6 +154,27 @@ typedef struct MemLimits {
         uint64_t max, high, low, min;
 } MemLimits;
 
+/*
+ * memory.pressure (core/pressure.h): the time charges of a group's
+ * subtree spent waiting for reclaim, in the kernel's PSI shape.
+ */
+typedef enum MemPressureKind {
+        MEM_PRESSURE_SOME, /* at least one charge of the subtree waits */
+        MEM_PRESSURE_FULL, /* every session attached in the subtree waits */
+        _MEM_PRESSURE_MAX,
+        _MEM_PRESSURE_INVALID = -EINVAL,
+} MemPressureKind;
+
+/** mem_pressure_kind_to_string() - "some", "full"; NULL out of range. */
+const char *mem_pressure_kind_to_string(MemPressureKind k);
+
+/* One line of memory.pressure: the averages in hundredths of a percent,
+ * the digits the kernel prints (avg10=63.21 is 6321), and the total. */
+typedef struct MemPressureFigures {
+        unsigned avg10, avg60, avg300;
+        uint64_t total_usec;
+} MemPressureFigures;
+
 /* Everything `show` prints about a group (group_read()). */
 typedef struct MemGroupInfo {
         uint64_t current, peak, max, high, low, min; /* limits: UINT64_MAX for none */
@@ -166,6 +187,9 @@ typedef struct MemGroupInfo {
         uid_t owner;
         bool mirror;             /* group_set_mirror() */
         uint64_t kernel_current; /* the last group_set_kernel_current(); 0 when not a mirror */
+        /* group_read() leaves these 0: reading them needs the time, which
+         * the caller has (pressure_read()). */
+        MemPressureFigures pressure[_MEM_PRESSURE_MAX];
         /* The device regions the group has a counter in, in region order;
          * only the first nr_regions entries are written. */
         unsigned nr_regions;

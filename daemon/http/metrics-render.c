@@ -213,6 +213,8 @@ typedef enum MetricsFamily {
         FAMILY_EVENTS_LOCAL,
         FAMILY_STAT,
         FAMILY_STAT_LOCAL,
+        FAMILY_PRESSURE_WAITING,
+        FAMILY_PRESSURE_STALLED,
         _FAMILY_MAX,
 } MetricsFamily;
 
@@ -249,6 +251,15 @@ static const struct {
                           "Bytes by item of the group and its subtree (memory.stat)." },
         [FAMILY_STAT_LOCAL] = { "memacct_group_stat_local_bytes", "gauge",
                                 "Bytes by item charged to the group itself." },
+        /* cAdvisor's names for a container's memory pressure
+         * (container_pressure_memory_waiting_seconds_total, _stalled_):
+         * memory.pressure's some and full totals. */
+        [FAMILY_PRESSURE_WAITING] = { "memacct_pressure_waiting_seconds_total", "counter",
+                                      "Time at least one charge of the subtree waited for reclaim "
+                                      "(memory.pressure some total)." },
+        [FAMILY_PRESSURE_STALLED] = { "memacct_pressure_stalled_seconds_total", "counter",
+                                      "Time every session attached in the subtree waited for reclaim "
+                                      "(memory.pressure full total)." },
 };
 
 /*
@@ -284,6 +295,12 @@ static int add_u64(MetricsText *b, const char *name, const char *label, uint64_t
         return metrics_text_printf(b, "%s{%s} %" PRIu64 "\n", name, label, v) < 0 ? -ENOMEM : 0;
 }
 
+/* µs as seconds, every digit kept: a counter that moves by microseconds. */
+static int add_seconds(MetricsText *b, const char *name, const char *label, uint64_t usec) {
+        return metrics_text_printf(b, "%s{%s} %" PRIu64 ".%06" PRIu64 "\n", name, label, usec / 1000000,
+                                   usec % 1000000) < 0 ? -ENOMEM : 0;
+}
+
 static int add_limit(MetricsText *b, const char *name, const char *label, uint64_t v) {
         char num[24];
 
@@ -294,9 +311,9 @@ static int add_limit(MetricsText *b, const char *name, const char *label, uint64
  * [metrics] series = basic (or series=basic): of a group, what an
  * operator watches and alerts on: usage, peak, the four limits, failcnt,
  * its own events (events.local: what the shipped alerts count) and, for a
- * mirror, the kernel's usage; 12 series instead of 34, leaving out
- * effective protection, the session count, the hierarchical events and
- * the two stat families. A family with no sample is left out whole.
+ * mirror, the kernel's usage; 12 series instead of 36, leaving out
+ * effective protection, the session count, the hierarchical events,
+ * the two stat families and the two of pressure. A family with no sample is left out whole.
  */
 static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const MemGroupInfo *in, bool basic) {
         int r = 0;
@@ -322,6 +339,10 @@ static int render_group(MetricsText fam[_FAMILY_MAX], const char *label, const M
         r |= add_limit(&fam[FAMILY_EFFECTIVE_MIN], NAME(FAMILY_EFFECTIVE_MIN), label, in->effective_min);
         r |= add_limit(&fam[FAMILY_EFFECTIVE_LOW], NAME(FAMILY_EFFECTIVE_LOW), label, in->effective_low);
         r |= add_u64(&fam[FAMILY_SESSIONS_ATTACHED], NAME(FAMILY_SESSIONS_ATTACHED), label, in->nr_attached);
+        r |= add_seconds(&fam[FAMILY_PRESSURE_WAITING], NAME(FAMILY_PRESSURE_WAITING), label,
+                         in->pressure[MEM_PRESSURE_SOME].total_usec);
+        r |= add_seconds(&fam[FAMILY_PRESSURE_STALLED], NAME(FAMILY_PRESSURE_STALLED), label,
+                         in->pressure[MEM_PRESSURE_FULL].total_usec);
         for (MemEvent e = 0; e < _MEM_EVENT_MAX; e++)
                 if (metrics_text_printf(&fam[FAMILY_EVENTS], "%s{%s,event=\"%s\"} %" PRIu64 "\n",
                                         NAME(FAMILY_EVENTS), label, mem_event_to_string(e), in->events[e]) < 0)

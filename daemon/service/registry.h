@@ -50,8 +50,8 @@ typedef struct ReclaimRound ReclaimRound;
 /*
  * A peer's part in reclaim (service-reclaim.c): what it declared it can
  * give back, what it was asked and gave, and the charge of its own that
- * waits for a round. Under the service's reclaim lock, but waiting and
- * tries, which only its own thread touches.
+ * waits for a round. Under the service's reclaim lock, but waiting,
+ * stalled and tries, which only its own thread touches.
  */
 typedef struct PeerReclaim {
         /* Atomic, so that a sessions listing reads them without the lock. */
@@ -63,6 +63,9 @@ typedef struct PeerReclaim {
         _Atomic uint64_t late;     /* requests it answered after the deadline, or never */
         _Atomic uint64_t refused;  /* requests it said it cannot meet */
         ReclaimRound *waiting; /* the round its charge waits for; NULL: none */
+        /* The group its waiting charge stalls (core/pressure.h), with a
+         * reference; NULL: none (no charge waits, or an admin's request). */
+        MemGroup *stalled;
         unsigned tries;      /* rounds its charge in progress has waited for */
         bool limits_taken;   /* the SetLimits that waits took its limits before the round */
         /* The transport's: the round it waits for ended (any thread; must not block). */

@@ -249,7 +249,7 @@ static _always_inline_ int service_charge_once(Service *svc, Peer *p, const Serv
                 r = session_charge(p->session, c->bytes, item, flags, &res);
 
         if (r == -EDQUOT && may_reclaim && res.refused) {
-                if (service_reclaim_start(svc, p, res.refused, key, c->bytes) == -EINPROGRESS) {
+                if (service_reclaim_start(svc, p, g, res.refused, key, c->bytes) == -EINPROGRESS) {
                         charge_result_done(&res);
                         return -EINPROGRESS;
                 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/group.h"
+#include "core/pressure.h"
 #include "core/stock.h"
 #include "core/rcu-tsan.h"
 #include "cgroup/mirror.h"
@@ -319,6 +320,12 @@ int service_set_owner(Service *svc, Peer *p, const char *path, uid_t owner, Refu
         return 0;
 }
 
+/* group_read(), and memory.pressure as of now: the core has no clock. */
+static void read_group(Service *svc, MemGroup *g, const MemGroup *rr, bool exact, MemGroupInfo *ret) {
+        group_read(svc->core, g, rr, exact, ret);
+        pressure_read(svc->core, g, service_now_usec(), ret->pressure);
+}
+
 /* A ServiceGroupFn's error as a refusal: the reply would be too large, or no memory. */
 static int read_failed(Refusal *rf, int r, const char *path) {
         if (r == -ENOSPC)
@@ -350,7 +357,7 @@ int service_get_group(Service *svc, Peer *p, const char *path, const char *recla
         if ((flags & SERVICE_READ_EXACT) && !(flags & SERVICE_READ_PATHS))
                 core_stock_drain(svc->core, g);
         if (!(flags & SERVICE_READ_PATHS))
-                group_read(svc->core, g, rr, flags & SERVICE_READ_EXACT, &info);
+                read_group(svc, g, rr, flags & SERVICE_READ_EXACT, &info);
         r = fn(userdata, g->path, (flags & SERVICE_READ_PATHS) ? NULL : &info);
         return r < 0 ? read_failed(rf, r, g->path) : 0;
 }
@@ -570,7 +577,7 @@ static int list_walk_emit(ListWalk *w, const Chunk *ch, size_t *ret_visited, boo
                         continue;
                 }
                 if (!paths) {
-                        group_read(w->svc->core, g, NULL, w->exact, &info);
+                        read_group(w->svc, g, NULL, w->exact, &info);
                         w->exact = false;
                 }
                 r = w->fn(w->userdata, g->path, paths ? NULL : &info);

@@ -83,13 +83,16 @@ void service_transient_done(Service *svc);
 int service_groups_recount(Service *svc);
 
 /**
- * service_reclaim_start() - @p's charge of @bytes in region @key was
+ * service_reclaim_start() - @p's charge of @bytes in region @key to
+ * @charged (its session's group, or the group of a kept charge) was
  * refused by @refused's max: ask the reclaimable holders below @refused
  * (not @p) for what it needs, by the kernel's split (core/reclaim.h), and
- * park @p on the round. Return: -EINPROGRESS (asked: @p waits); 0
+ * park @p on the round; while it waits, @charged and its ancestors count
+ * a stall (core/pressure.h). Return: -EINPROGRESS (asked: @p waits); 0
  * (nothing to ask: the refusal stands); -ENOMEM.
  */
-int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes);
+int service_reclaim_start(Service *svc, Peer *p, MemGroup *charged, MemGroup *refused, int key,
+                          uint64_t bytes);
 
 /**
  * service_reclaim_high() - @p's charge left groups from @g up above their
@@ -102,7 +105,7 @@ void service_reclaim_high(Service *svc, Peer *p, MemGroup *g, int key);
 /**
  * service_reclaim_end() - @p's request is served again: end the round it
  * waited for (holders that did not answer count late and are asked no
- * more until they do), and say in *@ret_released (may be NULL) what the
+ * more until they do), and its charge's stall, and say in *@ret_released (may be NULL) what the
  * holders gave back. Return: whether it waited for one.
  */
 bool service_reclaim_end(Service *svc, Peer *p, uint64_t *ret_released);
@@ -127,8 +130,8 @@ bool service_limits_reclaim_resume(Service *svc, Peer *p, unsigned *flags);
 
 /**
  * service_peer_leaving() - the registry's hook for a peer whose session is
- * about to end (RegistryPeerGoneFn): its reclaim round ends, and its
- * requests count answered, while its session still is.
+ * about to end (RegistryPeerGoneFn): its reclaim round and its stall
+ * end, and its requests count answered, while its session still is.
  */
 void service_peer_leaving(void *userdata, Peer *p);
 

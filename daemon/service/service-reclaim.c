@@ -22,6 +22,15 @@
  * it answers again; one that goes away answers by going (its session's
  * charges go with it).
  *
+ * Pressure: the time a refused charge waits for its rounds is a stall
+ * of the group it charges (its session's group, or the kept charge's
+ * group) and of every ancestor (core/pressure.h): stall_begin() when a
+ * charge parks, stall_end() when its round ends or it goes. A SetLimits
+ * or a proactive Reclaim that waits is an admin's action, not a charge
+ * held up, and does not count: the kernel counts the writer of
+ * memory.max or memory.reclaim as stalled in its own cgroup, and an
+ * admin here usually has no session, so no group, to stall.
+ *
  * Locking: reclaim_lock guards the rounds and every peer's PeerReclaim
  * but waiting and tries (the peer's own thread). It is taken before the
  * registry's peers lock (collect_one() runs under it) and never inside a
@@ -36,6 +45,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/pressure.h"
 #include "core/reclaim.h"
 #include "core/region.h"
 #include "core/session.h"
@@ -304,8 +314,32 @@ out:
         return r;
 }
 
-int service_reclaim_start(Service *svc, Peer *p, MemGroup *refused, int key, uint64_t bytes) {
-        return round_start(svc, p, refused, key, reclaim_need(refused, key, bytes), true);
+/*
+ * @p's charge of @g waits from now: a stall of @g and its ancestors,
+ * psi_memstall_enter(). Without memory for a record it waits uncounted.
+ * @p's thread.
+ */
+static void stall_begin(Service *svc, Peer *p, MemGroup *g) {
+        if (pressure_stall_begin(svc->core, g, service_now_usec()) == 0)
+                p->reclaim.stalled = group_ref(g);
+}
+
+/* psi_memstall_leave(): @p's charge stops waiting, if it stalled. @p's thread. */
+static void stall_end(Service *svc, Peer *p) {
+        if (!p->reclaim.stalled)
+                return;
+        pressure_stall_end(svc->core, p->reclaim.stalled, service_now_usec());
+        p->reclaim.stalled = group_unref(p->reclaim.stalled);
+}
+
+int service_reclaim_start(Service *svc, Peer *p, MemGroup *charged, MemGroup *refused, int key,
+                          uint64_t bytes) {
+        int r;
+
+        r = round_start(svc, p, refused, key, reclaim_need(refused, key, bytes), true);
+        if (r == -EINPROGRESS)
+                stall_begin(svc, p, charged);
+        return r;
 }
 
 void service_reclaim_high(Service *svc, Peer *p, MemGroup *g, int key) {
@@ -368,6 +402,7 @@ bool service_reclaim_end(Service *svc, Peer *p, uint64_t *ret_released) {
         released = round_free(svc, rr);
         pthread_mutex_unlock(&svc->reclaim_lock);
         p->reclaim.waiting = NULL;
+        stall_end(svc, p);
         if (ret_released)
                 *ret_released = released;
         return true;
@@ -435,6 +470,8 @@ void service_peer_leaving(void *userdata, Peer *p) {
                         }
         sweep(svc);
         pthread_mutex_unlock(&svc->reclaim_lock);
+        /* On its thread (the registry's hook), which owns stalled. */
+        stall_end(svc, p);
 }
 
 int service_reclaim(Service *svc, Peer *p, const ServiceReclaim *rq, uint64_t *ret_released, Refusal *rf) {

@@ -312,6 +312,29 @@ static Memacct__V1__Counter *counters_new(size_t n) {
         return v;
 }
 
+/* @gi's memory.pressure: both lines in one allocation, which pressure_some points at. Return: 0, -ENOMEM. */
+static int pressure_fill(Memacct__V1__GroupInfo *gi, const MemGroupInfo *info) {
+        Memacct__V1__Pressure *v = calloc(_MEM_PRESSURE_MAX, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t s = 0; s < _MEM_PRESSURE_MAX; s++) {
+                const MemPressureFigures *f = &info->pressure[s];
+
+                memacct__v1__pressure__init(&v[s]);
+                /* Hundredths, as the kernel prints them: x/100.0 prints
+                 * back as the same two decimals. */
+                v[s].has_avg10 = v[s].has_avg60 = v[s].has_avg300 = v[s].has_total = true;
+                v[s].avg10 = f->avg10 / 100.0;
+                v[s].avg60 = f->avg60 / 100.0;
+                v[s].avg300 = f->avg300 / 100.0;
+                v[s].total = f->total_usec;
+        }
+        gi->pressure_some = &v[MEM_PRESSURE_SOME];
+        gi->pressure_full = &v[MEM_PRESSURE_FULL];
+        return 0;
+}
+
 int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const MemGroupInfo *info) {
         Memacct__V1__Counter *cs = counters_new(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX);
         Memacct__V1__Counter **ptrs = calloc(2 * _MEM_EVENT_MAX + _MEM_STAT_MAX, sizeof(*ptrs));
@@ -362,7 +385,7 @@ int wire_group_info_fill(Memacct__V1__GroupInfo *gi, const char *path, const Mem
                 ptrs[k] = &cs[k];
         }
         gi->n_stat = _MEM_STAT_MAX;
-        if (regions_fill(gi, info) < 0) {
+        if (pressure_fill(gi, info) < 0 || regions_fill(gi, info) < 0) {
                 wire_group_info_free(gi);
                 return -ENOMEM;
         }
@@ -375,6 +398,8 @@ void wire_group_info_free(Memacct__V1__GroupInfo *gi) {
                 free(gi->events);    /* the pointer array */
                 gi->events = NULL;
         }
+        free(gi->pressure_some); /* both lines: pressure_fill() */
+        gi->pressure_some = gi->pressure_full = NULL;
         if (gi->regions) {
                 free(gi->regions[0]); /* the WireRegion array: its first message is its start */
                 free(gi->regions);

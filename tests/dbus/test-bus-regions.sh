@@ -304,9 +304,9 @@ check_eq "MemoryMax was announced once, for memory's max" \
 
 # ---- memory, as it was ----
 
-check_eq "GetManagedObjects' groups carry 32 properties" \
+check_eq "GetManagedObjects' groups carry 34 properties" \
         "$(bctl call org.memacct1 /org/memacct1 org.freedesktop.DBus.ObjectManager GetManagedObjects |
-                grep -Eo '"org.memacct1.Group" [0-9]+ "Path"' | sort -u)" '"org.memacct1.Group" 32 "Path"'
+                grep -Eo '"org.memacct1.Group" [0-9]+ "Path"' | sort -u)" '"org.memacct1.Group" 34 "Path"'
 check_run "Charge in memory" 0 mcall Charge stsb /big $M file true
 check_eq "MemoryCurrent" "$(propv /big MemoryCurrent)" $M
 check_eq "MemoryKept" "$(propv /big MemoryKept)" $M

@@ -205,6 +205,10 @@ stop_bg "$holder" INT || fail "memacctctl hold exits 0"
 check_eq "MemoryPeak before ResetPeak" "$(propv /a MemoryPeak)" $M
 check_run "ResetPeak" 0 mcall ResetPeak s /a
 check_eq "MemoryPeak after ResetPeak" "$(propv /a MemoryPeak)" "$(propv /a MemoryCurrent)"
+run prop /a PressureSome
+check_eq "PressureSome is (dddt), all 0 while no charge waited" "$OUT" '(dddt) 0 0 0 0'
+run prop /a PressureFull
+check_eq "PressureFull too" "$OUT" '(dddt) 0 0 0 0'
 run mcall RemoveGroup s /a
 bus_err=$ERR
 check_eq "RemoveGroup of a group with children" "$bus_err" \
@@ -219,7 +223,7 @@ check_match "a removed group's object is gone" "$OUT" "Unknown object"
 check_run "GetManagedObjects" 0 bctl call org.memacct1 /org/memacct1 \
         org.freedesktop.DBus.ObjectManager GetManagedObjects
 check_match "GetManagedObjects has the groups and their properties" "$OUT" \
-        "\"$(objpath /a)\" 4 .*\"org.memacct1.Group\" 32 \"Path\" s \"/a\""
+        "\"$(objpath /a)\" 4 .*\"org.memacct1.Group\" 34 \"Path\" s \"/a\""
 run bctl set-property org.memacct1 "$(objpath /a)" org.memacct1.Group MemoryMax t 1
 check_eq "properties are read-only" "$RC" 1
 

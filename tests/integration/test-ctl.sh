@@ -26,14 +26,14 @@ check_match "show prints high" "$OUT" "^memory.high: $((768 * K))\$"
 check_match "show prints low" "$OUT" "^memory.low: $((256 * K))\$"
 check_match "show prints min" "$OUT" "^memory.min: $((128 * K))\$"
 check_match "show prints current" "$OUT" '^memory.current: 0$'
-for key in peak effective_min effective_low failcnt events events.local stat; do
+for key in peak effective_min effective_low failcnt events events.local stat pressure; do
         check_match "show prints $key" "$OUT" "^memory\\.$key: "
 done
 
 check_run "show --json /t" 0 ctl --json show /t
 JSON=$OUT
 check_eq "show --json keys" "$(jget 'sorted(d)' <<<"$JSON")" \
-        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0,"owner":0,"owner_name":0,"kept":0,"session":0,"nr_sessions":0}')"
+        "$(jget 'sorted(d)' <<<'{"path":0,"current":0,"peak":0,"max":0,"high":0,"low":0,"min":0,"effective_min":0,"effective_low":0,"failcnt":0,"events":0,"events_local":0,"stat":0,"owner":0,"owner_name":0,"kept":0,"session":0,"nr_sessions":0,"pressure":0}')"
 check_eq "json path" "$(jget 'd["path"]' <<<"$JSON")" /t
 check_eq "json max" "$(jget 'd["max"]' <<<"$JSON")" $M
 check_eq "json high" "$(jget 'd["high"]' <<<"$JSON")" $((768 * K))
@@ -46,6 +46,13 @@ check_eq "json events are an object by name" "$(jget 'sorted(d["events"])' <<<"$
 check_eq "json events_local are an object by name" "$(jget 'sorted(d["events_local"])' <<<"$JSON")" '["high", "low", "max", "oom"]'
 check_eq "json stat is an object by item" "$(jget 'sorted(d["stat"])' <<<"$JSON")" \
         '["anon", "device", "file", "kernel", "other", "shmem", "sock", "swap"]'
+check_eq "json pressure has some and full, with the kernel's keys" \
+        "$(jget '[sorted(d["pressure"][k]) for k in ("some", "full")]' <<<"$JSON")" \
+        '[["avg10", "avg300", "avg60", "total"], ["avg10", "avg300", "avg60", "total"]]'
+check_match "show prints memory.pressure in the kernel's text" "$(ctl show /t)" \
+        '^memory\.pressure: some avg10=0\.00 avg60=0\.00 avg300=0\.00 total=0$'
+check_match "show continues memory.pressure with full" "$(ctl show /t)" \
+        $'^\tfull avg10=0\\.00 avg60=0\\.00 avg300=0\\.00 total=0$'
 
 check_run "create /t/u without limits" 0 ctl create /t/u
 check_eq "an unlimited max is the string max" "$(field /t/u 'd["max"]')" max

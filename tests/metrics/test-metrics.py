@@ -77,7 +77,8 @@ def main():
                      "memacct_group_effective_min_bytes", "memacct_group_effective_low_bytes",
                      "memacct_group_sessions", "memacct_group_failcnt_total", "memacct_group_events_total",
                      "memacct_group_events_local_total", "memacct_group_stat_bytes",
-                     "memacct_group_stat_local_bytes", "memacct_groups", "memacct_sessions",
+                     "memacct_group_stat_local_bytes", "memacct_pressure_waiting_seconds_total",
+                     "memacct_pressure_stalled_seconds_total", "memacct_groups", "memacct_sessions",
                      "memacct_build_info"]))
     for name, f in fams.items():
         if f["type"] == "histogram":
@@ -128,6 +129,11 @@ def main():
                      conv(j[key]))
         check_eq(f"failcnt of {g} as show says", sample(fams, "memacct_group_failcnt_total", group=g),
                  str(j["failcnt"]))
+        # No charge waited for reclaim here: a counter that reads 0, in seconds.
+        for fam, kind in (("waiting", "some"), ("stalled", "full")):
+            check_eq(f"pressure {kind} of {g} as show says",
+                     sample(fams, f"memacct_pressure_{fam}_seconds_total", group=g),
+                     "%d.%06d" % divmod(j["pressure"][kind]["total"], 1000000))
         for ev in ("low", "high", "max", "oom"):
             check_eq(f"events {ev} of {g} as show says",
                      sample(fams, "memacct_group_events_total", group=g, event=ev), str(j["events"][ev]))
@@ -382,7 +388,8 @@ def series():
     basic_only = ("memacct_group_usage_bytes", "memacct_group_peak_bytes", "memacct_group_max_bytes",
                   "memacct_group_low_bytes", "memacct_group_failcnt_total", "memacct_group_events_local_total")
     full_only = ("memacct_group_effective_low_bytes", "memacct_group_sessions", "memacct_group_events_total",
-                 "memacct_group_stat_bytes", "memacct_group_stat_local_bytes")
+                 "memacct_group_stat_bytes", "memacct_group_stat_local_bytes",
+                 "memacct_pressure_waiting_seconds_total", "memacct_pressure_stalled_seconds_total")
     sizes = {}
     for query, full in (("", False), ("?series=basic", False), ("?series=full", True)):
         status, _, body = fetch(port, "/metrics" + query)

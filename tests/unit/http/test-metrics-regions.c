@@ -205,6 +205,7 @@ typedef enum Kind {
         KIND_EVENTS,   /* uint64_t[_MEM_EVENT_MAX], event= */
         KIND_STAT,     /* int64_t[_MEM_STAT_MAX], item= */
         KIND_MIRROR,   /* kernel_current, for mirrors only */
+        KIND_SECONDS,  /* uint64_t µs, in seconds */
 } Kind;
 
 typedef struct Family {
@@ -217,7 +218,7 @@ typedef struct Family {
 #define G(field) offsetof(MemGroupInfo, field)
 #define R(field) offsetof(MemRegionInfo, field)
 
-/* Memory's families as they were before regions: names, help texts, order. */
+/* Memory's families as they were before regions (and pressure, after them): names, help texts, order. */
 static const Family memory_families[] = {
         { "memacct_group_usage_bytes", "gauge",
           "Bytes charged to the group and its subtree (memory.current).",
@@ -264,6 +265,12 @@ static const Family memory_families[] = {
         { "memacct_group_stat_local_bytes", "gauge",
           "Bytes by item charged to the group itself.",
           KIND_STAT, G(stat_local), false },
+        { "memacct_pressure_waiting_seconds_total", "counter",
+          "Time at least one charge of the subtree waited for reclaim (memory.pressure some total).",
+          KIND_SECONDS, G(pressure[MEM_PRESSURE_SOME].total_usec), false },
+        { "memacct_pressure_stalled_seconds_total", "counter",
+          "Time every session attached in the subtree waited for reclaim (memory.pressure full total).",
+          KIND_SECONDS, G(pressure[MEM_PRESSURE_FULL].total_usec), false },
 };
 
 /* The device regions' families, as the manual lists them. */
@@ -354,6 +361,11 @@ static void format_record(FILE *out, const Family *fam, const void *rec, const c
                 }
                 break;
         case KIND_MIRROR:
+                break;
+        case KIND_SECONDS:
+                memcpy(&v, p, sizeof(v));
+                fprintf(out, "%s{%s} %llu.%06llu\n", fam->name, label, (unsigned long long) (v / 1000000),
+                        (unsigned long long) (v % 1000000));
                 break;
         }
 }
@@ -681,20 +693,22 @@ static void test_every_region(void **state) {
                 reg_basic += region_families[i].basic ? family_samples(&region_families[i]) : 0;
         }
         /* The manual's figures. */
-        assert_int_equal(mem_full, 34);
+        assert_int_equal(mem_full, 36);
         assert_int_equal(mem_basic, 11);
         assert_int_equal(reg_full, 18);
         assert_int_equal(reg_basic, 11);
 
         body = render(f, false);
         exposition_check(body);
-        assert_int_equal(count_lines(body, "memacct_group_", "{group=\"/a\""),
+        assert_int_equal(count_lines(body, "memacct_group_", "{group=\"/a\"") +
+                                 count_lines(body, "memacct_pressure_", "{group=\"/a\""),
                          mem_full + (MEM_REGION_MAX - 1) * reg_full);
         assert_int_equal(count_lines(body, "memacct_region_", NULL), 4 * (MEM_REGION_MAX - 1));
         free(body);
         body = render(f, true);
         exposition_check(body);
-        assert_int_equal(count_lines(body, "memacct_group_", "{group=\"/a\""),
+        assert_int_equal(count_lines(body, "memacct_group_", "{group=\"/a\"") +
+                                 count_lines(body, "memacct_pressure_", "{group=\"/a\""),
                          mem_basic + (MEM_REGION_MAX - 1) * reg_basic);
         free(body);
         /* max-groups 1: the root alone, its regions with it; /a's are not read. */
