@@ -314,13 +314,15 @@ Peer *registry_peer_free(Peer *p) {
         nsubs = p->subscriber.nsubs;
         events_unsubscribe_all(r->events, &p->subscriber);
         registry_uid_release(r, p->creds.account, UID_SUBSCRIPTIONS, nsubs);
-        if (p->session) {
-                /* Off the list first: a listing never sees it freed. */
+        /* Off the list first: a listing never sees it freed. */
+        if (p->session)
                 peer_unlink(p);
-                /* Out of the service's references to its session (reclaim
-                 * rounds) while the session still is. */
-                if (r->peer_leaving)
-                        r->peer_leaving(r->peer_gone_data, p);
+        /* Out of the service's references to it and its session (reclaim
+         * rounds) while the session still is. A peer without a session
+         * may wait for a round too (a SetLimits, a Reclaim). */
+        if (r->peer_leaving)
+                r->peer_leaving(r->peer_gone_data, p);
+        if (p->session) {
                 /* Releases everything it holds; see the top of the file. */
                 session_free(p->session);
                 uid_release(r, p->creds.account);

@@ -109,8 +109,8 @@ Registry *registry_free(Registry *r);
 
 /**
  * registry_set_peer_gone() - call @leaving(@userdata, peer) from every
- * registry_peer_free() of a peer with a session, once it is off the list
- * of sessions and before its session ends, and @fn(@userdata, peer) from every
+ * registry_peer_free(), once the peer is off the list of sessions and
+ * before its session (if any) ends, and @fn(@userdata, peer) from every
  * registry_peer_free(), on the peer's thread, after its session ended.
  * Before other threads use @r.
  */

@@ -294,6 +294,43 @@ def test_proactive(c):
     h.finish()
 
 
+def test_waiter_leaves(c):
+    """A client whose request waits for a round goes away: a Reclaim by
+    an admin with no session, and a charge; the daemon forgets them and
+    serves the next one."""
+    create(c, "/leave", max=40 * M)
+    create(c, "/leave/cache")
+    create(c, "/leave/app")
+    h = Holder("/leave/cache", 40 * M, mode="late", delay=0.5)
+    h.start()
+    for what in ("reclaim", "charge"):
+        w = client()
+        if what == "charge":
+            check(w.attach("/leave/app") == "OK", "the charger attaches")
+        asked = len(h.asked)
+
+        def wait(w=w, what=what):
+            try:
+                if what == "reclaim":
+                    w.reclaim("/leave", 4 * M, timeout=10)
+                else:
+                    w.charge(8 * M, timeout=10)
+            except Exception:  # its connection closed under it: expected
+                pass
+
+        t = threading.Thread(target=wait)
+        t.start()
+        check(wait_until(lambda: len(h.asked) > asked, 10), f"{what}: the holder is asked")
+        w.close()
+        t.join(15)
+        time.sleep(0.7)  # the late answer comes after the waiter went
+    admin = client()
+    s, released = admin.reclaim("/leave", 4 * M)
+    check(s == "OK", f"the next Reclaim is served: {s}, {released} back")
+    admin.close()
+    h.finish()
+
+
 def test_order(c):
     """A client's requests are served in order while one waits for
     reclaim: a second call of the same bus peer is held behind the first
@@ -390,6 +427,7 @@ def main():
         test_stat_items(c)
         test_lower_max(c)
         test_proactive(c)
+        test_waiter_leaves(c)
         if transport == "bus":
             test_order(c)
         c.close()
