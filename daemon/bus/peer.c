@@ -102,7 +102,7 @@ static int peer_creds(sd_bus_message *msg, const char *sender, PeerCreds *ret, s
                 return bus_fail(error, -EPERM, "cannot identify the caller %s: the bus daemon did not say",
                                 sender);
         /* The bus daemon vouches for no gid. */
-        *ret = (PeerCreds) { .gid = (gid_t) -1 };
+        *ret = (PeerCreds) { .transport = SERVICE_TRANSPORT_BUS, .gid = (gid_t) -1 };
         r = sd_bus_creds_get_euid(creds, &ret->uid);
         if (r >= 0)
                 r = sd_bus_creds_get_pid(creds, &ret->pid);

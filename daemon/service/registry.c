@@ -232,7 +232,7 @@ int registry_peer_new(Registry *r, const PeerCreds *creds, const EventDelivery *
 
 /* Whose session @p's is, for the session gauges: as service-sessions.c names it (only socket peers take deliveries). */
 static ServiceTransport peer_transport(const Peer *p) {
-        return p->subscriber.delivery ? SERVICE_TRANSPORT_SOCKET : SERVICE_TRANSPORT_BUS;
+        return p->creds.transport;
 }
 
 static void peer_link(Peer *p) {

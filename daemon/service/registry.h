@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/selfstats.h"
 #include "service/events.h"
 
 typedef struct MemGroup MemGroup;
@@ -32,6 +33,7 @@ typedef struct Registry Registry;
 
 /* Who a peer is, as the kernel (SO_PEERCRED) or the bus daemon said. */
 typedef struct PeerCreds {
+        ServiceTransport transport; /* the transport that carries its requests */
         pid_t pid;
         uid_t uid;
         gid_t gid; /* (gid_t) -1: not vouched for (the bus) */

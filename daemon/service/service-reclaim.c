@@ -105,7 +105,7 @@ int service_set_reclaimable(Service *svc, Peer *p, const char *region, const cha
         if (r < 0)
                 return r;
         if (!p->subscriber.delivery)
-                return refusal_set(rf, -EOPNOTSUPP, "reclaim requests need the socket");
+                return refusal_set(rf, -EOPNOTSUPP, "this transport cannot carry reclaim requests");
         set = &p->reclaim.parts;
         bit = UINT32_C(1) << region_slot(key);
         if (stat && *stat) {

@@ -91,7 +91,7 @@ static int snapshot_one(Peer *p, void *userdata) {
                 .s = {
                         .pid = p->creds.pid,
                         .uid = p->creds.uid,
-                        .transport = p->subscriber.delivery ? "socket" : "bus",
+                        .transport = p->creds.transport == SERVICE_TRANSPORT_BUS ? "bus" : "socket",
                         .bytes = bytes,
                         .stock = stock_bytes(p),
                         .reclaimable = p->reclaim.parts != 0 || p->reclaim.items != 0,

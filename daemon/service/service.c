@@ -107,7 +107,7 @@ ReadAccess service_read_access(Service *svc) {
 
 void service_audit(const Peer *p, const char *message_id, const char *group, const char *fmt, ...) {
         char what[512], f_uid[32], f_pid[32], f_comm[32], f_group[16 + MEM_PATH_MAX];
-        const char *transport = p->internal ? "daemon" : p->subscriber.delivery ? "socket" : "bus";
+        const char *transport = p->internal ? "daemon" : p->creds.transport == SERVICE_TRANSPORT_BUS ? "bus" : "socket";
         char f_transport[32];
         const char *fields[7];
         size_t n = 0;

@@ -115,6 +115,7 @@ static SockConn *conn_new(SockConnHost *h, int fd, const struct ucred *cred) {
  */
 static int conn_open_peer(SockConn *c, Refusal *rf) {
         PeerCreds creds = {
+                .transport = SERVICE_TRANSPORT_SOCKET,
                 .pid = c->pid,
                 .uid = c->uid,
                 .gid = c->gid,

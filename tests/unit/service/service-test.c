@@ -140,7 +140,11 @@ void fixture_settings(Fixture *f, ReadAccess access, unsigned cap) {
 
 static int make_peer_delivered(Fixture *f, uid_t uid, pid_t pid, bool open_session, const EventDelivery *d,
                                EventLog *inbox, Peer **ret) {
-        PeerCreds creds = { .pid = pid, .uid = uid, .gid = uid };
+        /* A peer events cannot be pushed to is the fixture's bus peer. */
+        PeerCreds creds = {
+                .transport = d ? SERVICE_TRANSPORT_SOCKET : SERVICE_TRANSPORT_BUS,
+                .pid = pid, .uid = uid, .gid = uid,
+        };
         Refusal rf;
 
         refusal_init(&rf);
