@@ -33,7 +33,7 @@ struct BusConn {
         size_t n_subs;
         EventQueue events;       /* what subs want, each path behind its region (client-bus-events.c) */
         const char *last_region; /* the region of the event popped last, in events.last; NULL: none yet */
-        int wake_fd;             /* kicked when a call ends while a thread sleeps in next_event */
+        int wake_fd;             /* kicked when a call ends while a thread sleeps (bus_sleep_locked()) */
         unsigned sleepers;
         /* Reclaim (client-bus-reclaim.c). */
         sd_bus_slot *reclaim_match; /* ReclaimRequest, from the first declaration on */
