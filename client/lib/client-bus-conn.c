@@ -7,8 +7,11 @@
  * every use of the connection, message and slot reference counts included
  * (they are not atomic): everything here but bus_lock() runs with it held.
  * Releasing it (bus_unlock()) wakes a thread asleep in
- * memacct_next_event(), since the call that ends may have read that
- * thread's signals into sd-bus's queue, where its poll() cannot see them.
+ * memacct_next_event() or memacct_process() (bus_sleep_locked()), since
+ * the call that ends may have read that thread's signals into sd-bus's
+ * queue, where its poll() cannot see them; for the same reason it makes
+ * memacct_fd() readable while anything waits in a queue, for an event
+ * loop that polls it.
  *
  * Errors come back as org.memacct1.Error.* names from the status table
  * (proto/status.c), mapped back to the errno the socket reports for the
@@ -18,18 +21,32 @@
  */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
 #include "client-bus-conn.h"
+#include "client-deadline.h"
 #include "client-error.h"
 #include "macro.h"
 #include "status.h"
 
 void bus_lock(memacct *m) {
         pthread_mutex_lock(&m->lock);
+}
+
+/*
+ * Does something wait to be dispatched or served: a message sd-bus read
+ * into its queue (its timeout is then "now"), or a reclaim request taken
+ * off it and not served yet? Lock held.
+ */
+static bool pending_locked(memacct *m) {
+        uint64_t until = UINT64_MAX;
+
+        return m->n_reclaim_q > 0 ||
+               (m->bus_conn->bus && sd_bus_get_timeout(m->bus_conn->bus, &until) > 0 && until == 0);
 }
 
 void bus_unlock(memacct *m) {
@@ -39,7 +56,46 @@ void bus_unlock(memacct *m) {
          * have read its signals from: wake it to look at the queue. */
         if (c->sleepers > 0)
                 (void) eventfd_write(c->wake_fd, 1);
+        /* Likewise an event loop polling memacct_fd(): the bus fd no longer
+         * shows what this call read, so notify_fd must. */
+        if (c->poll_fd >= 0 && pending_locked(m))
+                (void) eventfd_write(c->notify_fd, 1);
         pthread_mutex_unlock(&m->lock);
+}
+
+int bus_sleep_locked(memacct *m, int left_msec) {
+        BusConn *c = m->bus_conn;
+        struct pollfd pfd[2];
+        uint64_t until = UINT64_MAX;
+        int events, fd, r;
+
+        fd = sd_bus_get_fd(c->bus);
+        events = sd_bus_get_events(c->bus);
+        if (fd < 0 || events < 0)
+                return bus_fail(m, NULL, fd < 0 ? fd : events);
+        /* sd-bus's own deadline (a reply timeout), absolute CLOCK_MONOTONIC µs. */
+        if (sd_bus_get_timeout(c->bus, &until) > 0 && until < CLIENT_NO_DEADLINE / 1000) {
+                int bus_left = client_deadline_left_msec(until * 1000);
+
+                if (left_msec < 0 || bus_left < left_msec)
+                        left_msec = bus_left;
+        }
+        pfd[0] = (struct pollfd) { .fd = fd, .events = (short) events };
+        pfd[1] = (struct pollfd) { .fd = c->wake_fd, .events = POLLIN };
+        /* Sleep without the lock: other threads' calls go on. */
+        c->sleepers++;
+        pthread_mutex_unlock(&m->lock);
+        r = poll(pfd, 2, left_msec) < 0 ? -errno : 0;
+        pthread_mutex_lock(&m->lock);
+        c->sleepers--;
+        if (r == -EINTR)
+                return client_error(m, -EINTR, "interrupted", NULL);
+        if (pfd[1].revents & POLLIN) {
+                eventfd_t v;
+
+                (void) eventfd_read(c->wake_fd, &v);
+        }
+        return 0;
 }
 
 uint64_t bus_call_timeout_usec(const memacct *m) {

@@ -33,8 +33,13 @@ struct BusConn {
         size_t n_subs;
         EventQueue events;       /* what subs want, each path behind its region (client-bus-events.c) */
         const char *last_region; /* the region of the event popped last, in events.last; NULL: none yet */
-        int wake_fd;             /* kicked when a call ends while a thread sleeps in next_event */
+        int wake_fd;             /* kicked when a call ends while a thread sleeps (bus_sleep_locked()) */
         unsigned sleepers;
+        /* Reclaim (client-bus-reclaim.c). */
+        sd_bus_slot *reclaim_match; /* ReclaimRequest, from the first declaration on */
+        char *reclaim_sender;       /* the daemon's unique name, as its last SetReclaimable reply said */
+        int notify_fd;              /* kicked when something waits in a queue: memacct_fd() polls it */
+        int poll_fd;                /* memacct_fd(): an epoll of the bus fd and notify_fd; -1 until asked */
 };
 
 /** bus_lock() - take the handle's lock for a use of sd-bus. */
@@ -45,6 +50,14 @@ void bus_lock(memacct *m);
  * memacct_next_event(): this thread's calls may have read its signals.
  */
 void bus_unlock(memacct *m);
+
+/**
+ * bus_sleep_locked() - wait up to @left_msec (-1: forever) for the bus fd,
+ * another thread's call to end, or sd-bus's own deadline, with the lock
+ * released meanwhile; taken again before it returns. Lock held.
+ * Return: 0; -EINTR (a signal) or a transport error, recorded.
+ */
+int bus_sleep_locked(memacct *m, int left_msec);
 
 /** bus_call_timeout_usec() - the handle's timeout as sd-bus takes it (UINT64_MAX: none). */
 uint64_t bus_call_timeout_usec(const memacct *m);

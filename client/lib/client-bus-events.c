@@ -20,24 +20,25 @@
  * path goes to the caller, the region to memacct_event_region(), both in
  * the popped event's one string, valid until the next pop.
  *
- * Signals are read by whichever call runs sd-bus (sd_bus_call() dispatches
+ * Signals are read by whichever call runs sd-bus (sd_bus_call() queues
  * what arrives meanwhile), so memacct_next_event() cannot rely on poll()
- * alone: it sleeps without the lock on the bus fd and an eventfd, and
- * every call kicks the eventfd on its way out (bus_unlock()) while a
- * thread sleeps, so that the sleeper looks at the queue again.
+ * alone: it sleeps without the lock on the bus fd and an eventfd
+ * (bus_sleep_locked()), and every call kicks the eventfd on its way out
+ * (bus_unlock()) while a thread sleeps, so that the sleeper looks at the
+ * queue again. The reclaim requests it dispatches on the way are served
+ * here too (client-bus-reclaim.c), as on the socket.
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 
 #include "client-bus-conn.h"
 #include "client-bus-events.h"
 #include "client-deadline.h"
 #include "client-error.h"
+#include "client-reclaim.h"
 #include "macro.h"
 
 /* @path is @prefix or below it. */
@@ -307,14 +308,22 @@ int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
 
         bus_lock(m);
         for (;;) {
-                struct pollfd pfd[2];
-                uint64_t until = UINT64_MAX;
-                int left, events, fd;
+                int left;
 
                 if (event_queue_pop(&c->events, ret)) {
                         split_popped(c, ret);
                         r = 1;
                         break;
+                }
+                if (m->n_reclaim_q > 0) {
+                        /* Reclaim requests read meanwhile: served here too,
+                         * as on the socket, without the lock. */
+                        bus_unlock(m);
+                        r = client_reclaim_serve(m);
+                        bus_lock(m);
+                        if (r < 0)
+                                break;
+                        continue;
                 }
                 /* Everything queued or readable now, one message a round. */
                 r = sd_bus_process(c->bus, NULL);
@@ -329,38 +338,9 @@ int bus_next_event(memacct *m, int timeout_msec, memacct_event *ret) {
                         r = 0;
                         break;
                 }
-                fd = sd_bus_get_fd(c->bus);
-                events = sd_bus_get_events(c->bus);
-                if (fd < 0 || events < 0) {
-                        r = bus_fail(m, NULL, fd < 0 ? fd : events);
+                r = bus_sleep_locked(m, left);
+                if (r < 0)
                         break;
-                }
-                /* sd-bus's own deadline (a reply timeout), absolute CLOCK_MONOTONIC µs. */
-                if (sd_bus_get_timeout(c->bus, &until) > 0 && until < CLIENT_NO_DEADLINE / 1000) {
-                        int bus_left = client_deadline_left_msec(until * 1000);
-
-                        if (left < 0 || bus_left < left)
-                                left = bus_left;
-                }
-                pfd[0] = (struct pollfd) { .fd = fd, .events = (short) events };
-                pfd[1] = (struct pollfd) { .fd = c->wake_fd, .events = POLLIN };
-                /* Sleep without the lock: other threads' calls go on. */
-                c->sleepers++;
-                pthread_mutex_unlock(&m->lock);
-                r = poll(pfd, 2, left);
-                if (r < 0 && errno == EINTR) {
-                        pthread_mutex_lock(&m->lock);
-                        c->sleepers--;
-                        bus_unlock(m);
-                        return client_error(m, -EINTR, "interrupted", NULL);
-                }
-                pthread_mutex_lock(&m->lock);
-                c->sleepers--;
-                if (pfd[1].revents & POLLIN) {
-                        eventfd_t v;
-
-                        (void) eventfd_read(c->wake_fd, &v);
-                }
         }
         bus_unlock(m);
         return r;

@@ -79,12 +79,41 @@ int bus_remove_group(memacct *m, const char *path) {
         return bus_manager_path_call(m, "RemoveGroup", path);
 }
 
+/* SetLimitsWithFlags's flags (org.memacct1(5)). */
+#define BUS_LIMITS_FORCE UINT64_C(1)
+#define BUS_LIMITS_NO_RECLAIM UINT64_C(2)
+
+/* SetLimitsWithFlags (s s a{st} t) of memory: MEMACCT_FORCE and
+ * MEMACCT_NO_WAIT (no_reclaim) of @flags. Lock held. */
+static int set_limits_with_flags_locked(memacct *m, const char *path, const memacct_limits *limits,
+                                        unsigned flags) {
+        uint64_t f = (flags & MEMACCT_FORCE ? BUS_LIMITS_FORCE : 0) |
+                     (flags & MEMACCT_NO_WAIT ? BUS_LIMITS_NO_RECLAIM : 0);
+        sd_bus_message *call = NULL;
+        int r;
+
+        r = bus_manager_call_new(m, "SetLimitsWithFlags", &call);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(call, "ss", path, "");
+        if (r >= 0)
+                r = bus_limits_append(call, limits);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "t", f);
+        return bus_send_locked(m, call, r, NULL);
+}
+
 int bus_set_limits(memacct *m, const char *path, const memacct_limits *limits,
                           unsigned flags) {
         int r;
 
         bus_lock(m);
-        r = limits_call_locked(m, "SetLimits", path, limits, "b", !!(flags & MEMACCT_FORCE));
+        /* SetLimits has no no_reclaim: only that needs the method with
+         * flags, so a daemon from before it still takes every other. */
+        if (flags & MEMACCT_NO_WAIT)
+                r = set_limits_with_flags_locked(m, path, limits, flags);
+        else
+                r = limits_call_locked(m, "SetLimits", path, limits, "b", !!(flags & MEMACCT_FORCE));
         bus_unlock(m);
         return r;
 }
@@ -120,6 +149,19 @@ int bus_charge_reply_locked(memacct *m, int r, sd_bus_message *reply, const char
         return r;
 }
 
+/* ChargeWithFlags's flags (org.memacct1(5)). */
+#define BUS_CHARGE_KEEP UINT64_C(1)
+#define BUS_CHARGE_NO_WAIT UINT64_C(2)
+
+int bus_charge_with_flags_locked(memacct *m, const char *path, const char *region, uint64_t bytes,
+                                 const char *stat, unsigned flags, sd_bus_message **ret_reply) {
+        uint64_t f = (flags & MEMACCT_KEEP ? BUS_CHARGE_KEEP : 0) |
+                     (flags & MEMACCT_NO_WAIT ? BUS_CHARGE_NO_WAIT : 0);
+
+        return bus_manager_call_locked(m, "ChargeWithFlags", ret_reply, "sstst", path ? path : "", region,
+                                       bytes, stat ? stat : "", f);
+}
+
 int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
                       memacct_charge_result *ret) {
         sd_bus_message *reply = NULL;
@@ -128,8 +170,15 @@ int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsi
         if (flags & MEMACCT_FORCE)
                 return client_bus_unsupported(m, "a forced charge");
         bus_lock(m);
-        r = bus_manager_call_locked(m, "Charge", &reply, "stsb", path ? path : "", bytes,
-                                client_stat_name(item), (int) !!(flags & MEMACCT_KEEP));
+        /* Charge has no no_wait: only that needs the method with flags, so
+         * a daemon from before it still takes every other charge. Either
+         * waits while reclaim runs, up to the daemon's rounds, within the
+         * handle's timeout. */
+        if (flags & MEMACCT_NO_WAIT)
+                r = bus_charge_with_flags_locked(m, path, "", bytes, client_stat_name(item), flags, &reply);
+        else
+                r = bus_manager_call_locked(m, "Charge", &reply, "stsb", path ? path : "", bytes,
+                                            client_stat_name(item), (int) !!(flags & MEMACCT_KEEP));
         r = bus_charge_reply_locked(m, r, reply, "malformed Charge reply", ret);
         bus_unlock(m);
         return r;

@@ -43,6 +43,15 @@ int bus_reset_peak(memacct *m, const char *path);
 int bus_charge_reply_locked(memacct *m, int r, sd_bus_message *reply, const char *malformed,
                             memacct_charge_result *ret);
 
+/**
+ * bus_charge_with_flags_locked() - ChargeWithFlags of @bytes to @path
+ * (NULL: the session's group) in @region ("": memory), stat item @stat
+ * (NULL: none), with MEMACCT_KEEP and MEMACCT_NO_WAIT of @flags. Lock held.
+ * Return: as bus_call_locked().
+ */
+int bus_charge_with_flags_locked(memacct *m, const char *path, const char *region, uint64_t bytes,
+                                 const char *stat, unsigned flags, sd_bus_message **ret_reply);
+
 /** bus_charge() - memacct_charge() on a bus handle: no MEMACCT_FORCE, no margin. */
 int bus_charge(memacct *m, const char *path, uint64_t bytes, unsigned item, unsigned flags,
                memacct_charge_result *ret);

@@ -90,8 +90,12 @@ int bus_charge_region(memacct *m, const char *path, const char *region, uint64_t
         if (flags & MEMACCT_FORCE)
                 return client_bus_unsupported(m, "a forced charge");
         bus_lock(m);
-        r = bus_manager_call_locked(m, "ChargeRegion", &reply, "sstb", path ? path : "", region_arg(region),
-                                    bytes, (int) !!(flags & MEMACCT_KEEP));
+        /* As bus_charge(): the method with flags only for what needs it. */
+        if (flags & MEMACCT_NO_WAIT)
+                r = bus_charge_with_flags_locked(m, path, region_arg(region), bytes, NULL, flags, &reply);
+        else
+                r = bus_manager_call_locked(m, "ChargeRegion", &reply, "sstb", path ? path : "",
+                                            region_arg(region), bytes, (int) !!(flags & MEMACCT_KEEP));
         r = bus_charge_reply_locked(m, r, reply, "malformed ChargeRegion reply", ret);
         bus_unlock(m);
         return r;

@@ -29,6 +29,7 @@
 #include "client-bus-groups.h"
 #include "client-bus-info.h"
 #include "client-bus-ops.h"
+#include "client-bus-reclaim.h"
 #include "client-bus-regions.h"
 #include "client-error.h"
 #include "client-prune.h"
@@ -40,6 +41,7 @@ static void bus_close(memacct *m) {
         if (!c)
                 return;
         bus_events_done(c);
+        bus_reclaim_close(c);
         /* Leaving the bus ends the session: the daemon releases its charges. */
         c->bus = sd_bus_flush_close_unref(c->bus);
         if (c->wake_fd >= 0)
@@ -83,6 +85,11 @@ static const BusOps bus_ops = {
         .evict_valuable = bus_evict_valuable,
         .subscribe_region = bus_subscribe_region,
         .event_region = bus_event_region,
+        .set_reclaimable = bus_set_reclaimable,
+        .reclaim_done = bus_reclaim_done,
+        .fd = bus_fd,
+        .process = bus_process,
+        .reclaim = bus_reclaim,
         .close = bus_close,
 };
 
@@ -164,7 +171,7 @@ _public_ int memacct_connect_bus(const char *address, memacct **ret) {
                 memacct_close(m);
                 return -ENOMEM;
         }
-        c->wake_fd = -1;
+        c->wake_fd = c->notify_fd = c->poll_fd = -1;
         m->bus_conn = c;
         m->bus = &bus_ops;
         /* The session is the bus peer: this process, as the bus saw it connect. */

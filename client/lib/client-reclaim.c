@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reclaim on the socket (memacct-reclaim.h): declaring what the session
- * can give back, and serving the daemon's requests for it.
+ * Reclaim (memacct-reclaim.h): declaring what the session can give back,
+ * and serving the daemon's requests for it; the socket's calls here, the
+ * bus's in client-bus-reclaim.c, the declarations and the queue shared.
  *
  * A ReclaimRequest arrives as an unsolicited frame, read by whichever
  * call reads the socket with the handle's lock held (client.c,
- * on_frame()). It is queued there, never served: its callback gives
- * memory back through the same handle, which takes the lock. The queue
- * is served by memacct_process() and memacct_next_event(), with the lock
- * released around each callback; each answer is one ReclaimDone.
+ * on_frame()), or on a bus handle as a signal, dispatched by whichever
+ * call runs sd_bus_process() with it held. It is queued there, never
+ * served: its callback gives memory back through the same handle, which
+ * takes the lock. The queue is served by memacct_process() and
+ * memacct_next_event(), with the lock released around each callback; each
+ * answer is one ReclaimDone, over the handle's transport.
  *
  * Invariant: reclaimers holds one entry per region declared (region NULL
  * for memory), each region name a copy; the queue holds what was read and
@@ -49,21 +52,11 @@ static int set_reclaimable_locked(memacct *m, const char *region, const char *st
         return client_call_locked(m, &req, -1, NULL);
 }
 
-_public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata) {
+/* Note memory or @region declared whole (@fn NULL: withdrawn). Lock held. */
+static int note_region_locked(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata) {
         ClientReclaimer *v = NULL;
         size_t i;
-        int r;
 
-        if (!m)
-                return -EINVAL;
-        if (m->bus)
-                return client_bus_unsupported(m, "reclaim requests");
-        pthread_mutex_lock(&m->lock);
-        r = client_ensure_connected(m);
-        if (r >= 0)
-                r = set_reclaimable_locked(m, region, NULL, !!fn);
-        if (r < 0)
-                goto out;
         for (i = 0; i < m->n_reclaimers; i++)
                 if (region_same(m->reclaimers[i].region, region))
                         break;
@@ -72,7 +65,7 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
                         free(m->reclaimers[i].region);
                         m->reclaimers[i] = m->reclaimers[--m->n_reclaimers];
                 }
-                goto out;
+                return 0;
         }
         if (i == m->n_reclaimers) {
                 char *copy = client_region_is_memory(region) ? NULL : strdup(region);
@@ -82,8 +75,7 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
                         free(copy);
                         if (v)
                                 m->reclaimers = v;
-                        r = client_error(m, -ENOMEM, NULL, NULL);
-                        goto out;
+                        return client_error(m, -ENOMEM, NULL, NULL);
                 }
                 m->reclaimers = v;
                 m->reclaimers[m->n_reclaimers++] = (ClientReclaimer) { .region = copy };
@@ -91,37 +83,23 @@ _public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_rec
         m->reclaimers[i].fn = fn;
         m->reclaimers[i].userdata = userdata;
         m->reclaimers[i].items = 0;
-out:
-        pthread_mutex_unlock(&m->lock);
-        return r;
+        return 0;
 }
 
-_public_ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_fn fn, void *userdata) {
+/* Note memory's stat item @item declared (@fn NULL: withdrawn). Lock held. */
+static int note_item_locked(memacct *m, int item, memacct_reclaim_fn fn, void *userdata) {
         ClientReclaimer *v;
         size_t i;
-        int r;
 
-        if (!m || item < 0 || item >= MEMACCT_STAT_MAX)
-                return client_error(m, -EINVAL, "invalid argument", NULL);
-        if (m->bus)
-                return client_bus_unsupported(m, "reclaim requests");
-        pthread_mutex_lock(&m->lock);
-        r = client_ensure_connected(m);
-        if (r >= 0)
-                r = set_reclaimable_locked(m, NULL, memacct_stat_to_string(item), !!fn);
-        if (r < 0)
-                goto out;
         for (i = 0; i < m->n_reclaimers; i++)
                 if (client_region_is_memory(m->reclaimers[i].region))
                         break;
         if (i == m->n_reclaimers) {
                 if (!fn)
-                        goto out;
+                        return 0;
                 v = realloc(m->reclaimers, (m->n_reclaimers + 1) * sizeof(*v));
-                if (!v) {
-                        r = client_error(m, -ENOMEM, NULL, NULL);
-                        goto out;
-                }
+                if (!v)
+                        return client_error(m, -ENOMEM, NULL, NULL);
                 m->reclaimers = v;
                 m->reclaimers[m->n_reclaimers++] = (ClientReclaimer) { .items = 0 };
         }
@@ -136,24 +114,63 @@ _public_ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_
                 if (!m->reclaimers[i].items)
                         m->reclaimers[i] = m->reclaimers[--m->n_reclaimers];
         }
-out:
+        return 0;
+}
+
+int client_reclaim_note_locked(memacct *m, const char *region, int item, memacct_reclaim_fn fn,
+                               void *userdata) {
+        return item < 0 ? note_region_locked(m, region, fn, userdata) : note_item_locked(m, item, fn, userdata);
+}
+
+/* Both public declarations on the socket: SetReclaimable, then the note. */
+static int set_reclaimable_socket(memacct *m, const char *region, int item, memacct_reclaim_fn fn,
+                                  void *userdata) {
+        int r;
+
+        pthread_mutex_lock(&m->lock);
+        r = client_ensure_connected(m);
+        if (r >= 0)
+                r = set_reclaimable_locked(m, item < 0 ? region : NULL,
+                                           item < 0 ? NULL : memacct_stat_to_string(item), !!fn);
+        if (r >= 0)
+                r = client_reclaim_note_locked(m, region, item, fn, userdata);
         pthread_mutex_unlock(&m->lock);
         return r;
 }
 
-void client_reclaim_queue(memacct *m, const Memacct__V1__ReclaimRequest *rq) {
-        ClientReclaimAsk *v;
-        char *region = NULL;
+_public_ int memacct_set_reclaimable(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata) {
+        if (!m)
+                return -EINVAL;
+        if (m->bus)
+                return m->bus->set_reclaimable(m, region, -1, fn, userdata);
+        return set_reclaimable_socket(m, region, -1, fn, userdata);
+}
 
-        if (rq->region && *rq->region && !(region = strdup(rq->region)))
+_public_ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_fn fn, void *userdata) {
+        if (!m || item < 0 || item >= MEMACCT_STAT_MAX)
+                return client_error(m, -EINVAL, "invalid argument", NULL);
+        if (m->bus)
+                return m->bus->set_reclaimable(m, NULL, item, fn, userdata);
+        return set_reclaimable_socket(m, NULL, item, fn, userdata);
+}
+
+void client_reclaim_ask_queue(memacct *m, uint64_t id, const char *region, uint64_t bytes) {
+        ClientReclaimAsk *v;
+        char *copy = NULL;
+
+        if (region && *region && !(copy = strdup(region)))
                 return;
         v = realloc(m->reclaim_q, (m->n_reclaim_q + 1) * sizeof(*v));
         if (!v) {
-                free(region);
+                free(copy);
                 return;
         }
         m->reclaim_q = v;
-        v[m->n_reclaim_q++] = (ClientReclaimAsk) { .id = rq->id, .bytes = rq->bytes, .region = region };
+        v[m->n_reclaim_q++] = (ClientReclaimAsk) { .id = id, .bytes = bytes, .region = copy };
+}
+
+void client_reclaim_queue(memacct *m, const Memacct__V1__ReclaimRequest *rq) {
+        client_reclaim_ask_queue(m, rq->id, rq->region, rq->bytes);
 }
 
 /* The next request and its reclaimer, taken off the queue. Lock held. */
@@ -170,34 +187,49 @@ static bool next_ask(memacct *m, ClientReclaimAsk *ret, ClientReclaimer *ret_who
         return true;
 }
 
+/* ReclaimDone of request @id, over the handle's transport. Takes the lock. */
+static int answer(memacct *m, uint64_t id, bool cannot) {
+        Memacct__V1__ReclaimDone done = MEMACCT__V1__RECLAIM_DONE__INIT;
+        Request req = MEMACCT__V1__REQUEST__INIT;
+        int r = 0;
+
+        if (m->bus)
+                return m->bus->reclaim_done(m, id, cannot);
+        done.has_id = done.has_cannot = true;
+        done.id = id;
+        done.cannot = cannot;
+        req.op_case = MEMACCT__V1__REQUEST__OP_RECLAIM_DONE;
+        req.reclaim_done = &done;
+        pthread_mutex_lock(&m->lock);
+        /* A broken connection: the session, and the request, are gone. */
+        if (m->conn.fd >= 0)
+                r = client_call_locked(m, &req, -1, NULL);
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}
+
 int client_reclaim_serve(memacct *m) {
         ClientReclaimAsk ask;
         ClientReclaimer who;
         int n = 0, r = 0;
 
-        pthread_mutex_lock(&m->lock);
-        while (r >= 0 && next_ask(m, &ask, &who)) {
-                Memacct__V1__ReclaimDone done = MEMACCT__V1__RECLAIM_DONE__INIT;
-                Request req = MEMACCT__V1__REQUEST__INIT;
+        for (;;) {
                 int64_t given = 0;
+                bool got;
 
-                if (who.fn) {
-                        pthread_mutex_unlock(&m->lock);
+                pthread_mutex_lock(&m->lock);
+                got = next_ask(m, &ask, &who);
+                pthread_mutex_unlock(&m->lock);
+                if (!got)
+                        break;
+                if (who.fn)
                         given = who.fn(m, ask.bytes, ask.region, who.userdata);
-                        pthread_mutex_lock(&m->lock);
-                }
                 free(ask.region);
-                done.has_id = done.has_cannot = true;
-                done.id = ask.id;
-                done.cannot = given <= 0;
-                req.op_case = MEMACCT__V1__REQUEST__OP_RECLAIM_DONE;
-                req.reclaim_done = &done;
-                /* A broken connection: the session, and the request, are gone. */
-                if (m->conn.fd >= 0)
-                        r = client_call_locked(m, &req, -1, NULL);
+                r = answer(m, ask.id, given <= 0);
                 n++;
+                if (r < 0)
+                        break;
         }
-        pthread_mutex_unlock(&m->lock);
         return r < 0 ? r : n;
 }
 
@@ -234,7 +266,7 @@ _public_ int memacct_fd(memacct *m) {
         if (!m)
                 return -EINVAL;
         if (m->bus)
-                return client_bus_unsupported(m, "reclaim requests");
+                return m->bus->fd(m);
         pthread_mutex_lock(&m->lock);
         fd = m->conn.fd >= 0 ? m->conn.fd : -ENOTCONN;
         pthread_mutex_unlock(&m->lock);
@@ -248,7 +280,7 @@ _public_ int memacct_process(memacct *m, int timeout_msec) {
         if (!m)
                 return -EINVAL;
         if (m->bus)
-                return client_bus_unsupported(m, "reclaim requests");
+                return m->bus->process(m, timeout_msec);
         deadline = client_deadline_nsec(timeout_msec);
         for (;;) {
                 struct pollfd pfd;
@@ -283,7 +315,7 @@ _public_ int memacct_reclaim(memacct *m, const char *path, const char *region, u
         if (!m || !path)
                 return client_error(m, -EINVAL, "invalid argument", NULL);
         if (m->bus)
-                return client_bus_unsupported(m, "reclaim");
+                return m->bus->reclaim(m, path, region, bytes, ret_released);
         rc.path = (char *) path;
         rc.region = (char *) region;
         rc.has_bytes = true;

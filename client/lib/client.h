@@ -101,6 +101,17 @@ typedef struct BusOps {
                               unsigned flags);
         int (*subscribe_region)(memacct *m, const char *path, const char *region);
         int (*event_region)(memacct *m, const char **ret);
+        /* Reclaim (client-reclaim.c dispatches to these): a declaration,
+         * @item < 0 for @region whole, else memory's stat item @item; the
+         * answer to a request, once its callback returned; memacct_fd(),
+         * memacct_process() and memacct_reclaim(). */
+        int (*set_reclaimable)(memacct *m, const char *region, int item, memacct_reclaim_fn fn,
+                               void *userdata);
+        int (*reclaim_done)(memacct *m, uint64_t id, bool cannot);
+        int (*fd)(memacct *m);
+        int (*process)(memacct *m, int timeout_msec);
+        int (*reclaim)(memacct *m, const char *path, const char *region, uint64_t bytes,
+                       uint64_t *ret_released);
         /* Leave the bus and free the transport's state (memacct_close()). */
         void (*close)(memacct *m);
 } BusOps;

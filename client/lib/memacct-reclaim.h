@@ -32,12 +32,13 @@ typedef int64_t (*memacct_reclaim_fn)(memacct *m, uint64_t bytes, const char *re
  * memacct_set_reclaimable() - the session's charges in @region (NULL or
  * "memory": memory's) can be given back: @fn is called when the daemon
  * asks for them; NULL withdraws it. Renewed after a reconnection. The
- * requests arrive on the socket: poll memacct_fd() and call
- * memacct_process(), or wait in memacct_next_event(), which serves them
- * too. A client that takes longer than the daemon's deadline (1 s) to
- * answer counts late and is asked no more until it answers.
- * Return: 0; -ENOENT (no such region); -ENOMEM; -EOPNOTSUPP (a bus
- * handle: reclaim requests go over the socket only).
+ * requests arrive on the socket, or on a bus handle as ReclaimRequest
+ * signals: poll memacct_fd() and call memacct_process(), or wait in
+ * memacct_next_event(), which serves them too. A client that takes longer
+ * than the daemon's deadline (1 s) to answer counts late and is asked no
+ * more until it answers.
+ * Return: 0; -ENOENT (no such region); -ENOMEM; -EOPNOTSUPP (a daemon
+ * whose bus has no SetReclaimable).
  */
 int memacct_set_reclaimable(memacct *m, const char *region, memacct_reclaim_fn fn, void *userdata);
 
@@ -55,7 +56,9 @@ int memacct_set_reclaimable_stat(memacct *m, int item, memacct_reclaim_fn fn, vo
 /**
  * memacct_fd() - the descriptor to poll for POLLIN before memacct_process()
  * (an event loop's): it changes with a reconnection, so take it again
- * after each memacct_process(). Return: it; -ENOTCONN; -EOPNOTSUPP (bus).
+ * after each memacct_process(). On a bus handle it stays the same, and is
+ * readable too when a call of the handle read a request off the bus.
+ * Return: it; -ENOTCONN; -EMFILE and the like (bus: the descriptor made).
  */
 int memacct_fd(memacct *m);
 
@@ -74,7 +77,8 @@ int memacct_process(memacct *m, int timeout_msec);
  * split, ignoring @path's own protection; wait for their answers (up to
  * the daemon's deadline) and store what came back in *@ret_released (may
  * be NULL). Who may set @path's limits may ask.
- * Return: 0 (however much came back); -EPERM; -ENOENT; -EOPNOTSUPP (bus).
+ * Return: 0 (however much came back); -EPERM; -ENOENT; -EOPNOTSUPP (a
+ * daemon whose bus has no Reclaim).
  */
 int memacct_reclaim(memacct *m, const char *path, const char *region, uint64_t bytes, uint64_t *ret_released);
 

@@ -108,7 +108,11 @@
  * MEMACCT_UNLIMITED; MEMACCT_EXACT cannot be passed on (the properties
  * carry no such flag), so a group's stat items may be up to the daemon's
  * flush interval old whatever the flags. A group list costs one call for
- * the list and one per group (pipelined). There is no reconnection (memacct_set_reconnect() has
+ * the list and one per group (pipelined). Reclaim works as on the socket
+ * (memacct-reclaim.h: the requests are the daemon's ReclaimRequest
+ * signals, served by memacct_process() and memacct_next_event()), but a
+ * session's reclaimable and reclaim_* read 0 in memacct_list_sessions()
+ * (the bus's ListSessions has no such fields). There is no reconnection (memacct_set_reconnect() has
  * no effect): after a daemon restart the old session is gone, and calls
  * that need it fail. Errors arrive as org.memacct1.Error.* names and map
  * to the errno above; the bus's own AccessDenied is -EPERM, a daemon that

@@ -13,7 +13,9 @@
  * charge belongs to the bus peer and ends with it; subscriptions deliver
  * the Event signals of their subtree and nothing else; and one handle
  * serves several threads at once, a thread asleep in memacct_next_event()
- * included, which must wake for an event another thread's call read.
+ * included, which must wake for an event another thread's call read;
+ * and reclaim works on a bus handle as on the socket
+ * (dbus-client-reclaim.c).
  *
  * Usage is always checked from a socket connection of its own.
  *
@@ -46,6 +48,7 @@
 
 #include "bus-test-util.h"
 #include "dbus-client-operations.h"
+#include "dbus-client-reclaim.h"
 
 /* ---- finding the bus ---- */
 
@@ -512,6 +515,10 @@ int main(void) {
                 cmocka_unit_test(test_same_operations),   cmocka_unit_test(test_same_refusals_nonroot),
                 cmocka_unit_test(test_session),           cmocka_unit_test(test_events),
                 cmocka_unit_test(test_threads),
+                cmocka_unit_test(test_reclaim_both_ways), cmocka_unit_test(test_reclaim_proactive),
+                cmocka_unit_test(test_reclaim_no_wait),   cmocka_unit_test(test_reclaim_cannot),
+                cmocka_unit_test(test_reclaim_region),    cmocka_unit_test(test_reclaim_shared_handle),
+                cmocka_unit_test(test_reclaim_fd_after_call), cmocka_unit_test(test_reclaim_not_from_others),
         };
         const struct CMUnitTest restricted[] = {
                 cmocka_unit_test(test_same_refusals_restricted),
