@@ -17,6 +17,7 @@
  *   vmm SIZE                     the VMM sequence, one line a step
  *   array W H D                  cuArray3DCreate (FLOAT, 1 channel), destroy
  *   fork-child SIZE, exec-child SIZE
+ *   serve                        commands on stdin (cuda-prog-serve.c)
  *
  * A refusal prints "refused <CUDA error name> step=<entry point>" and
  * exits 1; a usage error exits 2. (The subcommands of the pools, VMM and
@@ -381,12 +382,12 @@ int main(int argc, char **argv) {
                 { "nvml-info", cmd_nvml_info },   { "loop", cmd_loop },
                 { "pool", prog_cmd_pool },        { "vmm", prog_cmd_vmm },
                 { "array", prog_cmd_array },      { "fork-child", cmd_fork_child },
-                { "exec-child", cmd_exec_child },
+                { "exec-child", cmd_exec_child }, { "serve", prog_cmd_serve },
         };
         int ret;
 
         if (argc < 2)
-                return prog_usage("a subcommand: alloc info nvml-info loop pool vmm array fork-child exec-child");
+                return prog_usage("a subcommand: alloc info nvml-info loop pool vmm array fork-child exec-child serve");
         for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
                 if (strcmp(argv[1], cmds[i].name) == 0) {
                         ret = cmds[i].fn(argc - 1, argv + 1);

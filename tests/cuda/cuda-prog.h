@@ -33,3 +33,6 @@ int prog_end(int device);
 int prog_cmd_pool(int argc, char **argv);
 int prog_cmd_vmm(int argc, char **argv);
 int prog_cmd_array(int argc, char **argv);
+
+/* cuda-prog-serve.c: commands read from stdin, for the interposer's tests. */
+int prog_cmd_serve(int argc, char **argv);

@@ -70,7 +70,7 @@ lacks() {
 }
 deb() { ls "$tmp"/"$1"_*.deb 2>/dev/null | head -1; }
 
-for p in memacctd libmemacct0 libmemacct-dev memacctctl; do
+for p in memacctd libmemacct0 libmemacct-dev memacctctl memacct-cuda; do
         check "$p was built" test -n "$(deb "$p")"
 done
 [ "$failed" -eq 0 ] || exit 1
@@ -98,6 +98,8 @@ has "$(deb libmemacct-dev)" /usr/include/memacct.h /usr/include/memacct-cgroup.h
 has "$(deb memacctctl)" /usr/bin/memacctctl '/usr/share/man/man1/memacctctl\.1\.gz' \
         /usr/share/bash-completion/completions/memacctctl /usr/share/zsh/vendor-completions/_memacctctl
 lacks "$(deb memacctctl)" /usr/sbin/memacctd
+has "$(deb memacct-cuda)" "$ma/memacct/libmemacct-cuda\.so" '/usr/share/man/man8/libmemacct-cuda\.8\.gz'
+lacks "$(deb memacct-cuda)" "$ma/libmemacct\.so\.0"
 
 # The installed unit names the packaged daemon, and systemd's directory.
 dpkg-deb -x "$(deb memacctd)" "$tmp/root"

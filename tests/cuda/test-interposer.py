@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""libmemacct-cuda.so in front of the stand-in driver, against a real
+memacctd on its socket: CUDA driver API programs (cuda-prog, linked with
+-lcuda as any CUDA program) that do not link libmemacct, charged in the
+GPU's region of their group.
+
+- a refusal at the group's max is CUDA_ERROR_OUT_OF_MEMORY and the driver
+  never allocates; every lookup path is hooked (linked, dlsym on a
+  dlopen()ed driver, cuGetProcAddress);
+- the race: 2 processes x 600M against 1024M, released together, never
+  both succeed (--rounds, 1,000 by default); 8 x 200M against 1000M, at
+  most 5 a round;
+- SIGKILL at random points of 50 clients in tight alloc/free loops, and
+  of holders: usage is what the live ones hold, the daemon answers;
+- the budget (cuMemGetInfo): min(device, max), free never wraps, a forced
+  overage included; a limit changed while a program runs is seen by its
+  next allocation;
+- pools charged by their reserve, a trim gives back; VMM create/release;
+- placement: the environment cannot take a process where it may not go,
+  a child with its environment wiped and a grandchild under setsid stay
+  in their group by their kernel cgroup;
+- 2,048 processes: usage exact.
+
+Usage: test-interposer.py (environment: MEMACCTD, MEMACCTCTL, CUDA_PROG,
+INTERPOSER, STANDIN_LD_LIBRARY_PATH; MEMACCT_CUDA_ROUNDS, MEMACCT_CUDA_CROWD)
+"""
+
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from rawproto import Tally, wait_until  # noqa: E402 (after the path it is found on)
+
+TALLY = Tally()
+check = TALLY.check
+M = 1024 * 1024
+G = 1024 * M
+GPU0 = "nvidia/0000:3b:00.0/vidmem"
+GPU1 = "nvidia/0000:86:00.0/vidmem"
+STOCK_SLACK = 8 * M  # at most two batches of 4 MiB a live client keeps in its stock
+
+ENV = os.environ
+tmp = None
+sock = None
+
+
+def ctl(*args, check_rc=True):
+    env = dict(ENV)
+    env.pop("MEMACCT_GROUP", None)
+    r = subprocess.run([ENV["MEMACCTCTL"], "--socket", sock, *args], capture_output=True, text=True, env=env)
+    if check_rc and r.returncode != 0:
+        raise RuntimeError(f"memacctctl {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def region(path, name=GPU0):
+    d = json.loads(ctl("--json", "show", path).stdout)
+    for r in d.get("regions", []):
+        if r["name"] == name:
+            return r
+    return {"current": 0, "peak": 0, "max": "max", "events": {"max": 0, "oom": 0}}
+
+
+def current(path, name=GPU0):
+    return region(path, name)["current"]
+
+
+def prog_env(group="/job", **extra):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LD_LIBRARY_PATH": ENV["STANDIN_LD_LIBRARY_PATH"],
+        "LD_PRELOAD": ENV["INTERPOSER"],
+        "MEMACCT_CUDA_CONFIG": os.path.join(tmp, "cuda.conf"),
+    }
+    if group:
+        env["MEMACCT_GROUP"] = group
+    env.update(extra)
+    return env
+
+
+def prog(*args, env=None, timeout=60):
+    return subprocess.run([ENV["CUDA_PROG"], *args], capture_output=True, text=True, timeout=timeout,
+                          env=env or prog_env())
+
+
+class Serve:
+    """cuda-prog serve: one line in, one line out."""
+
+    def __init__(self, env=None, preexec_fn=None):
+        self.p = subprocess.Popen([ENV["CUDA_PROG"], "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env or prog_env(),
+                                  preexec_fn=preexec_fn)
+        self.ready = self.p.stdout.readline().strip()
+        self.held = 0
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def read(self):
+        return self.p.stdout.readline().strip()
+
+    def cmd(self, line):
+        self.send(line)
+        return self.read()
+
+    def alloc(self, nbytes):
+        r = self.cmd(f"alloc {nbytes}")
+        if r.startswith("ok"):
+            self.held += nbytes
+        return r
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait()
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.send("quit")
+            except BrokenPipeError:
+                pass
+            self.p.wait(30)
+
+
+def test_refusal_and_lookups():
+    ctl("create", "/job")
+    ctl("set", "/job", f"{GPU0}.max=1G")
+    r = prog("alloc", "600M", "--hold", "0")
+    check(r.returncode == 0 and "allocated" in r.stdout, f"600M fit under 1G: {r.stdout}{r.stderr}")
+    r = prog("alloc", "2G")
+    check(r.returncode == 1 and "CUDA_ERROR_OUT_OF_MEMORY" in r.stdout, f"2G refused: {r.stdout}")
+    check(region("/job")["events"]["max"] >= 1, "a max event in the GPU's region")
+    r = prog("alloc", "2G", "--via-proc-address")
+    check("CUDA_ERROR_OUT_OF_MEMORY" in r.stdout, f"through cuGetProcAddress too: {r.stdout}")
+    # The driver was never asked: the stand-in's capacity (4G) would have taken 2G.
+    r = prog("alloc", "2G", env=prog_env(LD_PRELOAD=""))
+    check(r.returncode == 0, f"without the interposer the driver gives 2G: {r.stdout}")
+    s = Serve()
+    check(s.ready.startswith("ready"), f"serve starts: {s.ready}")
+    check(s.cmd("dlalloc 700M").startswith("ok"), "found by dlsym() on a dlopen()ed driver: charged")
+    check(current("/job") >= 700 * M, f"700M in /job: {current('/job')}")
+    check(s.cmd("dlalloc 400M").startswith("refused"), "and refused past the max that way too")
+    s.cmd("freeall")
+    check(current("/job") <= STOCK_SLACK, f"freed, given back: {current('/job')}")
+    s.close()
+    check(wait_until(lambda: current("/job") == 0, 10), "the process gone, nothing left")
+
+
+def test_budget():
+    s = Serve()
+    info = s.cmd("info")
+    check(info == f"free={1 * G} total={1 * G}", f"budget: total = min(4G device, 1G max): {info}")
+    s.alloc(300 * M)
+    info = dict(kv.split("=") for kv in s.cmd("info").split())
+    check(int(info["total"]) == G and G - 300 * M - STOCK_SLACK <= int(info["free"]) <= G - 300 * M,
+          f"300M used: free about 724M: {info}")
+    # Forced below usage: the max is taken, free is 0, never wraps.
+    ctl("set", "--force", "/job", f"{GPU0}.max=100M")
+    info = dict(kv.split("=") for kv in s.cmd("info").split())
+    check(int(info["total"]) == 100 * M and int(info["free"]) == 0, f"over max: free 0, total 100M: {info}")
+    check(s.cmd("alloc 1M").startswith("refused"), "live resize: the next allocation sees the new max")
+    ctl("set", "/job", f"{GPU0}.max=2G")
+    check(s.cmd("alloc 1G").startswith("ok"), "raised while it runs: 1G more fits at once")
+    info = dict(kv.split("=") for kv in s.cmd("info").split())
+    check(int(info["total"]) == 2 * G, f"total follows the max: {info}")
+    s.close()
+    ctl("set", "/job", f"{GPU0}.max=1G")
+
+
+def test_race(rounds):
+    ctl("create", "/race")
+    ctl("set", "/race", f"{GPU0}.max=1024M")
+    a, b = Serve(prog_env("/race")), Serve(prog_env("/race"))
+    both = one = 0
+    for _ in range(rounds):
+        a.send("alloc 600M")
+        b.send("alloc 600M")
+        ra, rb = a.read(), b.read()
+        ok = ra.startswith("ok") + rb.startswith("ok")
+        both += ok == 2
+        one += ok == 1
+        a.send("freeall")
+        b.send("freeall")
+        a.read()
+        b.read()
+    check(both == 0, f"2 x 600M against 1024M, {rounds} rounds: never both ({both})")
+    check(one == rounds, f"and always one: {one} of {rounds}")
+    a.close()
+    b.close()
+
+    ctl("set", "/race", f"{GPU0}.max=1000M")
+    crowd = [Serve(prog_env("/race")) for _ in range(8)]
+    worst = 0
+    for _ in range(max(rounds // 10, 10)):
+        for s in crowd:
+            s.send("alloc 200M")
+        n = sum(s.read().startswith("ok") for s in crowd)
+        worst = max(worst, n)
+        for s in crowd:
+            s.send("freeall")
+        for s in crowd:
+            s.read()
+    check(0 < worst <= 5, f"8 x 200M against 1000M: at most 5 a round ({worst})")
+    for s in crowd:
+        s.close()
+
+
+def test_sigkill():
+    ctl("create", "/kill")
+    loops = [subprocess.Popen([ENV["CUDA_PROG"], "loop", "100000000", "64M"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=prog_env("/kill")) for _ in range(50)]
+    holders = [Serve(prog_env("/kill")) for _ in range(10)]
+    for h in holders:
+        for _ in range(random.randint(1, 4)):
+            h.alloc(random.choice([16, 32, 64]) * M)
+    time.sleep(0.5)
+    for p in random.sample(loops, len(loops)):
+        time.sleep(random.random() * 0.02)
+        p.kill()
+    for p in loops:
+        p.wait()
+    for h in random.sample(holders, 5):
+        h.kill()
+    live = [h for h in holders if h.p.poll() is None]
+    held = sum(h.held for h in live)
+
+    def settled():
+        return held <= current("/kill") <= held + STOCK_SLACK * len(live)
+
+    check(wait_until(settled, 15),
+          f"after 55 kill -9: usage {current('/kill')} is what the 5 live ones hold ({held}, + their stocks)")
+    check(ctl("info", check_rc=False).returncode == 0, "the daemon answers")
+    for h in live:
+        h.close()
+    check(wait_until(lambda: current("/kill") == 0, 15), f"all gone: 0 ({current('/kill')})")
+
+
+def test_pools_and_vmm():
+    ctl("create", "/pool")
+    ctl("set", "/pool", f"{GPU0}.max=1G")
+    s = Serve(prog_env("/pool"))
+    r = s.cmd("pool 100M")
+    check(r.startswith("ok") and "reserved=104857600" in r, f"a pool allocation: {r}")
+    s.cmd("freeall")
+    check(current("/pool") >= 100 * M, f"freed into the pool: its reserve stays charged ({current('/pool')})")
+    r = s.cmd("trim")
+    check(r == "trimmed reserved=0", f"trimmed: {r}")
+    check(current("/pool") <= STOCK_SLACK, f"the trim gave the reserve back ({current('/pool')})")
+    check(s.cmd("pool 1100M").startswith("refused"), "a pool that would grow past the max is refused")
+    s.close()
+    r = prog("vmm", "64M", env=prog_env("/pool"))
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0, f"the VMM sequence runs: {r.stdout}{r.stderr}")
+    frees = [int(w.split("=")[1]) for line in lines for w in line.split() if w.startswith("free=")]
+    # Each step prints the budget it leaves: from cuMemCreate to cuMemRelease 64M less.
+    check(len(frees) >= 3 and G - 64 * M - STOCK_SLACK <= frees[0] <= G - 64 * M,
+          f"cuMemCreate charged 64M (the budget fell by it): {frees}")
+    check(frees and frees[-1] >= G - STOCK_SLACK, f"cuMemRelease gave it back: {frees}")
+
+
+def test_placement():
+    cg = None
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            hier, ctrl, path = line.rstrip("\n").split(":", 2)
+            if "memory" in ctrl.split(",") or (hier == "0" and cg is None):
+                cg = path
+    ctl("create", "/placed")
+    ctl("create", "/secret")
+    if cg is None:
+        print("SKIP: placement: no memory cgroup line in /proc/self/cgroup")
+        return
+    ctl("rule", "add", cg, "/placed")
+    env = prog_env(None)  # nothing but what the interposer needs: no MEMACCT_GROUP
+    out = subprocess.run(["setsid", "sh", "-c", f"exec {ENV['CUDA_PROG']} alloc 50M --hold 2 & "
+                          "sleep 1; cat /proc/$!/status | grep -i '^pid'; wait"],
+                         capture_output=True, text=True, env=env, timeout=30)
+    check(out.returncode == 0, f"a grandchild under setsid, environment wiped, allocates: {out.stdout}{out.stderr}")
+    check(region("/placed")["peak"] >= 50 * M, f"it was charged in its cgroup's group: {region('/placed')}")
+    if os.getuid() == 0:
+        nobody = dict(prog_env("/secret"))
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            ENV["CUDA_PROG"], "alloc", "30M", "--hold", "0"],
+                           capture_output=True, text=True, env=nobody, timeout=30)
+        check(region("/secret")["peak"] == 0,
+              f"MEMACCT_GROUP=/secret took nobody nowhere it may not go: {r.stdout}{r.stderr}")
+    ctl("rule", "remove", cg)
+
+
+def test_crowd(n):
+    ctl("create", "/crowd")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 3 * n + 64:
+        print(f"SKIP: {n} processes: the file limit ({hard}) is too low")
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    crowd = []
+    try:
+        for _ in range(n):
+            crowd.append(Serve(prog_env("/crowd")))
+        ok = sum(s.alloc(M).startswith("ok") for s in crowd)
+        check(ok == n, f"{n} processes each allocate 1M: {ok}")
+        held = sum(s.held for s in crowd)
+        check(held <= current("/crowd") <= held + n * STOCK_SLACK,
+              f"usage of {n} processes: {current('/crowd')} for {held} held")
+        for s in crowd:
+            s.cmd("freeall")
+        check(current("/crowd") <= n * STOCK_SLACK, "all freed")
+    finally:
+        for s in crowd:
+            s.close()
+    check(wait_until(lambda: current("/crowd") == 0, 30), f"{n} processes gone: exactly 0 ({current('/crowd')})")
+
+
+def main():
+    global tmp, sock
+    for var in ("MEMACCTD", "MEMACCTCTL", "CUDA_PROG", "INTERPOSER", "STANDIN_LD_LIBRARY_PATH"):
+        if not ENV.get(var):
+            print(f"SKIP: {var} is not set")
+            return 77
+    rounds = int(ENV.get("MEMACCT_CUDA_ROUNDS", "1000"))
+    crowd = int(ENV.get("MEMACCT_CUDA_CROWD", "2048"))
+    tmp = tempfile.mkdtemp(prefix="memacct-cuda.")
+    os.chmod(tmp, 0o755)
+    sock = os.path.join(tmp, "s.sock")
+    with open(os.path.join(tmp, "cuda.conf"), "w") as f:
+        f.write(f"[interposer]\nsocket = {sock}\non-unreachable = deny\n")
+    os.chmod(os.path.join(tmp, "cuda.conf"), 0o644)
+    conf = os.path.join(tmp, "memacctd.conf")
+    with open(conf, "w") as f:
+        f.write(f"[limits]\nsessions-per-uid = {crowd + 256}\nconnections-per-uid = {crowd + 256}\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    log = open(os.path.join(tmp, "daemon.log"), "w+")
+    daemon = subprocess.Popen([ENV["MEMACCTD"], "--socket", sock, "--state-dir", os.path.join(tmp, "state"),
+                               "--config", conf, "--bus", "none"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        if not wait_until(lambda: os.path.exists(sock) or daemon.poll() is not None, 30) or daemon.poll():
+            raise RuntimeError("memacctd did not start")
+        os.chmod(sock, 0o666)
+        ctl("region", "add", GPU0, "capacity=4G")
+        ctl("region", "add", GPU1, "capacity=4G")
+        test_refusal_and_lookups()
+        test_budget()
+        test_race(rounds)
+        test_sigkill()
+        test_pools_and_vmm()
+        test_placement()
+        test_crowd(crowd)
+    except Exception as e:  # counted, and the daemon still stopped
+        import traceback
+        traceback.print_exc()
+        check(False, f"stopped early: {type(e).__name__}: {e}")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            rc = daemon.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            rc = daemon.wait()
+        check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
+        if TALLY.failed:
+            log.seek(0)
+            sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return TALLY.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
