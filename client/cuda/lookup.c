@@ -36,7 +36,7 @@ static const MaHook hooks[] = {
 };
 #undef MA_HOOK_ROW
 
-const MaHook *ma_hook_by_symbol(const char *symbol) {
+MA_NO_SANITIZE const MaHook *ma_hook_by_symbol(const char *symbol) {
         if (!symbol || symbol[0] != 'c' || symbol[1] != 'u')
                 return NULL;
         for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
@@ -87,7 +87,7 @@ _public_ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersi
 }
 
 /* Any handle but RTLD_NEXT: the real answer, or the hook of a hooked entry point. */
-static void *lookup(void *handle, const char *symbol) {
+MA_NO_SANITIZE static void *lookup(void *handle, const char *symbol) {
         void *fn = ma_real_dlsym(handle, symbol);
         const MaHook *h;
 
@@ -106,7 +106,7 @@ static void *lookup(void *handle, const char *symbol) {
 #define MA_TAIL_FN __attribute__((optimize("O2", "optimize-sibling-calls")))
 #endif
 
-_public_ MA_TAIL_FN void *dlsym(void *handle, const char *symbol) {
+_public_ MA_TAIL_FN MA_NO_SANITIZE void *dlsym(void *handle, const char *symbol) {
         if (handle == RTLD_NEXT) {
                 MaDlsymFn fn = ma_glibc_dlsym();
 

@@ -20,19 +20,19 @@ MaReal ma_real;
 static MaDlsymFn real_dlsym;
 static pthread_once_t real_dlsym_once = PTHREAD_ONCE_INIT;
 
-static void find_real_dlsym(void) {
+MA_NO_SANITIZE static void find_real_dlsym(void) {
         static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0" };
 
         for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !real_dlsym; i++)
                 real_dlsym = (MaDlsymFn) dlvsym(RTLD_NEXT, "dlsym", versions[i]);
 }
 
-MaDlsymFn ma_glibc_dlsym(void) {
+MA_NO_SANITIZE MaDlsymFn ma_glibc_dlsym(void) {
         (void) pthread_once(&real_dlsym_once, find_real_dlsym);
         return real_dlsym;
 }
 
-void *ma_real_dlsym(void *handle, const char *symbol) {
+MA_NO_SANITIZE void *ma_real_dlsym(void *handle, const char *symbol) {
         MaDlsymFn fn = ma_glibc_dlsym();
 
         return fn ? fn(handle, symbol) : NULL;

@@ -35,6 +35,17 @@ void *ma_real_get(void *_Atomic *slot, const char *name);
 /** ma_real_dlsym() - glibc's dlsym(), not the interposer's. */
 void *ma_real_dlsym(void *handle, const char *symbol);
 
+/*
+ * The path of dlsym() is not instrumented in a sanitizer build:
+ * the sanitizers' runtime resolves its interceptors with it before it has
+ * set itself up, and the interposer, preloaded, answers that call.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
+#define MA_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#else
+#define MA_NO_SANITIZE
+#endif
+
 /** ma_glibc_dlsym() - glibc's dlsym() itself, for a tail call (NULL: not found). */
 typedef void *(*MaDlsymFn)(void *handle, const char *symbol);
 MaDlsymFn ma_glibc_dlsym(void);
