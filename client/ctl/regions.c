@@ -21,6 +21,7 @@
 #include "options.h"
 #include "output.h"
 #include "parse-size.h"
+#include "gpu-probe.h"
 #include "regions.h"
 
 /* At most this many regions one set names: the daemon has 31 device regions. */
@@ -235,8 +236,12 @@ int region_verb_main(memacct **mp, int argc, char **argv, int (*connect)(memacct
                         return usage_error("region add NAME [capacity=SIZE]");
                 if (argc == 4 && (strncmp(argv[3], "capacity=", 9) != 0 || parse_size(argv[3] + 9, &capacity) < 0))
                         return usage_error("region add: expected capacity=SIZE or capacity=max, got '%s'", argv[3]);
+        } else if (strcmp(sub, "probe") == 0) {
+                if (argc != 2)
+                        return usage_error("region probe: too many arguments");
+                return gpu_probe(mp, connect);
         } else
-                return usage_error("region: expected add, remove or list");
+                return usage_error("region: expected add, remove, list or probe");
         r = connect(mp);
         if (r != 0)
                 return r;

@@ -84,6 +84,21 @@ static memacct *get_session(void) {
         return m;
 }
 
+int ma_region_of_pci(const char *pci, char *buf, size_t size) {
+        char id[32];
+        size_t n = strlen(pci);
+
+        /* NVML's bus id has an 8-digit domain; the kernel's and the driver's 4. */
+        if (n == 16 && strncmp(pci, "0000", 4) == 0)
+                pci += 4;
+        snprintf(id, sizeof(id), "%s", pci);
+        for (char *p = id; *p; p++)
+                if (*p >= 'A' && *p <= 'Z')
+                        *p = (char) (*p - 'A' + 'a');
+        snprintf(buf, size, "nvidia/%s/vidmem", id);
+        return 0;
+}
+
 /* The region of @device: nvidia/<its PCI bus id, lower case>/vidmem. */
 static int region_name(int device, char *buf, size_t size) {
         ma_cuDeviceGetPCIBusId_fn get = MA_REAL(cuDeviceGetPCIBusId);
@@ -91,11 +106,7 @@ static int region_name(int device, char *buf, size_t size) {
 
         if (!get || get(pci, (int) sizeof(pci), device) != MA_CUDA_SUCCESS)
                 return -ENODEV;
-        for (char *p = pci; *p; p++)
-                if (*p >= 'A' && *p <= 'Z')
-                        *p = (char) (*p - 'A' + 'a');
-        snprintf(buf, size, "nvidia/%s/vidmem", pci);
-        return 0;
+        return ma_region_of_pci(pci, buf, size);
 }
 
 static int device_item(memacct *m, int device) {
@@ -170,17 +181,16 @@ static bool region_of(memacct *m, const char *path, const char *region, uint64_t
         return found;
 }
 
-int ma_budget(int device, size_t *free, size_t *total) {
-        char path[MEMACCT_PATH_MAX + 1], region[96];
+/* The tightest max over the attached group in @region, and what it still admits. */
+static int limits_of(const char *region, uint64_t *ret_limit, uint64_t *ret_room) {
+        char path[MEMACCT_PATH_MAX + 1];
         uint64_t limit = UINT64_MAX, room = UINT64_MAX;
         memacct *m = get_session();
         int r;
 
-        if (!m || device < 0 || device >= MA_DEVICES_MAX)
+        if (!m)
                 return -ENOTCONN;
-        r = region_name(device, region, sizeof(region));
-        if (r >= 0)
-                r = memacct_attached_group(m, path, sizeof(path));
+        r = memacct_attached_group(m, path, sizeof(path));
         if (r < 0)
                 return r;
         /* The group and every ancestor: the tightest max, and what it admits. */
@@ -199,10 +209,42 @@ int ma_budget(int device, size_t *free, size_t *total) {
                 else
                         *slash = '\0';
         }
+        *ret_limit = limit;
+        *ret_room = room;
+        return 0;
+}
+
+int ma_budget(int device, size_t *free, size_t *total) {
+        uint64_t limit, room;
+        char region[96];
+        int r;
+
+        if (device < 0 || device >= MA_DEVICES_MAX)
+                return -ENODEV;
+        r = region_name(device, region, sizeof(region));
+        if (r >= 0)
+                r = limits_of(region, &limit, &room);
+        if (r < 0)
+                return r;
         if (limit < *total)
                 *total = (size_t) limit;
         if (room < *free)
                 *free = (size_t) room;
+        if (*free > *total)
+                *free = *total;
+        return 0;
+}
+
+int ma_budget_region(const char *region, unsigned long long *free, unsigned long long *total) {
+        uint64_t limit, room;
+        int r = limits_of(region, &limit, &room);
+
+        if (r < 0)
+                return r;
+        if (limit < *total)
+                *total = limit;
+        if (room < *free)
+                *free = room;
         if (*free > *total)
                 *free = *total;
         return 0;

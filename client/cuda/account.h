@@ -43,6 +43,12 @@ void ma_uncharge(int device, uint64_t bytes);
  */
 int ma_budget(int device, size_t *free, size_t *total);
 
+/** ma_budget_region() - ma_budget() of the GPU whose region is @region, in NVML's units. */
+int ma_budget_region(const char *region, unsigned long long *free, unsigned long long *total);
+
+/** ma_region_of_pci() - the region of the GPU at PCI bus id @pci ("0000:3B:00.0", any case, NVML's 8-digit domain too) into @buf. */
+int ma_region_of_pci(const char *pci, char *buf, size_t size);
+
 /** ma_device_of_current() - the device of the calling thread's current context; -1 without one. */
 int ma_device_of_current(void);
 

@@ -26,9 +26,10 @@
 #include <string.h>
 
 #include "hooks.h"
+#include "nvml-abi.h"
 #include "real.h"
 
-/* The hooks by exported name. */
+/* The driver's hooks by exported name. */
 #define MA_HOOK_ROW(name, params, args) { #name, (void *) name, &ma_real.name },
 static const MaHook hooks[] = {
         MA_CUDA_HOOKS(MA_HOOK_ROW)
@@ -36,12 +37,26 @@ static const MaHook hooks[] = {
 };
 #undef MA_HOOK_ROW
 
+/* NVML's (hooks-nvml.c), found by dlsym() only. */
+static const MaHook nvml_hooks[] = {
+        { "nvmlDeviceGetMemoryInfo", (void *) nvmlDeviceGetMemoryInfo, NULL },
+        { "nvmlDeviceGetMemoryInfo_v2", (void *) nvmlDeviceGetMemoryInfo_v2, NULL },
+};
+
+MA_NO_SANITIZE static const MaHook *find(const MaHook *v, size_t n, const char *symbol) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i].name, symbol) == 0)
+                        return &v[i];
+        return NULL;
+}
+
 MA_NO_SANITIZE const MaHook *ma_hook_by_symbol(const char *symbol) {
-        if (!symbol || symbol[0] != 'c' || symbol[1] != 'u')
+        if (!symbol)
                 return NULL;
-        for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
-                if (strcmp(hooks[i].name, symbol) == 0)
-                        return &hooks[i];
+        if (symbol[0] == 'c' && symbol[1] == 'u')
+                return find(hooks, sizeof(hooks) / sizeof(hooks[0]), symbol);
+        if (strncmp(symbol, "nvml", 4) == 0)
+                return find(nvml_hooks, sizeof(nvml_hooks) / sizeof(nvml_hooks[0]), symbol);
         return NULL;
 }
 

@@ -39,17 +39,21 @@ MA_NO_SANITIZE void *ma_real_dlsym(void *handle, const char *symbol) {
 }
 
 void *ma_real_get(void *_Atomic *slot, const char *name) {
+        return ma_real_get_from(slot, name, "libcuda.so.1");
+}
+
+void *ma_real_get_from(void *_Atomic *slot, const char *name, const char *soname) {
         void *fn = atomic_load_explicit(slot, memory_order_acquire);
         void *lib;
 
         if (fn)
                 return fn;
-        /* Linked against the driver, or preloaded ahead of a program that was. */
+        /* Linked against the library, or preloaded ahead of a program that was. */
         fn = ma_real_dlsym(RTLD_NEXT, name);
         if (!fn) {
                 /* Loaded later by the program (dlopen): found by its name,
                  * without loading it (a hook is only called once it is). */
-                lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+                lib = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
                 if (lib) {
                         fn = ma_real_dlsym(lib, name);
                         dlclose(lib);

@@ -32,6 +32,9 @@ extern MaReal ma_real;
 
 void *ma_real_get(void *_Atomic *slot, const char *name);
 
+/** ma_real_get_from() - ma_real_get() of another library, @soname ("libnvidia-ml.so.1"). */
+void *ma_real_get_from(void *_Atomic *slot, const char *name, const char *soname);
+
 /** ma_real_dlsym() - glibc's dlsym(), not the interposer's. */
 void *ma_real_dlsym(void *handle, const char *symbol);
 

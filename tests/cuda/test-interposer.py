@@ -13,8 +13,9 @@ GPU's region of their group.
   most 5 a round;
 - SIGKILL at random points of 50 clients in tight alloc/free loops, and
   of holders: usage is what the live ones hold, the daemon answers;
-- the budget (cuMemGetInfo): min(device, max), free never wraps, a forced
-  overage included; a limit changed while a program runs is seen by its
+- region probe: a region per GPU NVML reports;
+- the budget (cuMemGetInfo, NVML): min(device, max), free never wraps, a
+  forced overage included; a limit changed while a program runs is seen by its
   next allocation;
 - pools charged by their reserve, a trim gives back; VMM create/release;
 - placement: the environment cannot take a process where it may not go;
@@ -149,6 +150,25 @@ class Serve:
             self.p.wait(30)
 
 
+def test_probe():
+    """memacctctl region probe registers each GPU NVML reports, by its PCI bus id."""
+    env = dict(ENV, LD_LIBRARY_PATH=ENV["STANDIN_LD_LIBRARY_PATH"])
+    env.pop("MEMACCT_GROUP", None)
+    r = subprocess.run([ENV["MEMACCTCTL"], "--socket", sock, "region", "probe"], capture_output=True, text=True,
+                       env=env)
+    check(r.returncode == 0 and r.stdout.split("\n")[:2] == [f"{GPU0} {4 * G}", f"{GPU1} {4 * G}"],
+          f"region probe: both stand-in GPUs, 4G each: {r.stdout}{r.stderr}")
+    r = subprocess.run([ENV["MEMACCTCTL"], "--socket", sock, "region", "probe"], capture_output=True, text=True,
+                       env=env)
+    check(r.returncode == 0, f"probing again changes nothing: {r.stderr}")
+    regions = {x["name"]: x["capacity"] for x in json.loads(ctl("--json", "region", "list").stdout)}
+    check(regions.get(GPU0) == 4 * G and regions.get(GPU1) == 4 * G, f"listed: {regions}")
+    env["LD_LIBRARY_PATH"] = ""
+    r = subprocess.run([ENV["MEMACCTCTL"], "--socket", sock, "region", "probe"], capture_output=True, text=True,
+                       env=env)
+    check(r.returncode == 1 and "no NVIDIA driver" in r.stderr, f"without NVML: said so: {r.stderr}")
+
+
 def test_refusal_and_lookups():
     ctl("create", "/job")
     ctl("set", "/job", f"{GPU0}.max=1G")
@@ -190,6 +210,10 @@ def test_budget():
     check(s.cmd("alloc 1G").startswith("ok"), "raised while it runs: 1G more fits at once")
     info = dict(kv.split("=") for kv in s.cmd("info").split())
     check(int(info["total"]) == 2 * G, f"total follows the max: {info}")
+    r = prog("nvml-info")
+    nv = dict(kv.split("=") for kv in r.stdout.split())
+    check(r.returncode == 0 and int(nv["total"]) == 2 * G and int(nv["free"]) <= G,
+          f"NVML (dlopen, dlsym) answers the same budget: {r.stdout}{r.stderr}")
     s.close()
     ctl("set", "/job", f"{GPU0}.max=1G")
 
@@ -376,8 +400,7 @@ def main():
         if not wait_until(lambda: os.path.exists(sock) or daemon.poll() is not None, 30) or daemon.poll():
             raise RuntimeError("memacctd did not start")
         os.chmod(sock, 0o666)
-        ctl("region", "add", GPU0, "capacity=4G")
-        ctl("region", "add", GPU1, "capacity=4G")
+        test_probe()
         test_refusal_and_lookups()
         test_budget()
         test_race(rounds)
