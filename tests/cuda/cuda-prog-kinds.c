@@ -130,7 +130,7 @@ int prog_cmd_vmm(int argc, char **argv) {
 
 /* A FLOAT array of one channel: the bytes it takes, as cuMemGetInfo sees them. */
 int prog_cmd_array(int argc, char **argv) {
-        CUDA_ARRAY3D_DESCRIPTOR desc;
+        struct ma_cuda_array3d_descriptor desc; /* cuda-abi.h's layout of CUDA_ARRAY3D_DESCRIPTOR */
         size_t dims[3], free_before, free_during, total;
         CUarray array;
         CUresult r;
@@ -157,7 +157,7 @@ int prog_cmd_array(int argc, char **argv) {
         r = cuMemGetInfo_v2(&free_before, &total);
         if (r != MA_CUDA_SUCCESS)
                 return prog_refused(r, "cuMemGetInfo_v2");
-        r = cuArray3DCreate_v2(&array, &desc);
+        r = cuArray3DCreate_v2(&array, (const CUDA_ARRAY3D_DESCRIPTOR *) (const void *) &desc);
         if (r != MA_CUDA_SUCCESS)
                 return prog_refused(r, "cuArray3DCreate_v2");
         r = cuMemGetInfo_v2(&free_during, &total);
