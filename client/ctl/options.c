@@ -76,7 +76,8 @@ static const char commands[] =
         "  oci-hook create|delete [--prefix PATH]\n"
         "                                  the OCI runtime hook: the state JSON on stdin;\n"
         "                                  the group PATH/<id> (default /containers)\n"
-        "  run [--group PATH | --name NAME] [KEY=SIZE...] [--keep-group] -- CMD [ARG...]\n"
+        "  run [--group PATH | --name NAME] [KEY=SIZE...] [REGION.KEY=SIZE...] [--region REGION]\n"
+        "      [--interposer PATH] [--keep-group] -- CMD [ARG...]\n"
         "                                  CMD in a new group (/run.slice/NAME, or\n"
         "                                  /run.slice/run-PID-RANDOM), removed after it\n";
 
@@ -156,6 +157,7 @@ enum {
         ARG_IGNORE_LOW,
         ARG_RECLAIMABLE,
         ARG_NO_WAIT,
+        ARG_INTERPOSER,
 };
 
 static const struct option options[] = {
@@ -193,6 +195,7 @@ static const struct option options[] = {
         { "user", no_argument, NULL, ARG_USER },
         { "region", required_argument, NULL, ARG_REGION },
         { "ignore-low", no_argument, NULL, ARG_IGNORE_LOW },
+        { "interposer", required_argument, NULL, ARG_INTERPOSER },
         {}
 };
 
@@ -312,6 +315,9 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_IGNORE_LOW:
                         arg.ignore_low = true;
                         break;
+                case ARG_INTERPOSER:
+                        arg.interposer = optarg;
+                        break;
                 case ':':
                         /* optind is past the option, whether "--stat" or "-x". */
                         return usage_error("option '%s' requires an argument", argv[optind - 1]);
@@ -383,13 +389,13 @@ bool options_allowed(const char *verb) {
                 return usage_error("-P: only for show"), false;
         if (arg.confine && strcmp(verb, "rule") != 0)
                 return usage_error("--confine: only for rule add"), false;
-        if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
-                return usage_error("--group, --name and --keep-group: only for run"), false;
+        if ((arg.group || arg.name || arg.keep_group || arg.interposer) && strcmp(verb, "run") != 0)
+                return usage_error("--group, --name, --keep-group and --interposer: only for run"), false;
         if (arg.region && !verb_in(verb, (const char *const[]) { "charge", "uncharge", "hold", "reset-peak", "show",
                                                                   "tree", "top", "watch", "transfer",
-                                                                  "evict-valuable", "reclaim", NULL }))
+                                                                  "evict-valuable", "reclaim", "run", NULL }))
                 return usage_error("--region: only for charge, uncharge, hold, reset-peak, show, tree, top, "
-                                   "watch, transfer, evict-valuable and reclaim"), false;
+                                   "watch, transfer, evict-valuable, reclaim and run"), false;
         if (arg.region && arg.stat)
                 return usage_error("--stat and --region exclude each other: stat items are memory's"), false;
         if (arg.ignore_low && strcmp(verb, "evict-valuable") != 0)

@@ -38,6 +38,7 @@ typedef struct CtlOptions {
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */
+        const char *interposer; /* run --interposer: libmemacct-cuda.so elsewhere than installed */
         /* top: strings checked by top.c, which knows what they mean */
         const char *top_order, *top_depth, *top_interval, *top_iterations;
         bool batch, raw;

@@ -42,6 +42,8 @@
 #include "options.h"
 #include "output.h"
 #include "parse-size.h"
+#include "regions.h"
+#include "run-cgroup.h"
 #include "run.h"
 
 /* The signals passed on to the command, as systemd-run --scope and
@@ -70,17 +72,25 @@ static void forwarded_sigset(sigset_t *set) {
                 sigaddset(set, forwarded[i]);
 }
 
-/* Leading KEY=SIZE words, as `create` takes them; *@ret_n is how many. */
-static int parse_limits(int argc, char **argv, memacct_limits *l, int *ret_n) {
+/* Leading KEY=SIZE words, as `create` takes them, and REGION.KEY=SIZE
+ * words of device regions, as `set` takes them; *@ret_n is how many. */
+static int parse_limits(int argc, char **argv, memacct_limits *l, RegionSettings **rs, int *ret_n) {
         int i;
 
         for (i = 0; i < argc; i++) {
                 const char *eq = strchr(argv[i], '=');
                 unsigned bit = eq ? limit_by_name(argv[i], (size_t) (eq - argv[i])) : 0;
                 uint64_t v;
+                int r;
 
-                if (bit == 0)
-                        break;
+                if (bit == 0) {
+                        r = region_setting_parse(argv[i], rs);
+                        if (r == 0)
+                                break;
+                        if (r != 1)
+                                return r;
+                        continue;
+                }
                 if (parse_size(eq + 1, &v) < 0)
                         return usage_error("run: invalid size in '%s'", argv[i]);
                 limits_set(l, bit, v);
@@ -155,6 +165,26 @@ static int create_group(memacct *m, char *path, size_t size, const memacct_limit
         return r < 0 ? fail(m, "run: create", path, r) : 0;
 }
 
+#ifndef MEMACCT_INTERPOSER
+#define MEMACCT_INTERPOSER "/usr/lib/memacct/libmemacct-cuda.so"
+#endif
+
+/* The CUDA interposer ahead of whatever the command preloads already. */
+static int preload_interposer(void) {
+        const char *lib = arg.interposer ? arg.interposer : MEMACCT_INTERPOSER;
+        const char *old = getenv("LD_PRELOAD");
+        _cleanup_free_ char *v = NULL;
+
+        if (access(lib, R_OK) < 0) {
+                fprintf(stderr, "memacctctl: run: device memory needs the CUDA interposer, %s: %s\n", lib,
+                        strerror(errno));
+                return -errno;
+        }
+        if (asprintf(&v, "%s%s%s", lib, old && *old ? " " : "", old && *old ? old : "") < 0)
+                return -ENOMEM;
+        return setenv("LD_PRELOAD", v, 1) < 0 ? -errno : 0;
+}
+
 /* The environment the command inherits: the group, and the daemon as we
  * reached it (a relative socket made absolute, so that a command that
  * changes directory still finds it). */
@@ -188,14 +218,17 @@ static int set_environment(const char *path) {
 /* In the child: default dispositions, nothing blocked, then exec; on
  * failure the errno goes up @fd (close-on-exec, so a successful exec
  * sends nothing). */
-static __attribute__((noreturn)) void exec_child(char **cmd, const sigset_t *old, int fd) {
+static __attribute__((noreturn)) void exec_child(char **cmd, const sigset_t *old, int fd, const RunCgroup *cg) {
         int e;
 
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
                 signal(forwarded[i], SIG_DFL);
         sigprocmask(SIG_SETMASK, old, NULL);
-        execvp(cmd[0], cmd);
-        e = errno;
+        /* Before exec: the command's first page is the cgroup's. */
+        e = cg->dir[0] ? -run_cgroup_enter(cg) : 0;
+        if (e == 0)
+                execvp(cmd[0], cmd);
+        e = e ? e : errno;
         (void) !write(fd, &e, sizeof(e));
         _exit(127);
 }
@@ -291,7 +324,7 @@ static int wait_child(pid_t pid, int *ret_status, Watch *w) {
 
 /* Start @cmd and wait for it. Return: its exit status as a shell gives
  * it, or 126/127 when it could not be executed, or < 0. */
-static int spawn_and_wait(char **cmd, Watch *w) {
+static int spawn_and_wait(char **cmd, Watch *w, const RunCgroup *cg) {
         struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
         sigset_t set, old, chld;
         int pipefd[2], status, e = 0, r;
@@ -320,7 +353,7 @@ static int spawn_and_wait(char **cmd, Watch *w) {
         }
         if (pid == 0) {
                 close(pipefd[0]);
-                exec_child(cmd, &old, pipefd[1]);
+                exec_child(cmd, &old, pipefd[1], cg);
         }
         child_pid = pid;
         sigprocmask(SIG_UNBLOCK, &set, NULL);
@@ -363,7 +396,61 @@ static void remove_when_idle(memacct *m, const char *path) {
                 (void) fail(m, "run: remove", path, r);
 }
 
+/* Does the daemon know device region @name? */
+static bool region_known(memacct *m, const char *name) {
+        memacct_regions *list = NULL;
+        bool found = false;
+
+        if (memacct_list_regions(m, &list) < 0)
+                return false;
+        for (size_t i = 0; i < memacct_regions_size(list); i++)
+                found |= strcmp(memacct_regions_get(list, i)->name, name) == 0;
+        memacct_regions_free(list);
+        return found;
+}
+
+/*
+ * Everything between the group and the command: the device regions'
+ * limits, the kernel memory cgroup the group mirrors (host memory), the
+ * CUDA interposer for device memory. Return: 0, or the exit status.
+ */
+static int prepare(memacct *m, const char *path, const memacct_limits *l, const RegionSettings *rs,
+                   RunCgroup *cg) {
+        char why[512] = "";
+        int r;
+
+        if (rs && region_settings_apply(m, path, rs) != 0)
+                return EXIT_FAILURE;
+        if (arg.region && !region_known(m, arg.region)) {
+                fprintf(stderr, "memacctctl: run: --region %s: no such region (memacctctl region list)\n", arg.region);
+                return EXIT_FAILURE;
+        }
+        r = run_cgroup_create(cg, path, l, why, sizeof(why));
+        if (r < 0 && l->set) {
+                fprintf(stderr, "memacctctl: run: max=, high=, low= and min= are the kernel's to enforce, and %s: "
+                        "refused\n", why);
+                return EXIT_FAILURE;
+        }
+        if (r < 0)
+                fprintf(stderr, "memacctctl: run: host memory is not accounted: %s\n", why);
+        else {
+                if (cg->note[0])
+                        fprintf(stderr, "memacctctl: run: %s\n", cg->note);
+                /* The group mirrors the cgroup: the kernel's usage in show and
+                 * top, and "auto" attaches of its processes land there. */
+                r = memacct_import_cgroups(m, path, "/", NULL);
+                if (r < 0)
+                        fprintf(stderr, "memacctctl: run: %s does not mirror %s (%s): its kernel usage is not "
+                                "shown\n", path, cg->dir, memacct_last_error(m) ? memacct_last_error(m) : strerror(-r));
+        }
+        if ((rs || arg.region) && preload_interposer() < 0)
+                return EXIT_FAILURE;
+        return 0;
+}
+
 int run_main(memacct **mp, int argc, char **argv) {
+        _cleanup_(region_settings_freep) RegionSettings *rs = NULL;
+        RunCgroup cg = {};
         char path[4096];
         memacct_limits l = {};
         int r, n = 0, status;
@@ -372,7 +459,7 @@ int run_main(memacct **mp, int argc, char **argv) {
                 return usage_error("run: --group and --name exclude each other");
         if (arg.name && (!*arg.name || strchr(arg.name, '/')))
                 return usage_error("run: --name takes one group name, without '/'");
-        r = parse_limits(argc - 1, argv + 1, &l, &n);
+        r = parse_limits(argc - 1, argv + 1, &l, &rs, &n);
         if (r != 0)
                 return r;
         if (1 + n >= argc)
@@ -388,12 +475,17 @@ int run_main(memacct **mp, int argc, char **argv) {
         r = create_group(*mp, path, sizeof(path), &l);
         if (r != 0)
                 return r;
-        r = set_environment(path);
+        r = prepare(*mp, path, &l, rs, &cg);
         Watch w = { .mp = mp, .path = path, .on = !arg.keep_group };
-        status = r < 0 ? r : spawn_and_wait(argv + 1 + n, &w);
-        if (status < 0)
-                fprintf(stderr, "memacctctl: run: cannot start %s: %s\n", argv[1 + n],
-                        strerror(-status));
+        if (r != 0)
+                status = -ECANCELED;
+        else {
+                r = set_environment(path);
+                status = r < 0 ? r : spawn_and_wait(argv + 1 + n, &w, &cg);
+                if (status < 0)
+                        fprintf(stderr, "memacctctl: run: cannot start %s: %s\n", argv[1 + n], strerror(-status));
+        }
+        run_cgroup_remove(&cg);
         if (arg.keep_group)
                 fprintf(stderr, "memacctctl: run: kept %s\n", path);
         else if (!*mp && connect_quiet(mp) < 0)

@@ -21,6 +21,9 @@ GPU's region of their group.
 - placement: the environment cannot take a process where it may not go;
   a child with its environment wiped, in a session of its own, and the
   program it execs stay in their group by their kernel cgroup;
+- memacctctl run: device limits through the interposer it injects, host
+  memory through a kernel memory cgroup the group mirrors (max= is the
+  kernel's), and a refusal that says why where none can be made;
 - 2,048 processes: usage exact.
 
 Usage: test-interposer.py (environment: MEMACCTD, MEMACCTCTL, CUDA_PROG,
@@ -364,6 +367,69 @@ def test_placement():
     ctl("rule", "remove", cg)
 
 
+def run(*args, env=None, user=None, timeout=60):
+    """memacctctl run, as the test's own command line would: the interposer of this build."""
+    e = dict(prog_env(None), **(env or {}))
+    preexec = None
+    if user is not None:
+        def preexec():
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+    return subprocess.run([ENV["MEMACCTCTL"], "--socket", sock, "run", "--interposer", ENV["INTERPOSER"], *args],
+                          capture_output=True, text=True, env=e, timeout=timeout, preexec_fn=preexec)
+
+
+def test_run():
+    """memacctctl run for unmodified programs: device limits through the
+    interposer it injects, host memory through a kernel memory cgroup."""
+    r = run(f"{GPU0}.max=100M", "--", ENV["CUDA_PROG"], "alloc", "200M")
+    check(r.returncode == 1 and "CUDA_ERROR_OUT_OF_MEMORY" in r.stdout,
+          f"run {GPU0}.max=100M: a 200M allocation refused: {r.stdout}{r.stderr}")
+    r = run(f"{GPU0}.max=300M", "--", ENV["CUDA_PROG"], "alloc", "200M")
+    check(r.returncode == 0 and "allocated" in r.stdout, f"and 200M under 300M fits: {r.stdout}{r.stderr}")
+    r = run("--name", "kept", "--keep-group", "--region", GPU0, "--", ENV["CUDA_PROG"], "alloc", "64M")
+    check(r.returncode == 0 and region("/run.slice/kept")["peak"] >= 64 * M,
+          f"run --region: the interposer without a limit, the allocation charged: {r.stdout}{r.stderr}")
+    ctl("remove", "/run.slice/kept")
+    r = run("--region", "nvidia/0000:ff:00.0/vidmem", "--", "true")
+    check(r.returncode == 1 and "no such region" in r.stderr, f"an unknown --region is refused: {r.stderr}")
+    if REAL or os.getuid() != 0:
+        return
+    # Host memory is the kernel's: max= is its memory cgroup's limit.
+    r = run("max=50M", "--", "/usr/bin/python3", "-c", "x = bytearray(200_000_000); print('alive')")
+    check(r.returncode == 137 and "alive" not in r.stdout,
+          f"max=50M: the kernel stops a program that takes 200M (OOM kill): {r.returncode} {r.stdout}{r.stderr}")
+    r = run("--name", "cg", "max=1G", "--", "/usr/bin/python3", "-c",
+            "import sys, time; x = bytearray(150_000_000); print(open('/proc/self/cgroup').read()); "
+            "sys.stdout.flush(); time.sleep(2.5)", timeout=60)
+    check(r.returncode == 0 and ":/run.slice/cg\n" in r.stdout,
+          f"the command runs in the kernel cgroup of the group's path: {r.stdout}{r.stderr}")
+    p = subprocess.Popen([ENV["MEMACCTCTL"], "--socket", sock, "run", "--name", "cg2", "max=1G", "--",
+                          "/usr/bin/python3", "-c", "import time; x = bytearray(150_000_000); time.sleep(4)"],
+                         env=prog_env(None))
+
+    def kernel_usage():
+        d = json.loads(ctl("--json", "show", "/run.slice/cg2", check_rc=False).stdout or "{}")
+        return d.get("kernel_current", 0) if isinstance(d.get("kernel_current", 0), int) else 0
+
+    # 150,000,000 bytes: 143 MiB, and the interpreter's own.
+    check(wait_until(lambda: kernel_usage() >= 143 * M, 10),
+          f"show gives the kernel's usage of the command: {kernel_usage()}")
+    d = json.loads(ctl("--json", "show", "/run.slice/cg2", check_rc=False).stdout or "{}")
+    check(d.get("max") == G, f"and its max, the kernel's: {d.get('max')}")
+    p.wait(30)
+    # A user who cannot make a kernel cgroup is told so; max= is refused.
+    ctl("create", "/users")
+    ctl("create", "/users/nobody", "owner=65534")
+    r = run("--group", "/users/nobody/job", "max=50M", "--", "true", user=65534)
+    check(r.returncode == 1 and "refused" in r.stderr and "kernel" in r.stderr,
+          f"max= where no kernel cgroup can be made: refused, and why: {r.stderr}")
+    r = run("--group", "/users/nobody/job2", "--", "true", user=65534)
+    check(r.returncode == 0 and "host memory is not accounted" in r.stderr,
+          f"without max=: it runs, and says host memory is not accounted: {r.returncode} {r.stderr}")
+
+
 def test_crowd(n):
     ctl("create", "/crowd")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -412,7 +478,8 @@ def main():
     os.chmod(os.path.join(tmp, "cuda.conf"), 0o644)
     conf = os.path.join(tmp, "memacctd.conf")
     with open(conf, "w") as f:
-        f.write(f"[limits]\nsessions-per-uid = {crowd + 256}\nconnections-per-uid = {crowd + 256}\n")
+        f.write(f"[limits]\nsessions-per-uid = {crowd + 256}\nconnections-per-uid = {crowd + 256}\n"
+                "[cgroup]\nsample-interval = 1\n")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     log = open(os.path.join(tmp, "daemon.log"), "w+")
@@ -429,6 +496,7 @@ def main():
         test_sigkill()
         test_pools_and_vmm()
         test_placement()
+        test_run()
         test_crowd(crowd)
     except Exception as e:  # counted, and the daemon still stopped
         import traceback
