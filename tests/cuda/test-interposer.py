@@ -430,6 +430,33 @@ def test_run():
           f"without max=: it runs, and says host memory is not accounted: {r.returncode} {r.stderr}")
 
 
+def test_fork_and_policy():
+    """A forked child is charged in a session of its own; the daemon out of
+    reach is the administrator's call (on-unreachable), not the program's."""
+    ctl("create", "/forked")
+    r = prog("fork-child", "50M", env=prog_env("/forked"))
+    check(r.returncode == 0 and "child exited status=0" in r.stdout,
+          f"a forked child allocates through the interposer: {r.stdout}{r.stderr}")
+    check(region("/forked")["peak"] >= 100 * M, f"parent and child both charged: {region('/forked')['peak']}")
+    check(wait_until(lambda: current("/forked") == 0, 10), "both gone: nothing left (the child's own session)")
+    for policy, want in (("deny", 1), ("allow", 0)):
+        conf = os.path.join(tmp, f"cuda-{policy}.conf")
+        with open(conf, "w") as f:
+            f.write(f"[interposer]\nsocket = {tmp}/nobody-listens.sock\non-unreachable = {policy}\n")
+        os.chmod(conf, 0o644)
+        r = prog("alloc", "10M", env=prog_env("/forked", MEMACCT_CUDA_CONFIG=conf))
+        check(r.returncode == want, f"daemon unreachable, on-unreachable = {policy}: exit {r.returncode} {r.stdout}")
+    if os.getuid() == 0:
+        # A file others may write is not the administrator's: ignored, so deny.
+        loose = os.path.join(tmp, "cuda-loose.conf")
+        with open(loose, "w") as f:
+            f.write(f"[interposer]\nsocket = {tmp}/nobody-listens.sock\non-unreachable = allow\n")
+        os.chmod(loose, 0o666)
+        r = prog("alloc", "10M", env=prog_env("/forked", MEMACCT_CUDA_CONFIG=loose))
+        check(r.returncode == 1 and "not root's alone" in r.stderr,
+              f"a world-writable settings file is ignored: {r.returncode} {r.stderr}")
+
+
 def test_crowd(n):
     ctl("create", "/crowd")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -497,6 +524,7 @@ def main():
         test_pools_and_vmm()
         test_placement()
         test_run()
+        test_fork_and_policy()
         test_crowd(crowd)
     except Exception as e:  # counted, and the daemon still stopped
         import traceback
