@@ -169,7 +169,12 @@ static int create_group(memacct *m, char *path, size_t size, const memacct_limit
 #define MEMACCT_INTERPOSER "/usr/lib/memacct/libmemacct-cuda.so"
 #endif
 
-/* The CUDA interposer ahead of whatever the command preloads already. */
+/*
+ * The CUDA interposer after whatever the command preloads already: a
+ * sanitizer's runtime must stay first, and another library that stands
+ * in front of the driver keeps its place and reaches the driver through
+ * the interposer (its RTLD_NEXT).
+ */
 static int preload_interposer(void) {
         const char *lib = arg.interposer ? arg.interposer : MEMACCT_INTERPOSER;
         const char *old = getenv("LD_PRELOAD");
@@ -180,7 +185,7 @@ static int preload_interposer(void) {
                         strerror(errno));
                 return -errno;
         }
-        if (asprintf(&v, "%s%s%s", lib, old && *old ? " " : "", old && *old ? old : "") < 0)
+        if (asprintf(&v, "%s%s%s", old && *old ? old : "", old && *old ? " " : "", lib) < 0)
                 return -ENOMEM;
         return setenv("LD_PRELOAD", v, 1) < 0 ? -errno : 0;
 }

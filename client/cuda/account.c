@@ -26,12 +26,16 @@
 #include "ledger.h"
 #include "memacct.h"
 #include "real.h"
+#include "reclaim.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static memacct *_Atomic session;
 static uint64_t next_try_usec; /* under lock */
 /* Per device: 0 not looked up yet; > 0 its stock item; < 0 why not (-errno). */
 static _Atomic int items[MA_DEVICES_MAX];
+
+static memacct *get_session(void);
+static int region_name(int device, char *buf, size_t size);
 
 static uint64_t now_usec(void) {
         struct timespec ts;
@@ -62,6 +66,14 @@ static memacct *connect_locked(void) {
                 return NULL;
         }
         return m;
+}
+
+memacct *ma_session(void) {
+        return get_session();
+}
+
+int ma_region_name(int device, char *buf, size_t size) {
+        return region_name(device, buf, size);
 }
 
 static memacct *get_session(void) {
@@ -274,6 +286,7 @@ void ma_account_atfork_child(void) {
         for (int i = 0; i < MA_DEVICES_MAX; i++)
                 atomic_store_explicit(&items[i], 0, memory_order_relaxed);
         ma_ledger_reset();
+        ma_reclaim_atfork_child();
 }
 
 /* A forked child gets a session of its own (ma_account_atfork_child()). */

@@ -49,6 +49,13 @@ int ma_budget_region(const char *region, unsigned long long *free, unsigned long
 /** ma_region_of_pci() - the region of the GPU at PCI bus id @pci ("0000:3B:00.0", any case, NVML's 8-digit domain too) into @buf. */
 int ma_region_of_pci(const char *pci, char *buf, size_t size);
 
+/** ma_session() - the process's session, connected on first use; NULL when the daemon is out of reach. */
+typedef struct memacct memacct;
+memacct *ma_session(void);
+
+/** ma_region_name() - the region of @device into @buf. Return: 0, -ENODEV. */
+int ma_region_name(int device, char *buf, size_t size);
+
 /** ma_device_of_current() - the device of the calling thread's current context; -1 without one. */
 int ma_device_of_current(void);
 

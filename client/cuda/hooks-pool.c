@@ -26,6 +26,7 @@
 #include "account.h"
 #include "hooks.h"
 #include "real.h"
+#include "reclaim.h"
 
 #define POOL_GRANULE (UINT64_C(2) << 20)
 
@@ -76,7 +77,10 @@ static bool settle(CUmemoryPool pool, int device, uint64_t pending) {
                         e.bytes += charged ? reserved - e.bytes : 0;
                 else
                         ok = false;
-        } else if (reserved < e.bytes) {
+        }
+        /* A reserve is what the daemon may ask back (reclaim.h). */
+        if (reserved > 0)
+                ma_reclaim_declare(device); else if (reserved < e.bytes) {
                 ma_uncharge(device, e.bytes - reserved);
                 e.bytes = reserved;
         }
@@ -224,6 +228,42 @@ _public_ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
                 pthread_mutex_unlock(&pools_lock);
         }
         return cr;
+}
+
+/* A reclaim request's trim: each pool of the device down by its share of @bytes, its unused reserve at most. */
+typedef struct Trim {
+        int device;
+        uint64_t left, released;
+} Trim;
+
+static void trim_one(uint64_t key, const MaEntry *e, void *userdata) {
+        ma_cuMemPoolTrimTo_fn fn = MA_REAL(cuMemPoolTrimTo);
+        CUmemoryPool pool = (CUmemoryPool) (uintptr_t) key;
+        uint64_t reserved, used, keep;
+        Trim *t = userdata;
+        MaEntry after;
+
+        if (!fn || e->device != t->device || t->left == 0)
+                return;
+        reserved = pool_attr(pool, MA_CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+        used = pool_attr(pool, MA_CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+        keep = reserved - used > t->left ? reserved - t->left : used;
+        if (fn(pool, keep) != MA_CUDA_SUCCESS)
+                return;
+        (void) settle(pool, e->device, 0);
+        if (ma_ledger_get(MA_KIND_POOL, key, &after) && after.bytes < e->bytes) {
+                t->released += e->bytes - after.bytes;
+                t->left -= MIN(t->left, e->bytes - after.bytes);
+        }
+}
+
+uint64_t ma_pools_trim(int device, uint64_t bytes) {
+        Trim t = { .device = device, .left = bytes };
+
+        pthread_mutex_lock(&pools_lock);
+        ma_ledger_for_each(MA_KIND_POOL, trim_one, &t);
+        pthread_mutex_unlock(&pools_lock);
+        return t.released;
 }
 
 /* ---- the VMM API's physical memory ---- */

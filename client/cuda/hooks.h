@@ -41,6 +41,13 @@ CUresult ma_alloc_charged(MaKind kind, int device, uint64_t bytes, MaAllocFn all
  */
 CUresult ma_free_charged(MaKind kind, uint64_t key, MaFreeFn free_fn, void *userdata);
 
+/**
+ * ma_pools_trim() - a reclaim request for @bytes on @device: trim its
+ * pools' unused reserve, that much at most, and settle their charges.
+ * Return: the bytes their reserve went down by.
+ */
+uint64_t ma_pools_trim(int device, uint64_t bytes);
+
 /** ma_array_bytes() - the bytes an array of @width x @height x @depth elements of @format x @channels takes. */
 uint64_t ma_array_bytes(size_t width, size_t height, size_t depth, int format, unsigned channels);
 

@@ -17,7 +17,8 @@ GPU's region of their group.
 - the budget (cuMemGetInfo, NVML): min(device, max), free never wraps, a
   forced overage included; a limit changed while a program runs is seen by its
   next allocation;
-- pools charged by their reserve, a trim gives back; VMM create/release;
+- pools charged by their reserve, a trim gives back, and a reclaim request
+  trims them; VMM create/release;
 - placement: the environment cannot take a process where it may not go;
   a child with its environment wiped, in a session of its own, and the
   program it execs stay in their group by their kernel cgroup;
@@ -331,6 +332,28 @@ def test_pools_and_vmm():
     check(frees and frees[-1] >= G - STOCK_SLACK, f"cuMemRelease gave it back: {frees}")
 
 
+def test_reclaim_pools():
+    """A pool's unused reserve is given back when another charge needs it:
+    the interposer trims it on the daemon's request."""
+    ctl("create", "/rec")
+    ctl("set", "/rec", f"{GPU0}.max=1G")
+    ctl("create", "/rec/cache")
+    ctl("create", "/rec/app")
+    a = Serve(prog_env("/rec/cache"))
+    r = a.cmd("pool 600M")
+    check(r.startswith("ok"), f"a pool of 600M: {r}")
+    a.cmd("freeall")
+    check(current("/rec/cache") >= 600 * M, f"its reserve stays charged: {current('/rec/cache')}")
+    b = Serve(prog_env("/rec/app"))
+    r = b.cmd("alloc 600M")
+    check(r.startswith("ok"), f"600M more fit once the pool's reserve was given back: {r}")
+    check(current("/rec/cache") <= STOCK_SLACK, f"the pool was trimmed: {current('/rec/cache')}")
+    r = a.cmd("pool 500M")
+    check(r.startswith("refused"), f"the pool cannot grow back past the max (600M + 500M > 1G): {r}")
+    a.close()
+    b.close()
+
+
 def test_placement():
     cg = None
     with open("/proc/self/cgroup") as f:
@@ -522,6 +545,7 @@ def main():
         test_race(rounds)
         test_sigkill()
         test_pools_and_vmm()
+        test_reclaim_pools()
         test_placement()
         test_run()
         test_fork_and_policy()
