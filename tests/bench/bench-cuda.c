@@ -30,20 +30,24 @@
  *
  *   cold [--connected] [--samples K] [--bytes B]
  *       K fresh processes (forked, one after the other) each time their
- *       first cuMemAlloc_v2() and, after its free, their second. Through
+ *       first cuMemAlloc_v2() and, after its free, their second, and then
+ *       one of 64 MiB, more than the stock's largest batch, which the
+ *       interposer charges exactly: a round trip every time. Through
  *       the interposer the first is the one whose stock is empty; with
  *       --connected a cuMemGetInfo_v2() first sets the session up (the
  *       connection, the attach), so that the first allocation is the
  *       stock's refill alone. One line:
  *         cold <session|connected> first=<median ns> first_min=<ns>
- *              second=<median ns> samples=<K> errors=<n> via=<library>
+ *              second=<median ns> big=<median ns> samples=<K> errors=<n> via=<library>
  *
  *   roundtrip --socket PATH [--samples K] [--bytes B]
  *       one process, K rounds of: a plain memacct_charge() of B bytes of
  *       anon memory, memacct_charge_region() in the GPU's region, and
  *       memacct_charge_stocked() of the region's item right after a
  *       memacct_stock_drain(); each timed alone, its uncharge (and the
- *       drain) not. One line each: roundtrip <what> <median ns> min=<ns>
+ *       drain) not; and every tenth round, a new session's first
+ *       memacct_charge_stocked() in the region (its connect and attach
+ *       untimed). One line each: roundtrip <what> <median ns> min=<ns>
  *
  *   parts
  *       what the HAMi model's pair is made of, each timed alone on one CPU
@@ -456,31 +460,36 @@ static uint64_t median(uint64_t *v, unsigned n) {
         return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* One fresh process's first and second allocation, into @first and @second (0: failed). */
-static void cold_child(uint64_t *first, uint64_t *second) {
+/* Larger than the stock's largest batch (4 MiB): charged exactly, a round trip every time. */
+#define COLD_BIG_BYTES (UINT64_C(64) << 20)
+
+/* One fresh process's first, second and big allocation, into @v[0], @v[n], @v[2n] once all three were made. */
+static void cold_child(uint64_t *v, unsigned n) {
         size_t free_bytes, total_bytes;
+        uint64_t t0, t1, ns[3];
         CUdeviceptr p;
-        uint64_t t0, t1;
 
         if (cuda_begin() != 0)
                 _exit(1);
         if (arg.connected && cuMemGetInfo_v2(&free_bytes, &total_bytes) != MA_CUDA_SUCCESS)
                 _exit(1);
-        for (unsigned i = 0; i < 2; i++) {
+        for (unsigned i = 0; i < 3; i++) {
                 t0 = now_ns(CLOCK_MONOTONIC);
-                if (cuMemAlloc_v2(&p, (size_t) arg.bytes) != MA_CUDA_SUCCESS)
+                if (cuMemAlloc_v2(&p, (size_t) (i == 2 ? COLD_BIG_BYTES : arg.bytes)) != MA_CUDA_SUCCESS)
                         _exit(1);
                 t1 = now_ns(CLOCK_MONOTONIC);
                 if (cuMemFree_v2(p) != MA_CUDA_SUCCESS)
                         _exit(1);
-                *(i == 0 ? first : second) = t1 - t0;
+                ns[i] = t1 - t0;
         }
+        for (unsigned i = 0; i < 3; i++)
+                v[i * n] = ns[i];
         _exit(0);
 }
 
 static int cmd_cold(void) {
-        uint64_t *first = shared_new(sizeof(uint64_t) * arg.samples);
-        uint64_t *second = shared_new(sizeof(uint64_t) * arg.samples);
+        uint64_t *v = shared_new(sizeof(uint64_t) * 3 * arg.samples);
+        uint64_t *first = v, *second = v + arg.samples, *big = v + 2 * arg.samples;
         unsigned n = 0, errors = 0;
 
         fflush(stdout);
@@ -492,18 +501,19 @@ static int cmd_cold(void) {
                         return 1;
                 }
                 if (pid == 0)
-                        cold_child(&first[i], &second[i]);
+                        cold_child(&v[i], arg.samples);
                 errors += wait_children(1);
         }
-        /* Only the processes that made both allocations count. */
+        /* Only the processes that made all three allocations count. */
         for (unsigned i = 0; i < arg.samples; i++)
-                if (first[i] && second[i]) {
+                if (first[i]) {
                         first[n] = first[i];
-                        second[n++] = second[i];
+                        second[n] = second[i];
+                        big[n++] = big[i];
                 }
         printf("cold %s first=%" PRIu64, arg.connected ? "connected" : "session", median(first, n));
-        printf(" first_min=%" PRIu64 " second=%" PRIu64 " samples=%u errors=%u via=%s\n", n ? first[0] : 0,
-               median(second, n), n, errors, via());
+        printf(" first_min=%" PRIu64 " second=%" PRIu64 " big=%" PRIu64 " samples=%u errors=%u via=%s\n",
+               n ? first[0] : 0, median(second, n), median(big, n), n, errors, via());
         return errors ? 1 : 0;
 }
 
@@ -511,6 +521,7 @@ typedef enum RoundTrip {
         RT_CHARGE,
         RT_CHARGE_REGION,
         RT_STOCKED_COLD,
+        RT_STOCKED_FIRST,
         _RT_MAX,
 } RoundTrip;
 
@@ -518,7 +529,27 @@ static const char *const rt_names[_RT_MAX] = {
         [RT_CHARGE] = "memacct_charge",
         [RT_CHARGE_REGION] = "memacct_charge_region",
         [RT_STOCKED_COLD] = "charge_stocked_after_drain",
+        [RT_STOCKED_FIRST] = "charge_stocked_first_of_session",
 };
+
+/* A new session's first stocked charge in the region (its set-up and end untimed). Return: ns, or < 0. */
+static int64_t roundtrip_first(void) {
+        uint64_t t0, t1;
+        Ctx c = {};
+        int r = stock_setup(&c);
+
+        if (r >= 0) {
+                t0 = now_ns(CLOCK_MONOTONIC);
+                r = memacct_charge_stocked(c.m, arg.bytes, c.item);
+                t1 = now_ns(CLOCK_MONOTONIC);
+        }
+        if (r >= 0)
+                r = memacct_uncharge_stocked(c.m, arg.bytes, c.item);
+        if (r >= 0)
+                r = memacct_stock_drain(c.m);
+        memacct_close(c.m);
+        return r < 0 ? r : (int64_t) (t1 - t0);
+}
 
 /* One timed charge of @what (its undoing untimed). Return: its ns, or < 0. */
 static int64_t roundtrip_one(memacct *m, int item, RoundTrip what) {
@@ -547,8 +578,9 @@ static int64_t roundtrip_one(memacct *m, int item, RoundTrip what) {
 }
 
 static int cmd_roundtrip(void) {
+        /* A session each: one in ten rounds, not to open thousands of connections. */
+        unsigned n[_RT_MAX] = {}, errors = 0;
         uint64_t *v[_RT_MAX];
-        unsigned errors = 0;
         Ctx c = {};
         int r;
 
@@ -559,22 +591,26 @@ static int cmd_roundtrip(void) {
         }
         for (unsigned w = 0; w < _RT_MAX; w++)
                 v[w] = calloc(arg.samples, sizeof(uint64_t));
-        /* The three interleaved, so that each sees the same machine. */
+        /* Interleaved, so that each sees the same machine. */
         for (unsigned i = 0; i < arg.samples; i++)
                 for (unsigned w = 0; w < _RT_MAX; w++) {
-                        int64_t ns = roundtrip_one(c.m, c.item, (RoundTrip) w);
+                        int64_t ns;
 
+                        if (w == RT_STOCKED_FIRST && i % 10 != 0)
+                                continue;
+                        ns = w == RT_STOCKED_FIRST ? roundtrip_first() : roundtrip_one(c.m, c.item, (RoundTrip) w);
                         if (ns < 0)
                                 errors++;
-                        v[w][i] = ns < 0 ? 0 : (uint64_t) ns;
+                        else
+                                v[w][n[w]++] = (uint64_t) ns;
                 }
         if (memacct_stock_drain(c.m) < 0)
                 errors++;
         for (unsigned w = 0; w < _RT_MAX; w++) {
-                uint64_t med = median(v[w], arg.samples);
+                uint64_t med = median(v[w], n[w]);
 
                 printf("roundtrip %s %" PRIu64 " min=%" PRIu64 " samples=%u errors=%u\n", rt_names[w], med,
-                       v[w][0], arg.samples, errors);
+                       n[w] ? v[w][0] : 0, n[w], errors);
                 free(v[w]);
         }
         memacct_close(c.m);
