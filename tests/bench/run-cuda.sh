@@ -375,8 +375,8 @@ END {
                median(loop["pre"]) == "" ? "-" : median(loop["pre"]),
                l == "" ? "-" : sprintf("%.3fx", median(l))
         if (disturbed != "")
-                printf "\n1-process points off their CPU more than 20%% of the time (the machine was busy;" \
-                       " kept above):%s\n", disturbed
+                printf "\npoints off their CPU more than 20%% of the time (another program had it; the" \
+                       " semaphore's points, which sleep, are not judged; kept above):%s\n", disturbed
         if (bad != "")
                 printf "\nruns with errors (kept above):%s\n", bad
 }
