@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The interposer's session with the daemon (account.h).
+ * The interposer's session with the daemon (account.h; docs/cuda.md,
+ * "Where a process is charged, and who decides").
  *
  * Connected on the first allocation, under a mutex, and then read
  * without it: the handle and the per-device stock items are published

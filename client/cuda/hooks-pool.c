@@ -2,7 +2,8 @@
 /*
  * The hooks of stream-ordered pools (cuMemAllocAsync,
  * cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo) and of the
- * VMM API's physical memory (cuMemCreate, cuMemRelease).
+ * VMM API's physical memory (cuMemCreate, cuMemRelease); docs/cuda.md,
+ * "Pools".
  *
  * A pool holds device memory whether or not it is allocated from it: its
  * reserved bytes (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) are what is

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How programs find the hooks.
+ * How programs find the hooks (docs/cuda.md, "How a program reaches the
+ * hooks").
  *
  * A program linked against libcuda.so.1 calls the hooks directly: the
  * preloaded interposer comes first in the global scope. But the CUDA
