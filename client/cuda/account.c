@@ -227,27 +227,6 @@ static int limits_of(const char *region, uint64_t *ret_limit, uint64_t *ret_room
         return 0;
 }
 
-int ma_budget(int device, size_t *free, size_t *total) {
-        uint64_t limit, room;
-        char region[96];
-        int r;
-
-        if (device < 0 || device >= MA_DEVICES_MAX)
-                return -ENODEV;
-        r = region_name(device, region, sizeof(region));
-        if (r >= 0)
-                r = limits_of(region, &limit, &room);
-        if (r < 0)
-                return r;
-        if (limit < *total)
-                *total = (size_t) limit;
-        if (room < *free)
-                *free = (size_t) room;
-        if (*free > *total)
-                *free = *total;
-        return 0;
-}
-
 int ma_budget_region(const char *region, unsigned long long *free, unsigned long long *total) {
         uint64_t limit, room;
         int r = limits_of(region, &limit, &room);
@@ -260,6 +239,23 @@ int ma_budget_region(const char *region, unsigned long long *free, unsigned long
                 *free = room;
         if (*free > *total)
                 *free = *total;
+        return 0;
+}
+
+int ma_budget(int device, size_t *free, size_t *total) {
+        unsigned long long f = *free, t = *total;
+        char region[96];
+        int r;
+
+        if (device < 0 || device >= MA_DEVICES_MAX)
+                return -ENODEV;
+        r = region_name(device, region, sizeof(region));
+        if (r >= 0)
+                r = ma_budget_region(region, &f, &t);
+        if (r < 0)
+                return r;
+        *free = (size_t) f;
+        *total = (size_t) t;
         return 0;
 }
 

@@ -185,35 +185,30 @@ static void settle_all(void) {
         pthread_mutex_unlock(&pools_lock);
 }
 
+/* After a successful cuMemFreeAsync() of @dptr: what cuMemAlloc() gave it
+ * (cuMemFreeAsync() frees that too) given back, else the pools settled. */
+static CUresult freed_async(CUresult cr, CUdeviceptr dptr) {
+        MaEntry e;
+
+        if (cr != MA_CUDA_SUCCESS)
+                return cr;
+        if (ma_ledger_take(MA_KIND_PTR, dptr, &e))
+                ma_uncharge(e.device, e.bytes);
+        else
+                settle_all();
+        return cr;
+}
+
 _public_ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
         ma_cuMemFreeAsync_fn fn = MA_REAL(cuMemFreeAsync);
-        CUresult cr = fn ? fn(dptr, hStream) : MA_CUDA_ERROR_NOT_FOUND;
 
-        /* cuMemFreeAsync() also frees what cuMemAlloc() gave. */
-        if (cr == MA_CUDA_SUCCESS) {
-                MaEntry e;
-
-                if (ma_ledger_take(MA_KIND_PTR, dptr, &e))
-                        ma_uncharge(e.device, e.bytes);
-                else
-                        settle_all();
-        }
-        return cr;
+        return freed_async(fn ? fn(dptr, hStream) : MA_CUDA_ERROR_NOT_FOUND, dptr);
 }
 
 _public_ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
         ma_cuMemFreeAsync_ptsz_fn fn = MA_REAL(cuMemFreeAsync_ptsz);
-        CUresult cr = fn ? fn(dptr, hStream) : MA_CUDA_ERROR_NOT_FOUND;
 
-        if (cr == MA_CUDA_SUCCESS) {
-                MaEntry e;
-
-                if (ma_ledger_take(MA_KIND_PTR, dptr, &e))
-                        ma_uncharge(e.device, e.bytes);
-                else
-                        settle_all();
-        }
-        return cr;
+        return freed_async(fn ? fn(dptr, hStream) : MA_CUDA_ERROR_NOT_FOUND, dptr);
 }
 
 _public_ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {

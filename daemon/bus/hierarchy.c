@@ -90,37 +90,6 @@ static int set_limits(BusCall *c) {
 }
 BUS_METHOD(bus_method_set_limits, set_limits, SERVICE_OP_SET_LIMITS)
 
-/* SetLimitsWithFlags's flags (org.memacct1(5)). */
-#define BUS_LIMITS_FORCE 1u
-#define BUS_LIMITS_NO_RECLAIM 2u
-
-static int set_limits_with_flags(BusCall *c) {
-        const char *path, *region;
-        MemLimits limits;
-        uint64_t flags;
-        Peer *peer;
-        int r;
-
-        r = sd_bus_message_read(c->msg, "ss", &path, &region);
-        if (r >= 0)
-                r = bus_read_limits(c->msg, &limits, c->error);
-        if (r >= 0)
-                r = sd_bus_message_read(c->msg, "t", &flags);
-        if (r >= 0 && (flags & ~(uint64_t) (BUS_LIMITS_FORCE | BUS_LIMITS_NO_RECLAIM)))
-                r = bus_fail(c->error, -EINVAL, "unknown flags 0x%llx (1 force, 2 no_reclaim)",
-                             (unsigned long long) flags);
-        if (r >= 0)
-                r = bus_call_caller(c, &peer);
-        if (r < 0)
-                return r;
-        r = service_set_region_limits(c->svc, peer, path, region, &limits,
-                                      SERVICE_LIMITS_WAIT | (flags & BUS_LIMITS_FORCE ? SERVICE_LIMITS_FORCE : 0) |
-                                              (flags & BUS_LIMITS_NO_RECLAIM ? SERVICE_LIMITS_NO_RECLAIM : 0),
-                                      &c->rf);
-        return bus_call_done(c, r);
-}
-BUS_METHOD(bus_method_set_limits_with_flags, set_limits_with_flags, SERVICE_OP_SET_LIMITS)
-
 static int set_owner(BusCall *c) {
         const char *path;
         uint32_t owner;

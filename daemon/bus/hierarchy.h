@@ -21,13 +21,6 @@ int bus_method_remove_group(sd_bus_message *msg, void *userdata, sd_bus_error *e
 /** bus_method_set_limits() - SetLimits(s path, a{st} limits, b force). */
 int bus_method_set_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
-/**
- * bus_method_set_limits_with_flags() - SetLimitsWithFlags(s path, s
- * region, a{st} limits, t flags): flags 1 force, 2 no_reclaim (a max
- * below usage asks nobody to give back).
- */
-int bus_method_set_limits_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-
 /** bus_method_set_owner() - SetOwner(s path, u owner). */
 int bus_method_set_owner(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 

@@ -19,6 +19,7 @@
  */
 
 #include "bus/call.h"
+#include "bus/error.h"
 #include "bus/group-limits.h"
 #include "bus/manager.h"
 #include "bus/regions.h"
@@ -92,8 +93,15 @@ BUS_METHOD(bus_method_uncharge_region, uncharge_region, SERVICE_OP_UNCHARGE)
  * difference first, and it is refused if usage is still above (Busy):
  * SetLimits forces it. Either waits, held, while they give back.
  */
-static int set_region_limits(BusCall *c) {
+/* SetLimitsWithFlags's flags (org.memacct1(5)). */
+#define BUS_LIMITS_FORCE 1u
+#define BUS_LIMITS_NO_RECLAIM 2u
+
+/* SetRegionLimits(s, s, a{st}), and with @with_flags SetLimitsWithFlags's (..., t flags). */
+static int region_limits(BusCall *c, bool with_flags) {
+        unsigned service_flags = SERVICE_LIMITS_WAIT;
         const char *path, *region;
+        uint64_t flags = 0;
         MemLimits limits;
         Peer *peer;
         int r;
@@ -101,14 +109,32 @@ static int set_region_limits(BusCall *c) {
         r = sd_bus_message_read(c->msg, "ss", &path, &region);
         if (r >= 0)
                 r = bus_read_limits(c->msg, &limits, c->error);
+        if (r >= 0 && with_flags)
+                r = sd_bus_message_read(c->msg, "t", &flags);
+        if (r >= 0 && (flags & ~(uint64_t) (BUS_LIMITS_FORCE | BUS_LIMITS_NO_RECLAIM)))
+                r = bus_fail(c->error, -EINVAL, "unknown flags 0x%llx (1 force, 2 no_reclaim)",
+                             (unsigned long long) flags);
         if (r >= 0)
                 r = bus_call_caller(c, &peer);
         if (r < 0)
                 return r;
-        r = service_set_region_limits(c->svc, peer, path, region, &limits, SERVICE_LIMITS_WAIT, &c->rf);
+        if (flags & BUS_LIMITS_FORCE)
+                service_flags |= SERVICE_LIMITS_FORCE;
+        if (flags & BUS_LIMITS_NO_RECLAIM)
+                service_flags |= SERVICE_LIMITS_NO_RECLAIM;
+        r = service_set_region_limits(c->svc, peer, path, region, &limits, service_flags, &c->rf);
         return bus_call_done(c, r);
 }
+
+static int set_region_limits(BusCall *c) {
+        return region_limits(c, false);
+}
 BUS_METHOD(bus_method_set_region_limits, set_region_limits, SERVICE_OP_SET_LIMITS)
+
+static int set_limits_with_flags(BusCall *c) {
+        return region_limits(c, true);
+}
+BUS_METHOD(bus_method_set_limits_with_flags, set_limits_with_flags, SERVICE_OP_SET_LIMITS)
 
 static int reset_region_peak(BusCall *c) {
         const char *path, *region;

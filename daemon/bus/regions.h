@@ -29,6 +29,13 @@ int bus_method_uncharge_region(sd_bus_message *msg, void *userdata, sd_bus_error
 /** bus_method_set_region_limits() - SetRegionLimits(s path, s region, a{st} limits). */
 int bus_method_set_region_limits(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
+/**
+ * bus_method_set_limits_with_flags() - SetLimitsWithFlags(s path, s
+ * region, a{st} limits, t flags): flags 1 force, 2 no_reclaim (a max
+ * below usage asks nobody to give back).
+ */
+int bus_method_set_limits_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
 /** bus_method_reset_region_peak() - ResetRegionPeak(s path, s region). */
 int bus_method_reset_region_peak(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 

@@ -36,7 +36,6 @@ import os
 import random
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from rawproto import Tally, wait_until  # noqa: E402 (after the path it is found on)
+from rawproto import Tally, stop_daemon, wait_until  # noqa: E402 (after the path it is found on)
 
 TALLY = Tally()
 # tests/gpu/device-check.sh: a real GPU and driver, every check said.
@@ -555,17 +554,7 @@ def main():
         traceback.print_exc()
         check(False, f"stopped early: {type(e).__name__}: {e}")
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            rc = daemon.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            rc = daemon.wait()
-        check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
-        if TALLY.failed:
-            log.seek(0)
-            sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
-        log.close()
+        stop_daemon(daemon, log, TALLY, timeout=60)
         shutil.rmtree(tmp, ignore_errors=True)
     return TALLY.summary()
 

@@ -10,6 +10,8 @@ the tests read the daemon's accounting with.
 import os
 import select
 import socket
+import signal
+import subprocess
 import sys
 import time
 
@@ -346,6 +348,23 @@ class Tally:
     def summary(self, extra=""):
         print(f"{self.passed} passed, {self.failed} failed{extra}")
         return 1 if self.failed else 0
+
+
+def stop_daemon(daemon, log, tally, timeout=60):
+    """The end of a test's daemon: SIGTERM, counted (it must exit 0), and
+    the tail of its log @log (a file open w+) on stderr when any check of
+    @tally failed."""
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        rc = daemon.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        rc = daemon.wait()
+    tally.check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
+    if tally.failed:
+        log.seek(0)
+        sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
+    log.close()
 
 
 def wait_until(fn, timeout=10):

@@ -30,7 +30,6 @@ Usage: test-pressure.py MEMACCTD MEMACCTCTL PROTO_DIR
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -40,7 +39,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pbconn import Conn as PbConn  # noqa: E402 (after the path it is found on)
-from rawproto import Tally, wait_until  # noqa: E402
+from rawproto import Tally, stop_daemon, wait_until  # noqa: E402
 
 TALLY = Tally()
 check = TALLY.check
@@ -292,17 +291,7 @@ def main():
         traceback.print_exc()
         check(False, f"stopped early: {type(e).__name__}: {e}")
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            rc = daemon.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            rc = daemon.wait()
-        check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
-        if TALLY.failed:
-            log.seek(0)
-            sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
-        log.close()
+        stop_daemon(daemon, log, TALLY, timeout=60)
         shutil.rmtree(tmp, ignore_errors=True)
     return TALLY.summary()
 

@@ -30,7 +30,6 @@ Usage: test-reclaim.py MEMACCTD PROTO_DIR [socket|bus]
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pbconn import Conn as PbConn  # noqa: E402 (after the path it is found on)
-from rawproto import Tally, wait_until  # noqa: E402
+from rawproto import Tally, stop_daemon, wait_until  # noqa: E402
 from reclaimclient import BusClient, SockClient  # noqa: E402
 
 TALLY = Tally()
@@ -436,20 +435,10 @@ def main():
         traceback.print_exc()
         check(False, f"stopped early: {type(e).__name__}: {e}")
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            rc = daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            rc = daemon.wait()
-        check(rc == 0, f"memacctd exits 0 on SIGTERM (status {rc})")
+        stop_daemon(daemon, log, TALLY, timeout=30)
         if bus:
             bus.terminate()
             bus.wait()
-        if TALLY.failed:
-            log.seek(0)
-            sys.stderr.write("--- daemon log ---\n" + log.read()[-20000:])
-        log.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return TALLY.summary()
 
