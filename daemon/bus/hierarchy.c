@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "bus/call.h"
-#include "bus/error.h"
 #include "bus/group-limits.h"
 #include "bus/hierarchy.h"
 #include "bus/manager.h"
