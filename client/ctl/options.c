@@ -76,6 +76,10 @@ static const char commands[] =
         "  oci-hook create|delete [--prefix PATH]\n"
         "                                  the OCI runtime hook: the state JSON on stdin;\n"
         "                                  the group PATH/<id> (default /containers)\n"
+        "  cdi generate [--output FILE] [--interposer PATH] [--config PATH] [--socket PATH]\n"
+        "                                  a CDI spec giving containers the CUDA\n"
+        "                                  interposer: --device memacct.io/gpu=all\n"
+        "                                  (default " "/etc/cdi/memacct.json; - for stdout)\n"
         "  run [--group PATH | --name NAME] [KEY=SIZE...] [--keep-group] -- CMD [ARG...]\n"
         "                                  CMD in a new group (/run.slice/NAME, or\n"
         "                                  /run.slice/run-PID-RANDOM), removed after it\n";
@@ -156,6 +160,9 @@ enum {
         ARG_IGNORE_LOW,
         ARG_RECLAIMABLE,
         ARG_NO_WAIT,
+        ARG_OUTPUT,
+        ARG_INTERPOSER,
+        ARG_CONFIG,
 };
 
 static const struct option options[] = {
@@ -193,6 +200,9 @@ static const struct option options[] = {
         { "user", no_argument, NULL, ARG_USER },
         { "region", required_argument, NULL, ARG_REGION },
         { "ignore-low", no_argument, NULL, ARG_IGNORE_LOW },
+        { "output", required_argument, NULL, ARG_OUTPUT },
+        { "interposer", required_argument, NULL, ARG_INTERPOSER },
+        { "config", required_argument, NULL, ARG_CONFIG },
         {}
 };
 
@@ -312,6 +322,15 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_IGNORE_LOW:
                         arg.ignore_low = true;
                         break;
+                case ARG_OUTPUT:
+                        arg.output = optarg;
+                        break;
+                case ARG_INTERPOSER:
+                        arg.interposer = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg.config = optarg;
+                        break;
                 case ':':
                         /* optind is past the option, whether "--stat" or "-x". */
                         return usage_error("option '%s' requires an argument", argv[optind - 1]);
@@ -368,6 +387,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("-h: only for show, tree and client"), false;
         if (arg.prefix && strcmp(verb, "oci-hook") != 0)
                 return usage_error("--prefix: only for oci-hook"), false;
+        if ((arg.output || arg.interposer || arg.config) && strcmp(verb, "cdi") != 0)
+                return usage_error("--output, --interposer and --config: only for cdi generate"), false;
         if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
         if (arg.parents && strcmp(verb, "create") != 0)

@@ -27,6 +27,9 @@ typedef struct CtlOptions {
         bool ignore_low;     /* evict-valuable --ignore-low */
         const char *reclaim_root;
         const char *prefix; /* oci-hook --prefix */
+        const char *output;     /* cdi generate --output */
+        const char *interposer; /* cdi generate --interposer */
+        const char *config;     /* cdi generate --config */
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
         bool reset_limits;  /* import-cgroups --reset-limits */
