@@ -115,7 +115,8 @@ static int get_array(json_object *o, const char *where, const char *key, bool st
 
 static int check_mount(json_object *m, const char *where, char *err, size_t errlen) {
         static const char *const known[] = { "hostPath", "containerPath", "options", "type", NULL };
-        const char *host, *container, *type;
+        /* Set by get_string() when it succeeds; "" for gcc -O3, which cannot tell. */
+        const char *host = "", *container = "", *type = NULL;
         json_object *options;
         int r;
 
@@ -139,7 +140,7 @@ static int check_hook(json_object *h, const char *where, char *err, size_t errle
         static const char *const known[] = { "hookName", "path", "args", "env", "timeout", NULL };
         static const char *const names[] = { "prestart", "createRuntime", "createContainer",
                                              "startContainer", "poststart", "poststop", NULL };
-        const char *name, *path;
+        const char *name = "", *path = "";
         const char *const *n;
         int r;
 
@@ -185,7 +186,7 @@ static int check_edits(json_object *e, const char *where, bool device, char *err
                         return errf(err, errlen, "%s: env[%zu] is not NAME=VALUE", where, i);
         }
         for (size_t i = 0; i < alen(nodes); i++) {
-                const char *path;
+                const char *path = NULL;
 
                 snprintf(w, sizeof(w), "%s: deviceNodes[%zu]", where, i);
                 r = get_string(json_object_array_get_idx(nodes, i), w, "path", true, &path, err, errlen);
@@ -217,7 +218,7 @@ static int check_devices(json_object *devices, char *err, size_t errlen) {
                 return errf(err, errlen, "\"devices\": empty");
         for (size_t i = 0; i < n; i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *edits;
-                const char *name;
+                const char *name = "";
 
                 snprintf(w, sizeof(w), "devices[%zu]", i);
                 r = keys_known(d, w, known, err, errlen);
@@ -247,7 +248,7 @@ static int check_devices(json_object *devices, char *err, size_t errlen) {
 static int check_spec(json_object *root, char *err, size_t errlen) {
         static const char *const known[] = { "cdiVersion", "kind", "devices", "containerEdits", NULL };
         static const char *const versions[] = { "0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", NULL };
-        const char *version, *kind, *slash;
+        const char *version = "", *kind = "", *slash;
         const char *const *v;
         json_object *devices, *edits;
         int r;
