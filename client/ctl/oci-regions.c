@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,14 +111,17 @@ static int capacity_of(const memacct_regions *list, const char *name, uint64_t *
         return -ENOENT;
 }
 
-/* The entry of @region in @rs, added if need be. */
+/* The entry of @region in @rs, added if need be; SIZE_MAX when @rs is full
+ * (the daemon has fewer device regions than it holds, but that is its
+ * bound, not ours to assume). */
 static size_t settings_slot(OciRegionSettings *rs, const char *region) {
         size_t i;
 
         for (i = 0; i < rs->n; i++)
                 if (strcmp(rs->v[i].region, region) == 0)
                         return i;
-        /* At most as many regions as limits, which the parser bounded. */
+        if (i == ELEMENTSOF(rs->v))
+                return SIZE_MAX;
         snprintf(rs->v[i].region, sizeof(rs->v[i].region), "%s", region);
         rs->v[i].limits = (memacct_limits) {};
         rs->n++;
@@ -160,6 +164,11 @@ int oci_region_limits_resolve(memacct *m, const char *path, const OciRegionLimit
                         return EXIT_FAILURE;
                 }
                 k = settings_slot(ret, l->value.region);
+                if (k == SIZE_MAX) {
+                        fprintf(stderr, "memacctctl: oci-hook: device limits in more than %zu "
+                                        "regions\n", ELEMENTSOF(ret->v));
+                        return EXIT_FAILURE;
+                }
                 limits_set(&ret->v[k].limits, l->bit, v);
         }
         return 0;
