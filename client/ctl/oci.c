@@ -28,6 +28,8 @@
  * holds it, one rule per cgroup.
  *
  * Annotations: org.memacct.max/high/low/min are the group's limits;
+ * org.memacct.<region>.max/high/low/min its limits in a device memory
+ * region (oci-regions.c), set before its rule is added;
  * org.memacct.owner=UID|USER delegates the group to that user (for a
  * rootless container's own subgroups; only a hook running as root may);
  * org.memacct.fail-open=true makes an unreachable daemon a note on stderr
@@ -54,6 +56,7 @@
 
 #include "limit-names.h"
 #include "macro.h"
+#include "oci-regions.h"
 #include "oci-vouch.h"
 #include "oci.h"
 #include "output.h"
@@ -203,7 +206,7 @@ static int parse_annotations(json_object *annotations, bool create, OciState *st
 
         json_object_object_foreach(annotations, key, value) {
                 const char *name = key + strlen(ANNOTATION_NAMESPACE), *s;
-                bool fail_open, owner;
+                bool fail_open, owner, region;
                 unsigned bit = 0;
                 uint64_t v;
                 char q[300];
@@ -219,23 +222,33 @@ static int parse_annotations(json_object *annotations, bool create, OciState *st
                         continue;
                 if (!fail_open && !owner)
                         bit = limit_by_name(name, strlen(name));
-                if (!fail_open && !owner && bit == 0) {
+                /* org.memacct.<region>.<limit>: a device region's (its
+                 * value is judged below, once it is known to be a string). */
+                region = !fail_open && !owner && bit == 0 && oci_region_key(name);
+                if (!fail_open && !owner && bit == 0 && !region) {
                         /* A typo in a limit must not pass silently. */
                         quote_for_message(key, strlen(key), q, sizeof(q));
                         return errf(err, errlen,
                                     "annotation %s: unknown (known: org.memacct.max, "
                                     "org.memacct.high, org.memacct.low, org.memacct.min, "
+                                    "org.memacct.REGION.max (.high .low .min), "
                                     "org.memacct.owner, org.memacct.fail-open)",
                                     q);
                 }
                 if (!json_object_is_type(value, json_type_string))
                         return errf(err, errlen, "annotation %s: %s, not a string%s", key,
-                                    json_type_word(value), bit ? " of a size" : "");
+                                    json_type_word(value), bit || region ? " of a size" : "");
                 s = json_object_get_string(value);
                 quote_for_message(s, (size_t) json_object_get_string_len(value), q, sizeof(q));
                 /* An embedded NUL would hide the rest from the parsers. */
                 if (strlen(s) != (size_t) json_object_get_string_len(value))
                         return errf(err, errlen, "annotation %s: invalid value '%s'", key, q);
+                if (region) {
+                        r = oci_region_annotation(key, name, s, q, &st->regions, err, errlen);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (fail_open || owner) {
                         r = (fail_open ? parse_fail_open : parse_owner)(key, s, q, st, err, errlen);
                         if (r < 0)
@@ -486,9 +499,18 @@ static int remove_rules(memacct *m, const char *path) {
 }
 
 static int hook_create(memacct *m, const OciState *st, const char *prefix, const char *path) {
+        _cleanup_free_ OciRegionSettings *regions = malloc(sizeof(OciRegionSettings));
         unsigned sessions = 0;
         int r;
 
+        if (!regions) {
+                fputs("memacctctl: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        /* The device limits' regions before anything is made. */
+        r = oci_region_limits_resolve(m, path, &st->regions, regions);
+        if (r != 0)
+                return r;
         r = ensure_prefix(m, prefix);
         if (r != 0)
                 return r;
@@ -504,7 +526,11 @@ static int hook_create(memacct *m, const OciState *st, const char *prefix, const
         }
         if (r < 0)
                 return failed(m, "create", path, r);
-        r = add_rule(m, st, path);
+        /* The device limits before the rule and the move: the container's
+         * first allocation must already meet them. */
+        r = oci_region_limits_apply(m, path, regions);
+        if (r == 0)
+                r = add_rule(m, st, path);
         if (r != 0) {
                 /* A failed create leaves no group behind. */
                 (void) memacct_remove_group(m, path);

@@ -9,6 +9,8 @@
 
 #include <memacct.h>
 
+#include "oci-regions.h"
+
 /* The default parent of the containers' groups (--prefix). */
 #define OCI_DEFAULT_PREFIX "/containers"
 /* The most state JSON read from stdin; more is refused, not truncated. */
@@ -21,6 +23,8 @@ typedef struct OciState {
         char id[256];          /* the container id: one valid group name */
         pid_t pid;             /* 0: absent */
         memacct_limits limits; /* from the org.memacct.* annotations */
+        /* org.memacct.<region>.max and its kin: device limits, as written */
+        OciRegionLimits regions;
         /* org.memacct.owner: a uid (owner_name empty), or a user name to
          * look up (owner MEMACCT_NO_OWNER); neither: MEMACCT_NO_OWNER, "". */
         uint32_t owner;
@@ -42,6 +46,8 @@ typedef struct OciState {
  * @ret: filled on success
  * @err: on failure, the reason, naming the field ("state JSON: \"id\"
  *       missing", "annotation org.memacct.max: invalid size 'x'")
+ *       (a device limit's region is checked against the daemon's at create,
+ *       not here)
  *
  * Pure (no I/O): safe to call from any thread on its own arguments.
  *

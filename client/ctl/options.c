@@ -76,6 +76,10 @@ static const char commands[] =
         "  oci-hook create|delete [--prefix PATH]\n"
         "                                  the OCI runtime hook: the state JSON on stdin;\n"
         "                                  the group PATH/<id> (default /containers)\n"
+        "  cdi generate [--output FILE] [--interposer PATH] [--config PATH] [--socket PATH]\n"
+        "                                  a CDI spec giving containers the CUDA\n"
+        "                                  interposer: --device memacct.io/gpu=all\n"
+        "                                  (default " "/etc/cdi/memacct.json; - for stdout)\n"
         "  run [--group PATH | --name NAME] [KEY=SIZE...] [REGION.KEY=SIZE...] [--region REGION]\n"
         "      [--interposer PATH] [--keep-group] -- CMD [ARG...]\n"
         "                                  CMD in a new group (/run.slice/NAME, or\n"
@@ -157,7 +161,9 @@ enum {
         ARG_IGNORE_LOW,
         ARG_RECLAIMABLE,
         ARG_NO_WAIT,
+        ARG_OUTPUT,
         ARG_INTERPOSER,
+        ARG_CONFIG,
 };
 
 static const struct option options[] = {
@@ -195,7 +201,9 @@ static const struct option options[] = {
         { "user", no_argument, NULL, ARG_USER },
         { "region", required_argument, NULL, ARG_REGION },
         { "ignore-low", no_argument, NULL, ARG_IGNORE_LOW },
+        { "output", required_argument, NULL, ARG_OUTPUT },
         { "interposer", required_argument, NULL, ARG_INTERPOSER },
+        { "config", required_argument, NULL, ARG_CONFIG },
         {}
 };
 
@@ -315,8 +323,14 @@ int options_parse(int argc, char **argv, int *ret_first) {
                 case ARG_IGNORE_LOW:
                         arg.ignore_low = true;
                         break;
+                case ARG_OUTPUT:
+                        arg.output = optarg;
+                        break;
                 case ARG_INTERPOSER:
                         arg.interposer = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg.config = optarg;
                         break;
                 case ':':
                         /* optind is past the option, whether "--stat" or "-x". */
@@ -374,6 +388,10 @@ bool options_allowed(const char *verb) {
                 return usage_error("-h: only for show, tree and client"), false;
         if (arg.prefix && strcmp(verb, "oci-hook") != 0)
                 return usage_error("--prefix: only for oci-hook"), false;
+        if ((arg.output || arg.config) && strcmp(verb, "cdi") != 0)
+                return usage_error("--output and --config: only for cdi generate"), false;
+        if (arg.interposer && strcmp(verb, "cdi") != 0 && strcmp(verb, "run") != 0)
+                return usage_error("--interposer: only for cdi generate and run"), false;
         if ((arg.from || arg.under || arg.reset_limits) && strcmp(verb, "import-cgroups") != 0)
                 return usage_error("--from, --under and --reset-limits: only for import-cgroups"), false;
         if (arg.parents && strcmp(verb, "create") != 0)
@@ -389,8 +407,8 @@ bool options_allowed(const char *verb) {
                 return usage_error("-P: only for show"), false;
         if (arg.confine && strcmp(verb, "rule") != 0)
                 return usage_error("--confine: only for rule add"), false;
-        if ((arg.group || arg.name || arg.keep_group || arg.interposer) && strcmp(verb, "run") != 0)
-                return usage_error("--group, --name, --keep-group and --interposer: only for run"), false;
+        if ((arg.group || arg.name || arg.keep_group) && strcmp(verb, "run") != 0)
+                return usage_error("--group, --name and --keep-group: only for run"), false;
         if (arg.region && !verb_in(verb, (const char *const[]) { "charge", "uncharge", "hold", "reset-peak", "show",
                                                                   "tree", "top", "watch", "transfer",
                                                                   "evict-valuable", "reclaim", "run", NULL }))

@@ -27,6 +27,9 @@ typedef struct CtlOptions {
         bool ignore_low;     /* evict-valuable --ignore-low */
         const char *reclaim_root;
         const char *prefix; /* oci-hook --prefix */
+        const char *output;     /* cdi generate --output */
+        const char *interposer; /* cdi generate, run --interposer: libmemacct-cuda.so elsewhere than installed */
+        const char *config;     /* cdi generate --config */
         const char *from;   /* import-cgroups --from */
         const char *under;  /* import-cgroups --under */
         bool reset_limits;  /* import-cgroups --reset-limits */
@@ -38,7 +41,6 @@ typedef struct CtlOptions {
         const char *group;  /* run --group */
         const char *name;   /* run --name */
         bool keep_group;    /* run --keep-group */
-        const char *interposer; /* run --interposer: libmemacct-cuda.so elsewhere than installed */
         /* top: strings checked by top.c, which knows what they mean */
         const char *top_order, *top_depth, *top_interval, *top_iterations;
         bool batch, raw;

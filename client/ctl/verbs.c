@@ -25,6 +25,7 @@
 #include "info.h"
 #include "limit-names.h"
 #include "macro.h"
+#include "cdi.h"
 #include "oci.h"
 #include "options.h"
 #include "output.h"
@@ -590,6 +591,12 @@ static int verb_oci_hook(memacct **mp, int argc, char **argv) {
         return oci_hook_main(mp, argc, argv, arg.prefix, stdin, connect_or_fail);
 }
 
+/* The CDI spec lives in cdi.c; it checks its own arguments and never connects. */
+static int verb_cdi(memacct **mp, int argc, char **argv) {
+        (void) mp;
+        return cdi_main(argc, argv);
+}
+
 /* memacctctl prune lives in prune.c. */
 static int verb_prune(memacct **mp, int argc, char **argv) {
         (void) argc;
@@ -633,6 +640,7 @@ static const Verb verbs[] = {
         { "reset-peak", 1, 1, verb_path },
         { "watch", 1, 1, verb_watch },
         { "oci-hook", -1, -1, verb_oci_hook },
+        { "cdi", -1, -1, verb_cdi },
         { "import-cgroups", 0, 0, verb_import_cgroups },
         { "prune", 0, 0, verb_prune },
         { "run", -1, -1, run_main },

@@ -4,7 +4,7 @@
 # daemon itself (memacctctl tree), when it answers.
 
 _memacctctl_commands="create remove set show tree charge uncharge hold reclaim move client reset-peak watch
-        info sessions import-cgroups prune rule top oci-hook run region transfer evict-valuable help"
+        info sessions import-cgroups prune rule top oci-hook cdi run region transfer evict-valuable help"
 
 # The device regions the daemon has (memacctctl region list), memory first.
 _memacctctl_regions() {
@@ -27,7 +27,7 @@ _memacctctl() {
                 esac
         done
         case $prev in
-        --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --socket | --output | --interposer | --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stat) COMPREPLY=($(compgen -W "anon file shmem kernel sock swap device other" -- "$cur")); return ;;
         -s) COMPREPLY=($(compgen -W "path current peak events" -- "$cur")); return ;;
         --region) COMPREPLY=($(compgen -W "$(_memacctctl_regions "${COMP_WORDS[0]}")" -- "$cur")); return ;;
@@ -53,6 +53,12 @@ _memacctctl() {
                         compopt -o nospace 2>/dev/null
                 fi ;;
         oci-hook) [[ $prev == oci-hook ]] && COMPREPLY=($(compgen -W "create delete" -- "$cur")) ;;
+        cdi)
+                if [[ $prev == cdi ]]; then
+                        COMPREPLY=($(compgen -W "generate" -- "$cur"))
+                elif [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--output --interposer --config --socket" -- "$cur"))
+                fi ;;
         create | set)
                 if [[ $cur == /* || $prev == "$cmd" ]]; then
                         COMPREPLY=($(compgen -W "$(_memacctctl_groups "${COMP_WORDS[0]}")" -- "$cur"))

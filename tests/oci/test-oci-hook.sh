@@ -9,9 +9,10 @@
 # poststop removes, delete releasing kept charges, and every malformed
 # state refused with a clear message and no group left behind.
 #
-# The annotations org.memacct.owner (the group delegated) and
-# org.memacct.fail-open (an unreachable daemon is exit 0) are checked on
-# states made here.
+# The annotations org.memacct.owner (the group delegated),
+# org.memacct.fail-open (an unreachable daemon is exit 0) and
+# org.memacct.<region>.max and its kin (device limits, good and bad) are
+# checked on states made here.
 #
 # Each "container" process runs in a kernel memory cgroup of its own,
 # made by the test (a box), as a runtime would start it: the hook adds a
@@ -379,6 +380,58 @@ bad_state() {
         check_match "$id: message" "$ERR" "$ere"
         check_eq "$id: no group left behind" "$(paths)" "$before"
 }
+
+# ---- org.memacct.<region>.max|high|low|min: device limits ----
+
+G0=nvidia/0000:3b:00.0/vidmem
+check_run "a GPU's region, 8G" 0 ctl region add "$G0" capacity=8G
+check_run "a region without a capacity" 0 ctl region add gpu0
+# rfield PATH REGION KEY: KEY of PATH's counters in REGION.
+rfield() {
+        field "$1" "[r[\"$3\"] for r in d.get(\"regions\", []) if r[\"name\"] == \"$2\"]"
+}
+file=$(state dev-1 '{"org.memacct.'"$G0"'.max": "2G", "org.memacct.'"$G0"'.high": "50%",
+        "org.memacct.'"$G0"'.low": "max", "org.memacct.gpu0.min": "1M", "org.memacct.max": "64M"}')
+hook create "$file"
+check_eq "create dev-1 with device limits: exit status (stderr: $ERR)" "$RC" 0
+check_eq "dev-1: the GPU's max" "$(rfield /containers/dev-1 "$G0" max)" "[$((2 << 30))]"
+check_eq "dev-1: its high, half the capacity" "$(rfield /containers/dev-1 "$G0" high)" "[$((4 << 30))]"
+check_eq "dev-1: its low, max" "$(rfield /containers/dev-1 "$G0" low)" '["max"]'
+check_eq "dev-1: gpu0's min" "$(rfield /containers/dev-1 gpu0 min)" "[$((1 << 20))]"
+check_eq "dev-1: memory's max beside them" "$(field /containers/dev-1 'd["max"]')" $((64 << 20))
+check_eq "dev-1: the rule is there as ever" "$(rules_to /containers/dev-1)" "$(mem_cgroup "$SLEEPER")"
+# Limits are the group's: memacctctl set changes them while it runs.
+check_run "set dev-1's GPU max while it runs" 0 ctl set /containers/dev-1 "$G0.max=1G"
+check_eq "dev-1: the new max" "$(rfield /containers/dev-1 "$G0" max)" "[$((1 << 30))]"
+hook delete "$file"
+check_eq "delete dev-1: exit status (stderr: $ERR)" "$RC" 0
+check_gone "delete dev-1" /containers/dev-1
+
+bad_state dev-bad-value '{"org.memacct.gpu0.max": "lots"}' \
+        "annotation org\.memacct\.gpu0\.max: invalid value 'lots' \(bytes with an optional K/M/G/T suffix, max, or a share"
+bad_state dev-bad-share '{"org.memacct.gpu0.high": "101%"}' "annotation org\.memacct\.gpu0\.high: invalid value '101%'"
+bad_state dev-bad-key '{"org.memacct.gpu0.maximum": "1G"}' \
+        'annotation org\.memacct\.gpu0\.maximum: unknown \(known: .*org\.memacct\.REGION\.max'
+bad_state dev-bad-name '{"org.memacct.gp u.max": "1G"}' \
+        'annotation org\.memacct\.gp u\.max: not a region name'
+bad_state dev-long-name "{\"org.memacct.$(printf 'r%.0s' {1..64}).max\": \"1G\"}" \
+        'a region name is at most 63 bytes'
+bad_state dev-memory '{"org.memacct.memory.max": "1G"}' \
+        "annotation org\.memacct\.memory\.max: memory's limits are org\.memacct\.max"
+bad_state dev-type '{"org.memacct.gpu0.low": 5}' 'annotation org\.memacct\.gpu0\.low: an integer, not a string of a size'
+# Known only to the daemon: refused before anything is made.
+bad_state dev-unknown '{"org.memacct.gpu9.max": "1G", "org.memacct.max": "1G"}' \
+        "annotation org\.memacct\.gpu9\.max: memacctd has no region 'gpu9' \(memacctctl region list\)"
+bad_state dev-share-nocap '{"org.memacct.gpu0.max": "50%"}' \
+        'annotation org\.memacct\.gpu0\.max: region gpu0 has no capacity: a share of it means nothing'
+# poststop does not judge them: the group goes whatever they say.
+file=$(state dev-2 '{"org.memacct.gpu0.max": "1M"}')
+hook create "$file"
+check_eq "create dev-2: exit status (stderr: $ERR)" "$RC" 0
+file=$(state dev-2 '{"org.memacct.gpu0.max": "lots"}')
+hook delete "$file"
+check_eq "delete dev-2 with a bad device limit: exit status (stderr: $ERR)" "$RC" 0
+check_gone "delete dev-2" /containers/dev-2
 
 # ---- org.memacct.owner: the group delegated to a uid or a user ----
 
