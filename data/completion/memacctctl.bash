@@ -45,7 +45,7 @@ _memacctctl() {
         rule) [[ $prev == rule ]] && COMPREPLY=($(compgen -W "add remove list" -- "$cur")) ;;
         region)
                 if [[ $prev == region ]]; then
-                        COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
+                        COMPREPLY=($(compgen -W "add remove list probe" -- "$cur"))
                 elif [[ $prev == remove ]]; then
                         COMPREPLY=($(compgen -W "$(_memacctctl_regions "${COMP_WORDS[0]}")" -- "$cur"))
                 else
@@ -58,6 +58,13 @@ _memacctctl() {
                         COMPREPLY=($(compgen -W "generate" -- "$cur"))
                 elif [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--output --interposer --config --socket" -- "$cur"))
+                fi ;;
+        run)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--group --name --keep-group --region --interposer" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "max= high= low= min=" -- "$cur"))
+                        compopt -o nospace 2>/dev/null
                 fi ;;
         create | set)
                 if [[ $cur == /* || $prev == "$cmd" ]]; then
