@@ -259,6 +259,13 @@ int ma_budget(int device, size_t *free, size_t *total) {
         return 0;
 }
 
+void ma_account_prepare(void) {
+        memacct *m = get_session();
+
+        if (m)
+                (void) memacct_stock_prepare(m);
+}
+
 int ma_device_of_current(void) {
         ma_cuCtxGetDevice_fn get = MA_REAL(cuCtxGetDevice);
         CUdevice dev;

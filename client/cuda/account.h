@@ -56,6 +56,9 @@ memacct *ma_session(void);
 /** ma_region_name() - the region of @device into @buf. Return: 0, -ENODEV. */
 int ma_region_name(int device, char *buf, size_t size);
 
+/** ma_account_prepare() - connect now, and set the charge stock up, if the daemon is there (cuInit). */
+void ma_account_prepare(void);
+
 /** ma_device_of_current() - the device of the calling thread's current context; -1 without one. */
 int ma_device_of_current(void);
 

@@ -100,6 +100,7 @@ typedef struct ma_cuda_array3d_descriptor CUDA_ARRAY3D_DESCRIPTOR;
  * real one; cuGetProcAddress() hands the wrapper out for its name.
  */
 #define MA_CUDA_HOOKS(X)                                                                                   \
+        X(cuInit, (unsigned int Flags), (Flags))                                                           \
         X(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))                        \
         X(cuMemAllocPitch_v2,                                                                              \
           (CUdeviceptr * dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes), \

@@ -139,6 +139,24 @@ _public_ CUresult cuMemFree_v2(CUdeviceptr dptr) {
         return ma_free_charged(MA_KIND_PTR, dptr, ptr_free, &dptr);
 }
 
+/* ---- the session, made when the program starts the driver ---- */
+
+/*
+ * The session, and its stock's page, are set up once the program has
+ * started the driver: its first allocation then waits for at most the
+ * refill of its GPU's stock, one round trip, not for a connection, an
+ * attach and the page as well. A program that never allocates costs the
+ * daemon a session.
+ */
+_public_ CUresult cuInit(unsigned int Flags) {
+        ma_cuInit_fn fn = MA_REAL(cuInit);
+        CUresult cr = fn ? fn(Flags) : MA_CUDA_ERROR_NOT_FOUND;
+
+        if (cr == MA_CUDA_SUCCESS)
+                ma_account_prepare();
+        return cr;
+}
+
 /* ---- the budget ---- */
 
 _public_ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {

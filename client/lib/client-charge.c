@@ -40,6 +40,24 @@ _public_ int memacct_stock_drain(memacct *m) {
         return r;
 }
 
+_public_ int memacct_stock_prepare(memacct *m) {
+        int r = 0;
+
+        if (!m)
+                return -EINVAL;
+        if (m->bus)
+                return client_bus_unsupported(m, "the charge stock");
+        pthread_mutex_lock(&m->lock);
+        /* The page's round trip now, not in the first charge's. */
+        if (!atomic_load_explicit(&m->stock.page, memory_order_relaxed)) {
+                r = client_ensure_connected(m);
+                if (r >= 0)
+                        r = client_stock_setup_locked(m);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return r;
+}
+
 _public_ int memacct_stock_region(memacct *m, const char *region) {
         int r;
 

@@ -554,6 +554,16 @@ int memacct_charge_stocked(memacct *m, uint64_t bytes, int item);
 int memacct_uncharge_stocked(memacct *m, uint64_t bytes, int item);
 
 /**
+ * memacct_stock_prepare() - set the charge stock up now (the page shared
+ * with the daemon: one round trip), rather than in the first stocked
+ * charge, which then costs at most its refill. Nothing is charged. A
+ * second call does nothing.
+ *
+ * Return: 0; -EOPNOTSUPP (a bus handle); a transport error.
+ */
+int memacct_stock_prepare(memacct *m);
+
+/**
  * memacct_stock_drain() - return all unused stock to the daemon now (the
  * kernel's drain_stock()) and wait for the reply, e.g. before going idle.
  *
