@@ -487,9 +487,26 @@ def test_crowd(n):
         return
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     crowd = []
+
+    def budget_query_usec(s, times=200):
+        """The median of cuMemGetInfo() through the interposer, a pipe's
+        round trip included: printed, never asserted (docs/cuda.md)."""
+        v = []
+        for _ in range(times):
+            t = time.monotonic()
+            s.cmd("info")
+            v.append(time.monotonic() - t)
+        return sorted(v)[len(v) // 2] * 1e6
+
     try:
-        for _ in range(n):
+        for _ in range(min(16, n)):
             crowd.append(Serve(prog_env("/crowd")))
+        few = budget_query_usec(crowd[0])
+        for _ in range(n - len(crowd)):
+            crowd.append(Serve(prog_env("/crowd")))
+        many = budget_query_usec(crowd[0])
+        print(f"budget query (cuMemGetInfo, median): {few:.0f} us with {min(16, n)} processes, "
+              f"{many:.0f} us with {n}")
         ok = sum(s.alloc(M).startswith("ok") for s in crowd)
         check(ok == n, f"{n} processes each allocate 1M: {ok}")
         held = sum(s.held for s in crowd)
