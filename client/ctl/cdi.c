@@ -3,14 +3,13 @@
  * `memacctctl cdi generate` (cdi.h): a CDI spec of kind memacct.io/gpu
  * whose one device, "all", gives a container the CUDA interposer:
  *
- * - the interposer and the libmemacct.so.0 it links, read-only, in
- *   /usr/lib/memacct/;
- * - LD_PRELOAD naming both, libmemacct.so.0 first: the loader maps every
- *   preloaded object before it resolves their dependencies, and takes an
- *   object already loaded for a dependency of the same soname, so the
- *   interposer finds its library without LD_LIBRARY_PATH, which an env
- *   edit would replace in the image's environment (CDI's edits replace a
- *   variable of the same name; CUDA images set LD_LIBRARY_PATH);
+ * - the interposer, read-only, in /usr/lib/memacct/: it carries what it
+ *   needs of libmemacct and depends on libc alone, so the image needs
+ *   nothing (no libmemacct, libsystemd or protobuf-c) and no
+ *   LD_LIBRARY_PATH, which an env edit would replace in the image's
+ *   environment (CDI's edits replace a variable of the same name; CUDA
+ *   images set LD_LIBRARY_PATH);
+ * - LD_PRELOAD naming it;
  * - the interposer's config, read-only, at /etc/memacct/cuda.conf, and
  *   MEMACCT_CUDA_CONFIG naming it, whatever prefix the interposer was
  *   built for;
@@ -53,14 +52,12 @@
 #define MEMACCT_CDI_CUDA_CONFIG "/etc/memacct/cuda.conf"
 #endif
 
-/* The interposer's and its library's names, in the container's CDI_CONTAINER_LIBDIR. */
+/* The interposer's name in the container's CDI_CONTAINER_LIBDIR. */
 #define INTERPOSER_NAME "libmemacct-cuda.so"
-#define LIBRARY_NAME "libmemacct.so.0"
 
 /* What the spec mounts, as the host sees it. */
 typedef struct CdiInputs {
         char interposer[PATH_MAX];
-        char library[PATH_MAX];
         char config[PATH_MAX]; /* "": none, the interposer's defaults */
         char socket[PATH_MAX];
         char socket_dir[PATH_MAX];
@@ -80,7 +77,7 @@ static int failf(const char *fmt, ...) {
 
 /*
  * @path made absolute into @ret, its directory resolved but not its name:
- * libmemacct.so.0 is a link to the library of the day, and a spec naming
+ * a library's name may be a link to the file of the day, and a spec naming
  * the file it points to now would break at the next upgrade. It must be
  * (or point to) a regular file. Return: 0 or the exit status, said.
  */
@@ -190,19 +187,10 @@ static int pick_socket(CdiInputs *in, const ConfigRead *c) {
 
 static int resolve_inputs(CdiInputs *in) {
         ConfigRead c = {};
-        char lib[PATH_MAX + 32], *slash;
         int r;
 
         r = regular_file("interposer", arg.interposer ? arg.interposer : MEMACCT_CDI_INTERPOSER,
                          in->interposer);
-        if (r != 0)
-                return r;
-        /* libdir/memacct/libmemacct-cuda.so beside libdir/libmemacct.so.0,
-         * installed as in the build tree (client/cuda/ and client/). */
-        snprintf(lib, sizeof(lib), "%s", in->interposer);
-        slash = strrchr(lib, '/');
-        snprintf(slash, sizeof(lib) - (size_t) (slash - lib), "/../" LIBRARY_NAME);
-        r = regular_file("the interposer's library", lib, in->library);
         if (r != 0)
                 return r;
         r = read_config(in, &c);
@@ -263,12 +251,10 @@ static json_object *spec_new(const CdiInputs *in) {
         json_object_object_add(edits, "env", env);
         json_object_object_add(edits, "mounts", mounts);
 
-        json_object_array_add(env, json_object_new_string(
-                "LD_PRELOAD=" CDI_CONTAINER_LIBDIR "/" LIBRARY_NAME ":" CDI_CONTAINER_LIBDIR "/" INTERPOSER_NAME));
+        json_object_array_add(env, json_object_new_string("LD_PRELOAD=" CDI_CONTAINER_LIBDIR "/" INTERPOSER_NAME));
         if (in->config[0])
                 json_object_array_add(env, json_object_new_string("MEMACCT_CUDA_CONFIG=" CDI_CONTAINER_CONFIG));
         json_object_array_add(mounts, mount_new(in->interposer, CDI_CONTAINER_LIBDIR "/" INTERPOSER_NAME));
-        json_object_array_add(mounts, mount_new(in->library, CDI_CONTAINER_LIBDIR "/" LIBRARY_NAME));
         if (in->config[0])
                 json_object_array_add(mounts, mount_new(in->config, CDI_CONTAINER_CONFIG));
         json_object_array_add(mounts, mount_new(in->socket_dir, in->socket_dir));

@@ -10,13 +10,12 @@
 # the end; a lock keeps two runs of this test from seeing each other's.
 #
 # The image is a directory assembled here (podman --rootfs): busybox, and
-# the libraries that the stand-in CUDA driver, cuda-prog and the
-# interposer need, copied from the host as ldd finds them, but never
-# libmemacct.so.0, which only the spec brings. Inside, the environment
-# has LD_PRELOAD (and keeps the LD_LIBRARY_PATH that podman -e set), the
-# interposer, its library, its config and the daemon's socket are there,
-# and the loader resolves the interposer's libmemacct.so.0 to the one the
-# spec mounted. Then, with the OCI hooks of the hooks.d files and the
+# the libraries that the stand-in CUDA driver and cuda-prog need, copied
+# from the host as ldd finds them, never libmemacct or what it needs: the
+# interposer, which only the spec brings, carries what it needs. Inside,
+# the environment has LD_PRELOAD (and keeps the LD_LIBRARY_PATH that
+# podman -e set), the interposer, its config and the daemon's socket are
+# there, and the loader finds every library. Then, with the OCI hooks of the hooks.d files and the
 # annotation org.memacct.<GPU 0's region>.max=1G, cuda-prog allocates on
 # the stand-in GPU: 600M is charged to the container's group, 2G is
 # refused with CUDA_ERROR_OUT_OF_MEMORY and counted as a max event there;
@@ -98,9 +97,10 @@ cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 chroot "$ROOTFS" /bin/busybox --install -s /bin
 cp "$CUDA_PROG" "$ROOTFS/opt/cuda/cuda-prog"
 cp -L "$STANDIN_LIBCUDA" "$ROOTFS/opt/cuda/libcuda.so.1"
-# Every library at its host path (the loader's own included), but the
-# interposer's libmemacct.so.0: the spec must bring that one.
-for f in "$CUDA_PROG" "$STANDIN_LIBCUDA" "$INTERPOSER"; do
+# Every library at its host path (the loader's own included) that the
+# program and the driver need: the interposer needs nothing more (it
+# carries its libmemacct), which the image must not have.
+for f in "$CUDA_PROG" "$STANDIN_LIBCUDA"; do
         LD_LIBRARY_PATH=$(dirname "$STANDIN_LIBCUDA") ldd "$f"
 done | sed -n 's/^\s*\(\S* => \)\?\(\/\S*\) (0x.*/\2/p' | sort -u | while read -r lib; do
         [[ $(basename "$lib") == libmemacct.so.0 ]] || cp -L --parents "$lib" "$ROOTFS"
@@ -148,20 +148,17 @@ LD_LIBRARY_PATH=/opt/cuda $LOADER --list /opt/cuda/cuda-prog 2>&1 | grep -E 'lib
 check_eq "a container with --device memacct.io/gpu=all runs ($(cat "$TMP/look.log"))" "$RC" 0
 check_eq "inside: the environment" "$(sed -n 1,3p "$TMP/look.log")" \
         "LD_LIBRARY_PATH=/opt/cuda
-LD_PRELOAD=/usr/lib/memacct/libmemacct.so.0:/usr/lib/memacct/libmemacct-cuda.so
+LD_PRELOAD=/usr/lib/memacct/libmemacct-cuda.so
 MEMACCT_CUDA_CONFIG=/etc/memacct/cuda.conf"
-check_eq "inside: the interposer and its library" "$(sed -n 4,5p "$TMP/look.log")" \
-        "libmemacct-cuda.so
-libmemacct.so.0"
-check_eq "inside: the daemon's socket" "$(sed -n 6p "$TMP/look.log")" socket-there
-check_eq "inside: the config, root's" "$(sed -n 7,10p "$TMP/look.log")" "$(cat "$CONF")
+check_eq "inside: the interposer alone" "$(sed -n 4p "$TMP/look.log")" libmemacct-cuda.so
+check_eq "inside: the daemon's socket" "$(sed -n 5p "$TMP/look.log")" socket-there
+check_eq "inside: the config, root's" "$(sed -n 6,9p "$TMP/look.log")" "$(cat "$CONF")
 -rw-r--r-- 0"
-check_eq "inside: the loader takes the preloaded libmemacct and the image's libcuda" \
-        "$(sed -n '12,$p' "$TMP/look.log" | sort)" \
+check_eq "inside: the loader takes the preloaded interposer and the image's libcuda" \
+        "$(sed -n '11,$p' "$TMP/look.log" | sort)" \
         "/usr/lib/memacct/libmemacct-cuda.so
-/usr/lib/memacct/libmemacct.so.0
 libcuda.so.1 => /opt/cuda/libcuda.so.1"
-check_eq "inside: no library the loader cannot find" "$(sed -n 11p "$TMP/look.log")" 0
+check_eq "inside: no library the loader cannot find" "$(sed -n 10p "$TMP/look.log")" 0
 
 # ---- GPU memory accounted in the container's group ----
 
