@@ -48,7 +48,7 @@ check_match "after attach auto, the rule's group" "$OUT" '^attached to /containe
 OUT=$(env MEMACCT_SOCKET="$SOCK" MEMACCT_BUS="$BUS" "$H" server - 2>&1)
 check_match "\$MEMACCT_SOCKET wins over \$MEMACCT_BUS" "$OUT" '^server memacctd '
 
-bg "$TMP/run.out" env -u MEMACCT_SOCKET "${CTL_BUS[@]}" run --name busjob max=4M -- \
+bg "$TMP/run.out" env -u MEMACCT_SOCKET "${CTL_BUS[@]}" run --name busjob max=256M -- \
         "$H" server - group - charge $((256 * K)) ready "$TMP/r1" wait "$TMP/g1"
 run=$BG_PID
 if wait_for 10 test -e "$TMP/r1"; then
