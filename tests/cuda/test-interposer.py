@@ -48,10 +48,11 @@ from rawproto import Tally, stop_daemon, wait_until  # noqa: E402 (after the pat
 TALLY = Tally()
 # tests/gpu/device-check.sh: a real GPU and driver, every check said.
 REAL = os.environ.get("MEMACCT_CUDA_REAL") == "1"
+VERBOSE = REAL or os.environ.get("MEMACCT_CHECK_VERBOSE") == "1"
 
 
 def check(cond, what):
-    if REAL and cond:
+    if VERBOSE and cond:
         print(f"PASS: {what}", flush=True)
     return TALLY.check(cond, what)
 
