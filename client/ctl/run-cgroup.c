@@ -104,6 +104,41 @@ static bool offers_memory(const char *dir) {
         return false;
 }
 
+/* Does the cgroup @dir hold no process? */
+static bool empty(const char *dir) {
+        char path[4200];
+        int c = EOF;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        f = fopen(path, "re");
+        if (f) {
+                c = fgetc(f);
+                fclose(f);
+        }
+        return c == EOF;
+}
+
+/*
+ * The leaf was there already: the group is new (the daemon refused an
+ * existing one), so this is what a run killed with SIGKILL left, which
+ * could not remove it. Made again, its old limits gone with it; one that
+ * holds processes is someone's and refused.
+ */
+static int fresh_leaf(RunCgroup *c, char *why, size_t whylen) {
+        if (!empty(c->dir)) {
+                snprintf(why, whylen, "the kernel cgroup %s is there already and holds processes", c->dir);
+                return -EBUSY;
+        }
+        if (rmdir(c->dir) < 0 || mkdir(c->dir, 0755) < 0) {
+                int r = -errno;
+
+                snprintf(why, whylen, "cannot make %s afresh: %s", c->dir, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 /* Every level of @c->dir below @mount, made; on v2 with the memory controller given down. */
 static int make_levels(RunCgroup *c, size_t mount_len, char *why, size_t whylen) {
         char *p = c->dir + mount_len;
@@ -133,7 +168,7 @@ static int make_levels(RunCgroup *c, size_t mount_len, char *why, size_t whylen)
                         return r;
                 }
                 if (!p)
-                        return 0;
+                        return fresh_leaf(c, why, whylen);
                 *p = '/';
         }
 }
