@@ -83,6 +83,7 @@ typedef uint64_t cuuint64_t;
 typedef unsigned long long CUmemGenericAllocationHandle;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUarray_st *CUarray;
 typedef struct CUmipmappedArray_st *CUmipmappedArray;
@@ -119,6 +120,10 @@ typedef struct ma_cuda_array3d_descriptor CUDA_ARRAY3D_DESCRIPTOR;
         X(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))                           \
         X(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))                      \
         X(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep), (pool, minBytesToKeep))             \
+        X(cuStreamSynchronize, (CUstream hStream), (hStream))                                              \
+        X(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))                                         \
+        X(cuCtxSynchronize, (void), ())                                                                     \
+        X(cuEventSynchronize, (CUevent hEvent), (hEvent))                                                  \
         X(cuMemCreate,                                                                                     \
           (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop,            \
            unsigned long long flags),                                                                      \

@@ -23,6 +23,7 @@
  */
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "account.h"
 #include "hooks.h"
@@ -32,6 +33,10 @@
 #define POOL_GRANULE (UINT64_C(2) << 20)
 
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A pool was ever charged: a synchronisation has something to settle.
+ * Relaxed: a synchronisation that misses the first charge's store
+ * settles at the pool's next operation. */
+static _Atomic bool pools_charged;
 
 static uint64_t pool_attr(CUmemoryPool pool, int attr) {
         ma_cuMemPoolGetAttribute_fn get = MA_REAL(cuMemPoolGetAttribute);
@@ -80,8 +85,10 @@ static bool settle(CUmemoryPool pool, int device, uint64_t pending) {
                         ok = false;
         }
         /* A reserve is what the daemon may ask back (reclaim.h). */
-        if (reserved > 0)
-                ma_reclaim_declare(device); else if (reserved < e.bytes) {
+        if (reserved > 0) {
+                atomic_store_explicit(&pools_charged, true, memory_order_relaxed);
+                ma_reclaim_declare(device);
+        } else if (reserved < e.bytes) {
                 ma_uncharge(device, e.bytes - reserved);
                 e.bytes = reserved;
         }
@@ -209,6 +216,42 @@ _public_ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
         ma_cuMemFreeAsync_ptsz_fn fn = MA_REAL(cuMemFreeAsync_ptsz);
 
         return freed_async(fn ? fn(dptr, hStream) : MA_CUDA_ERROR_NOT_FOUND, dptr);
+}
+
+/*
+ * The driver gives a pool's reserve above its release threshold back at a
+ * synchronisation of a stream, an event or the context: after one, every
+ * pool this process charged is settled. Only when there is one: a
+ * training loop synchronises at every step.
+ */
+static CUresult synchronised(CUresult cr) {
+        if (cr == MA_CUDA_SUCCESS && atomic_load_explicit(&pools_charged, memory_order_relaxed))
+                settle_all();
+        return cr;
+}
+
+_public_ CUresult cuStreamSynchronize(CUstream hStream) {
+        ma_cuStreamSynchronize_fn fn = MA_REAL(cuStreamSynchronize);
+
+        return synchronised(fn ? fn(hStream) : MA_CUDA_ERROR_NOT_FOUND);
+}
+
+_public_ CUresult cuStreamSynchronize_ptsz(CUstream hStream) {
+        ma_cuStreamSynchronize_ptsz_fn fn = MA_REAL(cuStreamSynchronize_ptsz);
+
+        return synchronised(fn ? fn(hStream) : MA_CUDA_ERROR_NOT_FOUND);
+}
+
+_public_ CUresult cuCtxSynchronize(void) {
+        ma_cuCtxSynchronize_fn fn = MA_REAL(cuCtxSynchronize);
+
+        return synchronised(fn ? fn() : MA_CUDA_ERROR_NOT_FOUND);
+}
+
+_public_ CUresult cuEventSynchronize(CUevent hEvent) {
+        ma_cuEventSynchronize_fn fn = MA_REAL(cuEventSynchronize);
+
+        return synchronised(fn ? fn(hEvent) : MA_CUDA_ERROR_NOT_FOUND);
 }
 
 _public_ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {

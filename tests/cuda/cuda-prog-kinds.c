@@ -18,20 +18,27 @@ static CUresult pool_reserved(CUmemoryPool pool, cuuint64_t *ret) {
         return cuMemPoolGetAttribute(pool, MA_CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, ret);
 }
 
-/* Alloc and free on the legacy stream, synchronised: what the pool keeps, and after a trim to 0. */
+/*
+ * Alloc and free on the legacy stream, synchronised: what the pool keeps
+ * (its release threshold set high first, as frameworks set it to keep
+ * their reserve; with --release left at the driver's 0, which gives the
+ * reserve back at the synchronisation), and after a trim to 0.
+ */
 int prog_cmd_pool(int argc, char **argv) {
-        cuuint64_t reserved, trimmed;
+        cuuint64_t reserved, trimmed, keep_all = UINT64_MAX;
         CUmemoryPool pool;
         CUdeviceptr ptr;
-        bool trim = false;
+        bool trim = false, release = false;
         size_t bytes;
         CUresult r;
         int ret;
 
         if (argc == 3 && strcmp(argv[2], "--trim") == 0)
                 trim = true;
+        else if (argc == 3 && strcmp(argv[2], "--release") == 0)
+                release = true;
         else if (argc != 2)
-                return prog_usage("pool SIZE [--trim]");
+                return prog_usage("pool SIZE [--trim | --release]");
         if (prog_parse_size(argv[1], &bytes) < 0)
                 return prog_usage("pool: SIZE is not a size");
         ret = prog_begin(0);
@@ -40,6 +47,11 @@ int prog_cmd_pool(int argc, char **argv) {
         r = cuDeviceGetDefaultMemPool(&pool, 0);
         if (r != MA_CUDA_SUCCESS)
                 return prog_refused(r, "cuDeviceGetDefaultMemPool");
+        if (!release) {
+                r = cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all);
+                if (r != MA_CUDA_SUCCESS)
+                        return prog_refused(r, "cuMemPoolSetAttribute");
+        }
         r = cuMemAllocAsync(&ptr, bytes, NULL);
         if (r != MA_CUDA_SUCCESS)
                 return prog_refused(r, "cuMemAllocAsync");

@@ -13,6 +13,10 @@
  *   free ID         cuMemFree_v2 or cuMemFreeAsync       freed
  *   freeall         every allocation            freed n=K
  *   trim            cuMemPoolTrimTo(default pool, 0)     reserved=B
+ *   release N       the default pool's release threshold (N or max): what a
+ *                   synchronisation leaves it; max at start, as frameworks
+ *                   keep their reserve                   set
+ *   sync            cuStreamSynchronize                  synced reserved=B
  *   info            cuMemGetInfo_v2             free=F total=T
  *   quit
  */
@@ -123,6 +127,23 @@ static bool serve_line(char *line, CUmemoryPool pool) {
                         print_reserved(pool);
                         printf("\n");
                 }
+        } else if (strcmp(cmd, "release") == 0) {
+                cuuint64_t v = strcmp(arg, "max") == 0 ? UINT64_MAX : strtoull(arg, NULL, 10);
+
+                r = cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v);
+                if (r != MA_CUDA_SUCCESS)
+                        (void) prog_refused(r, "release");
+                else
+                        printf("set\n");
+        } else if (strcmp(cmd, "sync") == 0) {
+                r = cuStreamSynchronize(NULL);
+                if (r != MA_CUDA_SUCCESS)
+                        (void) prog_refused(r, "sync");
+                else {
+                        printf("synced");
+                        print_reserved(pool);
+                        printf("\n");
+                }
         } else if (strcmp(cmd, "info") == 0) {
                 size_t free_bytes, total;
 
@@ -137,6 +158,7 @@ static bool serve_line(char *line, CUmemoryPool pool) {
 }
 
 int prog_cmd_serve(int argc, char **argv) {
+        cuuint64_t keep_all = UINT64_MAX;
         CUmemoryPool pool = NULL;
         char line[128];
         CUresult r;
@@ -151,6 +173,9 @@ int prog_cmd_serve(int argc, char **argv) {
         r = cuDeviceGetDefaultMemPool(&pool, 0);
         if (r != MA_CUDA_SUCCESS)
                 return prog_refused(r, "cuDeviceGetDefaultMemPool");
+        r = cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all);
+        if (r != MA_CUDA_SUCCESS)
+                return prog_refused(r, "cuMemPoolSetAttribute");
         printf("ready pid=%d\n", (int) getpid());
         fflush(stdout);
         while (fgets(line, sizeof(line), stdin) && serve_line(line, pool))

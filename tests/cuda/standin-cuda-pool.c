@@ -17,10 +17,11 @@
  *     pool, held from the device, until cuMemPoolTrimTo(pool, keep) lowers
  *     reserved to max(used rounded up to a granule, keep rounded up to a
  *     granule), never raising it.
- * The real driver also gives memory back on its own at a synchronisation
- * when reserved is above the pool's release threshold (0 by default);
- * the stand-in does not (the threshold is kept and read back only), so
- * reserved changes on allocation and trim alone.
+ *   - a synchronisation (cuStreamSynchronize) gives back what a pool
+ *     reserves above its release threshold (0 by default) and does not
+ *     use, as the real driver does: reserved falls to the larger of used
+ *     and the threshold, in granules (frameworks set the threshold high
+ *     to keep their reserve).
  *
  * Everything runs at once: a stream is only checked (NULL, the legacy or
  * the per-thread default stream), so "stream order" is program order.
@@ -57,6 +58,22 @@ static void pool_shrink(struct standin_pool *pool, uint64_t target) {
                 standin_uncharge(pool->device, pool->reserved - target);
                 pool->reserved = target;
         }
+}
+
+/* What one pool reserves above its release threshold and does not use, given back. */
+static void pool_release(struct standin_pool *p) {
+        uint64_t used = granule_round(p->used);
+        uint64_t keep = p->release_threshold >= p->reserved ? p->reserved : granule_round(p->release_threshold);
+
+        pool_shrink(p, keep > used ? keep : used);
+}
+
+void standin_pools_release(void) {
+        for (int d = 0; d < STANDIN_DEVICES; d++)
+                pool_release(&standin.default_pool[d]);
+        for (struct standin_pool *p = standin.pools; p; p = p->next)
+                if (!p->destroyed)
+                        pool_release(p);
 }
 
 static void pool_unlink_free(struct standin_pool *pool) {

@@ -351,6 +351,8 @@ static CUresult stream_synchronize(CUstream hStream) {
         r = standin_ready();
         if (r == MA_CUDA_SUCCESS)
                 r = standin_current_device(&dev);
+        if (r == MA_CUDA_SUCCESS)
+                standin_pools_release();
         return standin_unlock(r);
 }
 

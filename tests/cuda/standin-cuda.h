@@ -52,7 +52,7 @@ struct standin_pool {
         bool destroyed; /* by cuMemPoolDestroy() while allocations were out */
         uint64_t reserved, reserved_high; /* bytes held from the device, whole granules */
         uint64_t used, used_high;         /* bytes handed out */
-        uint64_t release_threshold;       /* kept, read back; see standin-cuda-pool.c */
+        uint64_t release_threshold;       /* what a synchronisation leaves reserved; see standin-cuda-pool.c */
 };
 
 struct standin_state {
@@ -136,6 +136,8 @@ void standin_alloc_free(struct standin_alloc *a);
  */
 CUresult standin_pool_alloc(struct standin_pool *pool, size_t bytes, CUdeviceptr *ret);
 void standin_pool_free(struct standin_alloc *a);
+/* A synchronisation: each pool's reserve above its release threshold given back. Lock held. */
+void standin_pools_release(void);
 
 /**
  * standin_reset_*() - forget a concept's state in a forked child

@@ -85,12 +85,14 @@ if ! system_has libnvidia-ml.so.1; then
         check_eq "dlopen refused" "$OUT" "refused dlopen step=libnvidia-ml.so.1"
 fi
 
-# ---- pools: reserved in granules, kept after the free until trimmed ----
+# ---- pools: reserved in granules, kept after the free until trimmed (or synchronised below the threshold) ----
 for size in 1 $((3 * MIB)) $((4 * MIB)) $((5 * MIB + 1)); do
         prog "pool $size" 0 pool "$size"
         check_eq "pool $size keeps its granules" "$OUT" "reserved=$(round_up "$size" "$GRANULE")"
         prog "pool $size --trim" 0 pool "$size" --trim
         check_eq "pool $size trimmed to nothing" "$OUT" "reserved=$(round_up "$size" "$GRANULE") trimmed=0"
+        prog "pool $size --release" 0 pool "$size" --release
+        check_eq "pool $size at the default threshold: given back at the synchronisation" "$OUT" "reserved=0"
 done
 MEMACCT_STANDIN_CUDA_BYTES=3M prog "a pool past the capacity" 1 pool 3M
 check_eq "pool refused: 4M of granules in 3M" "$OUT" "refused CUDA_ERROR_OUT_OF_MEMORY step=cuMemAllocAsync"

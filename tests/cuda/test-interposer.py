@@ -321,6 +321,13 @@ def test_pools_and_vmm():
     check(r == "trimmed reserved=0", f"trimmed: {r}")
     check(current("/pool") <= STOCK_SLACK, f"the trim gave the reserve back ({current('/pool')})")
     check(s.cmd("pool 1100M").startswith("refused"), "a pool that would grow past the max is refused")
+    # The driver's default: a synchronisation gives the reserve back, and the charge follows.
+    check(s.cmd("release 0") == "set", "the release threshold at the driver's default, 0")
+    r = s.cmd("pool 200M")
+    s.send("freeall")  # cuMemFreeAsync, then cuStreamSynchronize
+    s.read()
+    check(current("/pool") <= STOCK_SLACK,
+          f"freed and synchronised: the driver gave the reserve back, and so did the charge ({current('/pool')})")
     s.close()
     r = prog("vmm", "64M", env=prog_env("/pool"))
     lines = r.stdout.splitlines()

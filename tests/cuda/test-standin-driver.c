@@ -178,11 +178,13 @@ static cuuint64_t pool_attr(CUmemoryPool pool, int attr) {
 static void test_pool_reserves_granules_until_trimmed(void **state) {
         CUmemoryPool pool;
         CUdeviceptr a, b, c;
-        cuuint64_t zero = 0, threshold = 64 * MIB;
+        cuuint64_t zero = 0, threshold = 64 * MIB, keep_all = UINT64_MAX;
 
         (void)state;
         use_device(0);
         assert_ok(cuDeviceGetDefaultMemPool(&pool, 0));
+        /* As a framework keeps its reserve: synchronisations give nothing back. */
+        assert_ok(cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all));
         assert_ok(cuMemAllocAsync(&a, 1, NULL));
         assert_int_equal(pool_attr(pool, 5), GRANULE);
         assert_int_equal(pool_attr(pool, 7), 1);
@@ -223,6 +225,34 @@ static void test_pool_reserves_granules_until_trimmed(void **state) {
                   MA_CUDA_ERROR_INVALID_VALUE);
         assert_ok(cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
         assert_int_equal(pool_attr(pool, 4), 64 * MIB);
+        release_device(0);
+}
+
+/* A synchronisation gives back the reserve above the release threshold, never what is used. */
+static void test_pool_gives_back_at_synchronisation(void **state) {
+        cuuint64_t threshold = 3 * MIB, none = 0;
+        CUmemoryPool pool;
+        CUdeviceptr a, b;
+
+        (void)state;
+        use_device(0);
+        assert_ok(cuDeviceGetDefaultMemPool(&pool, 0));
+        assert_ok(cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+        assert_ok(cuMemAllocAsync(&a, 7 * MIB, NULL));
+        assert_ok(cuMemAllocAsync(&b, 1 * MIB, NULL));
+        assert_int_equal(pool_attr(pool, 5), 8 * MIB);
+        assert_ok(cuMemFreeAsync(a, NULL));
+        assert_int_equal(pool_attr(pool, 5), 8 * MIB); /* until a synchronisation */
+        assert_ok(cuStreamSynchronize(NULL));
+        assert_int_equal(pool_attr(pool, 5), 4 * MIB); /* the 3 MiB threshold, in granules */
+        assert_int_equal(free_now(), CAP - 4 * MIB);
+        assert_ok(cuMemPoolSetAttribute(pool, MA_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &none));
+        assert_ok(cuStreamSynchronize_ptsz(MA_CU_STREAM_PER_THREAD));
+        assert_int_equal(pool_attr(pool, 5), 2 * MIB); /* what b uses stays */
+        assert_ok(cuMemFreeAsync(b, NULL));
+        assert_ok(cuStreamSynchronize(NULL));
+        assert_int_equal(pool_attr(pool, 5), 0);
+        assert_int_equal(free_now(), CAP);
         release_device(0);
 }
 
@@ -425,6 +455,7 @@ int main(void) {
                 cmocka_unit_test(test_contexts_are_per_thread),
                 cmocka_unit_test(test_capacity_refuses_and_is_per_device),
                 cmocka_unit_test(test_pool_reserves_granules_until_trimmed),
+                cmocka_unit_test(test_pool_gives_back_at_synchronisation),
                 cmocka_unit_test(test_created_pool_outlives_destroy_until_freed),
                 cmocka_unit_test(test_vmm_counts_physical_memory),
                 cmocka_unit_test(test_arrays_take_the_formula),
