@@ -184,6 +184,21 @@ need_root() {
 # as /proc/PID/cgroup names it, and as memacctd and its OCI hook read it:
 # v1's memory line, else the unified (0::) one. Return: 1 when there is
 # neither.
+# run_cgroups_rmdir NAME...: the kernel cgroups memacctctl run made as
+# /run.slice/NAME and could not remove (killed with SIGKILL, or a child
+# outlived the command), once their processes are gone; a test's litter on
+# the host's hierarchy (v1's memory controller, or v2's).
+run_cgroups_rmdir() {
+        local m n
+
+        for m in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+                for n in "$@"; do
+                        rmdir "$m/run.slice/$n" 2>/dev/null || true
+                done
+        done
+        return 0
+}
+
 mem_cgroup() {
         local line cg=
 

@@ -490,10 +490,14 @@ int run_main(memacct **mp, int argc, char **argv) {
                 if (status < 0)
                         fprintf(stderr, "memacctctl: run: cannot start %s: %s\n", argv[1 + n], strerror(-status));
         }
+        /* A kept group keeps its kernel cgroup too: the daemon prunes the
+         * mirror of a cgroup that is gone ([cgroup] prune). */
+        if (arg.keep_group) {
+                fprintf(stderr, "memacctctl: run: kept %s%s%s\n", path, cg.dir[0] ? " and " : "", cg.dir);
+                return status < 0 ? EXIT_FAILURE : status;
+        }
         run_cgroup_remove(&cg);
-        if (arg.keep_group)
-                fprintf(stderr, "memacctctl: run: kept %s\n", path);
-        else if (!*mp && connect_quiet(mp) < 0)
+        if (!*mp && connect_quiet(mp) < 0)
                 fprintf(stderr, "memacctctl: run: cannot reach memacctd to remove %s\n", path);
         else
                 remove_when_idle(*mp, path);

@@ -62,4 +62,4 @@ stop_bg "$RUN3" KILL 10 || true
 sleep 0.5
 check_eq "--keep-group killed -9: the group stays" "$(exists /run.slice/k3 && echo yes || echo no)" yes
 kill -KILL "$(<"$TMP/p3")" 2>/dev/null || true
-
+run_cgroups_rmdir k1 k2 k3

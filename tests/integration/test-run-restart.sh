@@ -84,3 +84,4 @@ if wait_for 15 gone /run.slice/o; then pass; else fail "orphan: removed after th
 check_eq "orphan: not removed before the grace period" "$((SECONDS - START >= GRACE_MSEC / 1000 - 1))" 1
 
 check_stop_daemon
+run_cgroups_rmdir o

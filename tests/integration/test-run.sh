@@ -158,3 +158,4 @@ RC=0
 MEMACCT_SOCKET=$SOCK MEMACCT_GROUP=/no/such "$H" charge 1 >"$TMP/r7" 2>&1 || RC=$?
 check_eq "a missing MEMACCT_GROUP fails the connect" "$RC" 1
 check_match "a missing MEMACCT_GROUP: says which" "$(<"$TMP/r7")" 'MEMACCT_GROUP=/no/such'
+run_cgroups_rmdir kept outlive named
