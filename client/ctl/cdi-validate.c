@@ -31,16 +31,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 
-static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t errlen, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 static bool is_alpha(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -75,7 +65,7 @@ static int keys_known(json_object *o, const char *where, const char *const *know
                 for (k = known; *k && strcmp(*k, key) != 0; k++)
                         ;
                 if (!*k)
-                        return errf(err, errlen, "%s: unknown field \"%s\"", where, key);
+                        return errorf(err, errlen, -EINVAL, "%s: unknown field \"%s\"", where, key);
         }
         return 0;
 }
@@ -88,11 +78,11 @@ static int get_string(json_object *o, const char *where, const char *key, bool r
         *ret = NULL;
         if (!json_object_object_get_ex(o, key, &v)) {
                 if (required)
-                        return errf(err, errlen, "%s: \"%s\" missing", where, key);
+                        return errorf(err, errlen, -EINVAL, "%s: \"%s\" missing", where, key);
                 return 0;
         }
         if (!json_object_is_type(v, json_type_string))
-                return errf(err, errlen, "%s: \"%s\" is not a string", where, key);
+                return errorf(err, errlen, -EINVAL, "%s: \"%s\" is not a string", where, key);
         *ret = json_object_get_string(v);
         return 0;
 }
@@ -104,11 +94,11 @@ static int get_array(json_object *o, const char *where, const char *key, bool st
         if (!json_object_object_get_ex(o, key, ret))
                 return 0;
         if (!json_object_is_type(*ret, json_type_array))
-                return errf(err, errlen, "%s: \"%s\" is not an array", where, key);
+                return errorf(err, errlen, -EINVAL, "%s: \"%s\" is not an array", where, key);
         for (size_t i = 0; i < json_object_array_length(*ret); i++)
                 if (!json_object_is_type(json_object_array_get_idx(*ret, i),
                                          strings ? json_type_string : json_type_object))
-                        return errf(err, errlen, "%s: \"%s\"[%zu] is not %s", where, key, i,
+                        return errorf(err, errlen, -EINVAL, "%s: \"%s\"[%zu] is not %s", where, key, i,
                                     strings ? "a string" : "an object");
         return 0;
 }
@@ -132,7 +122,7 @@ static int check_mount(json_object *m, const char *where, char *err, size_t errl
         if (r < 0)
                 return r;
         if (host[0] != '/' || container[0] != '/')
-                return errf(err, errlen, "%s: a path that is not absolute", where);
+                return errorf(err, errlen, -EINVAL, "%s: a path that is not absolute", where);
         return 0;
 }
 
@@ -154,7 +144,7 @@ static int check_hook(json_object *h, const char *where, char *err, size_t errle
         for (n = names; *n && strcmp(*n, name) != 0; n++)
                 ;
         if (!*n || !*path)
-                return errf(err, errlen, "%s: an unknown hook name or an empty path", where);
+                return errorf(err, errlen, -EINVAL, "%s: an unknown hook name or an empty path", where);
         return 0;
 }
 
@@ -165,7 +155,7 @@ static int check_edits(json_object *e, const char *where, bool device, char *err
         int r;
 
         if (!json_object_is_type(e, json_type_object))
-                return errf(err, errlen, "%s: not an object", where);
+                return errorf(err, errlen, -EINVAL, "%s: not an object", where);
         r = keys_known(e, where, known, err, errlen);
         if (r == 0)
                 r = get_array(e, where, "env", true, &env, err, errlen);
@@ -178,12 +168,12 @@ static int check_edits(json_object *e, const char *where, bool device, char *err
         if (r < 0)
                 return r;
         if (device && alen(env) + alen(nodes) + alen(hooks) + alen(mounts) == 0)
-                return errf(err, errlen, "%s: empty (a device must edit something)", where);
+                return errorf(err, errlen, -EINVAL, "%s: empty (a device must edit something)", where);
         for (size_t i = 0; i < alen(env); i++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(env, i));
 
                 if (s[0] == '=' || !strchr(s, '='))
-                        return errf(err, errlen, "%s: env[%zu] is not NAME=VALUE", where, i);
+                        return errorf(err, errlen, -EINVAL, "%s: env[%zu] is not NAME=VALUE", where, i);
         }
         for (size_t i = 0; i < alen(nodes); i++) {
                 const char *path = NULL;
@@ -215,7 +205,7 @@ static int check_devices(json_object *devices, char *err, size_t errlen) {
         int r;
 
         if (n == 0)
-                return errf(err, errlen, "\"devices\": empty");
+                return errorf(err, errlen, -EINVAL, "\"devices\": empty");
         for (size_t i = 0; i < n; i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *edits;
                 const char *name = "";
@@ -227,16 +217,16 @@ static int check_devices(json_object *devices, char *err, size_t errlen) {
                 if (r < 0)
                         return r;
                 if (!name_ok(name, strlen(name), true, "_-.:"))
-                        return errf(err, errlen, "%s: invalid name '%s'", w, name);
+                        return errorf(err, errlen, -EINVAL, "%s: invalid name '%s'", w, name);
                 for (size_t k = 0; k < i; k++) {
                         json_object *o;
 
                         json_object_object_get_ex(json_object_array_get_idx(devices, k), "name", &o);
                         if (strcmp(json_object_get_string(o), name) == 0)
-                                return errf(err, errlen, "%s: a second device '%s'", w, name);
+                                return errorf(err, errlen, -EINVAL, "%s: a second device '%s'", w, name);
                 }
                 if (!json_object_object_get_ex(d, "containerEdits", &edits))
-                        return errf(err, errlen, "%s: \"containerEdits\" missing", w);
+                        return errorf(err, errlen, -EINVAL, "%s: \"containerEdits\" missing", w);
                 snprintf(w, sizeof(w), "devices[%zu].containerEdits", i);
                 r = check_edits(edits, w, true, err, errlen);
                 if (r < 0)
@@ -254,7 +244,7 @@ static int check_spec(json_object *root, char *err, size_t errlen) {
         int r;
 
         if (!json_object_is_type(root, json_type_object))
-                return errf(err, errlen, "not an object");
+                return errorf(err, errlen, -EINVAL, "not an object");
         r = keys_known(root, "the spec", known, err, errlen);
         if (r == 0)
                 r = get_string(root, "the spec", "cdiVersion", true, &version, err, errlen);
@@ -265,14 +255,14 @@ static int check_spec(json_object *root, char *err, size_t errlen) {
         for (v = versions; *v && strcmp(*v, version) != 0; v++)
                 ;
         if (!*v)
-                return errf(err, errlen, "cdiVersion '%s': not one podman's CDI library reads", version);
+                return errorf(err, errlen, -EINVAL, "cdiVersion '%s': not one podman's CDI library reads", version);
         slash = strchr(kind, '/');
         if (!slash || !name_ok(kind, (size_t) (slash - kind), false, "_-.") ||
             !name_ok(slash + 1, strlen(slash + 1), false, "_-"))
-                return errf(err, errlen, "kind '%s': not VENDOR/CLASS", kind);
+                return errorf(err, errlen, -EINVAL, "kind '%s': not VENDOR/CLASS", kind);
         if (!json_object_object_get_ex(root, "devices", &devices) ||
             !json_object_is_type(devices, json_type_array))
-                return errf(err, errlen, "\"devices\": missing or not an array");
+                return errorf(err, errlen, -EINVAL, "\"devices\": missing or not an array");
         r = check_devices(devices, err, errlen);
         if (r < 0)
                 return r;
@@ -288,14 +278,14 @@ int cdi_spec_validate(const char *text, size_t len, char *err, size_t errlen) {
         if (!tok)
                 return -ENOMEM;
         if (len > INT32_MAX)
-                return errf(err, errlen, "larger than 2 GiB");
+                return errorf(err, errlen, -EINVAL, "larger than 2 GiB");
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         root = json_tokener_parse_ex(tok, text, (int) len);
         if (!root || json_tokener_get_error(tok) != json_tokener_success)
-                return errf(err, errlen, "not JSON: %s",
+                return errorf(err, errlen, -EINVAL, "not JSON: %s",
                             json_tokener_error_desc(json_tokener_get_error(tok)));
         for (size_t end = json_tokener_get_parse_end(tok); end < len; end++)
                 if (!strchr(" \t\r\n", text[end]))
-                        return errf(err, errlen, "trailing data at byte %zu", end);
+                        return errorf(err, errlen, -EINVAL, "trailing data at byte %zu", end);
         return check_spec(root, err, errlen);
 }

@@ -46,16 +46,6 @@ static const char *key_of(unsigned bit) {
         }
 }
 
-static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t errlen, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 bool oci_region_key(const char *name) {
         const char *dot = strrchr(name, '.');
 
@@ -69,30 +59,30 @@ int oci_region_annotation(const char *key, const char *name, const char *value, 
         size_t n;
 
         if (!oci_region_key(name))
-                return errf(err, errlen, "annotation %s: not org.memacct.REGION.max (.high .low .min)",
+                return errorf(err, errlen, -EINVAL, "annotation %s: not org.memacct.REGION.max (.high .low .min)",
                             key);
         l.bit = limit_by_name(dot + 1, strlen(dot + 1));
         n = (size_t) (dot - name);
         if (n > DMEM_LIMIT_REGION_MAX)
-                return errf(err, errlen, "annotation %s: a region name is at most %d bytes", key,
+                return errorf(err, errlen, -EINVAL, "annotation %s: a region name is at most %d bytes", key,
                             DMEM_LIMIT_REGION_MAX);
         for (size_t i = 0; i < n; i++)
                 if (!region_char_ok(name[i]))
-                        return errf(err, errlen,
+                        return errorf(err, errlen, -EINVAL,
                                     "annotation %s: not a region name (a region name may only "
                                     "hold [A-Za-z0-9._:/@+-])", key);
         memcpy(l.value.region, name, n);
         if (strcmp(l.value.region, MEMACCT_REGION_MEMORY) == 0)
-                return errf(err, errlen,
+                return errorf(err, errlen, -EINVAL,
                             "annotation %s: memory's limits are org.memacct.max, .high, .low "
                             "and .min", key);
         if (dmem_value_parse(value, &l.value) < 0)
-                return errf(err, errlen,
+                return errorf(err, errlen, -EINVAL,
                             "annotation %s: invalid value '%s' (bytes with an optional K/M/G/T "
                             "suffix, max, or a share of the region's capacity: N%%)",
                             key, quoted);
         if (rl->n == ELEMENTSOF(rl->v))
-                return errf(err, errlen, "annotation %s: more than %d device limits", key,
+                return errorf(err, errlen, -EINVAL, "annotation %s: more than %d device limits", key,
                             OCI_REGION_LIMITS_MAX);
         rl->v[rl->n++] = l;
         return 0;

@@ -28,22 +28,11 @@
 
 #include "file-util.h"
 #include "macro.h"
+#include "output.h"
 #include "oci-vouch.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* A bundle's config.json is small; one larger than this is not read. */
 #define CONFIG_JSON_MAX (4 * 1024 * 1024)
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(char *err, size_t errlen, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        return -EPERM;
-}
 
 int oci_proc_memory_cgroup(pid_t pid, char *buf, size_t size) {
         char path[64], line[4096 + 256];
@@ -152,18 +141,18 @@ int oci_vouch(pid_t pid, const char *bundle, const char *cgroup, char *err, size
         char own[4096], want[4096];
 
         if (pid == 1)
-                return refuse(err, errlen, "pid 1 is the host's init, not a container's process");
+                return errorf(err, errlen, -EPERM, "pid 1 is the host's init, not a container's process");
         if (is_own_tree(pid))
-                return refuse(err, errlen, "pid %d is this hook or one of its ancestors, not a container's process",
+                return errorf(err, errlen, -EPERM, "pid %d is this hook or one of its ancestors, not a container's process",
                               (int) pid);
         if (strcmp(cgroup, "/") == 0)
-                return refuse(err, errlen, "pid %d is in the root cgroup, not in a container's own", (int) pid);
+                return errorf(err, errlen, -EPERM, "pid %d is in the root cgroup, not in a container's own", (int) pid);
         if (oci_proc_memory_cgroup(getpid(), own, sizeof(own)) == 0 && strcmp(own, cgroup) == 0)
-                return refuse(err, errlen, "pid %d is in the hook's own cgroup %s, not in a container's own",
+                return errorf(err, errlen, -EPERM, "pid %d is in the hook's own cgroup %s, not in a container's own",
                               (int) pid, cgroup);
         if (bundle && bundle[0] && bundle_cgroups_path(bundle, want, sizeof(want)) >= 0 && want[0] &&
             !matches_cgroups_path(cgroup, want))
-                return refuse(err, errlen, "pid %d is in %s, not in the bundle's cgroupsPath %s", (int) pid, cgroup,
+                return errorf(err, errlen, -EPERM, "pid %d is in %s, not in the bundle's cgroupsPath %s", (int) pid, cgroup,
                               want);
         return 0;
 }

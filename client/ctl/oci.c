@@ -68,16 +68,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(memacct_group_info *, memacct_group_info_free);
 /* The annotations of the limits: org.memacct.max and the others of limits.h. */
 #define ANNOTATION_NAMESPACE "org.memacct."
 
-static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t errlen, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 /* The daemon's rule for a group name (mem_path_check() in
  * daemon/core/group.c), checked here so a bad id is refused before any
  * daemon call. */
@@ -165,7 +155,7 @@ static int parse_fail_open(const char *key, const char *s, const char *q, OciSta
         else if (strcmp(s, "false") == 0)
                 st->fail_open = false;
         else
-                return errf(err, errlen, "annotation %s: '%s' is neither true nor false", key, q);
+                return errorf(err, errlen, -EINVAL, "annotation %s: '%s' is neither true nor false", key, q);
         return 0;
 }
 
@@ -180,7 +170,7 @@ static int parse_owner(const char *key, const char *s, const char *q, OciState *
                 errno = 0;
                 v = strtoull(s, &end, 10);
                 if (errno != 0 || *end || v >= MEMACCT_NO_OWNER)
-                        return errf(err, errlen, "annotation %s: '%s' is not a valid uid", key, q);
+                        return errorf(err, errlen, -EINVAL, "annotation %s: '%s' is not a valid uid", key, q);
                 st->owner = (uint32_t) v;
                 st->owner_name[0] = '\0';
                 return 0;
@@ -188,10 +178,10 @@ static int parse_owner(const char *key, const char *s, const char *q, OciState *
         /* The portable user name set, as useradd(8) takes it. */
         for (const char *c = s; *c; c++)
                 if (!name_char_ok(*c) || *c == ':' || *c == '@')
-                        return errf(err, errlen,
+                        return errorf(err, errlen, -EINVAL,
                                     "annotation %s: '%s' is neither a uid nor a user name", key, q);
         if (!s[0] || strlen(s) >= sizeof(st->owner_name))
-                return errf(err, errlen, "annotation %s: '%s' is neither a uid nor a user name",
+                return errorf(err, errlen, -EINVAL, "annotation %s: '%s' is neither a uid nor a user name",
                             key, q);
         st->owner = MEMACCT_NO_OWNER;
         snprintf(st->owner_name, sizeof(st->owner_name), "%s", s);
@@ -201,7 +191,7 @@ static int parse_owner(const char *key, const char *s, const char *q, OciState *
 static int parse_annotations(json_object *annotations, bool create, OciState *st, char *err,
                              size_t errlen) {
         if (!json_object_is_type(annotations, json_type_object))
-                return errf(err, errlen, "state JSON: \"annotations\" is %s, not an object",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"annotations\" is %s, not an object",
                             json_type_word(annotations));
 
         json_object_object_foreach(annotations, key, value) {
@@ -228,7 +218,7 @@ static int parse_annotations(json_object *annotations, bool create, OciState *st
                 if (!fail_open && !owner && bit == 0 && !region) {
                         /* A typo in a limit must not pass silently. */
                         quote_for_message(key, strlen(key), q, sizeof(q));
-                        return errf(err, errlen,
+                        return errorf(err, errlen, -EINVAL,
                                     "annotation %s: unknown (known: org.memacct.max, "
                                     "org.memacct.high, org.memacct.low, org.memacct.min, "
                                     "org.memacct.REGION.max (.high .low .min), "
@@ -236,13 +226,13 @@ static int parse_annotations(json_object *annotations, bool create, OciState *st
                                     q);
                 }
                 if (!json_object_is_type(value, json_type_string))
-                        return errf(err, errlen, "annotation %s: %s, not a string%s", key,
+                        return errorf(err, errlen, -EINVAL, "annotation %s: %s, not a string%s", key,
                                     json_type_word(value), bit || region ? " of a size" : "");
                 s = json_object_get_string(value);
                 quote_for_message(s, (size_t) json_object_get_string_len(value), q, sizeof(q));
                 /* An embedded NUL would hide the rest from the parsers. */
                 if (strlen(s) != (size_t) json_object_get_string_len(value))
-                        return errf(err, errlen, "annotation %s: invalid value '%s'", key, q);
+                        return errorf(err, errlen, -EINVAL, "annotation %s: invalid value '%s'", key, q);
                 if (region) {
                         r = oci_region_annotation(key, name, s, q, &st->regions, err, errlen);
                         if (r < 0)
@@ -257,10 +247,10 @@ static int parse_annotations(json_object *annotations, bool create, OciState *st
                 }
                 r = parse_size(s, &v);
                 if (r == -ERANGE)
-                        return errf(err, errlen, "annotation %s: size '%s' does not fit in 64 bits",
+                        return errorf(err, errlen, -EINVAL, "annotation %s: size '%s' does not fit in 64 bits",
                                     key, q);
                 if (r < 0)
-                        return errf(err, errlen,
+                        return errorf(err, errlen, -EINVAL,
                                     "annotation %s: invalid size '%s' (bytes with an optional "
                                     "K/M/G/T suffix, or max)",
                                     key, q);
@@ -277,9 +267,9 @@ static int parse_json_object(const char *buf, size_t len, json_object **ret, cha
         enum json_tokener_error jerr;
 
         if (len > OCI_STATE_MAX)
-                return errf(err, errlen, "state JSON: larger than %d bytes", OCI_STATE_MAX), -E2BIG;
+                return errorf(err, errlen, -EINVAL, "state JSON: larger than %d bytes", OCI_STATE_MAX), -E2BIG;
         if (len == 0)
-                return errf(err, errlen, "state JSON: empty input (expected the container's state "
+                return errorf(err, errlen, -EINVAL, "state JSON: empty input (expected the container's state "
                                          "on stdin)");
         tok = json_tokener_new_ex(OCI_STATE_DEPTH);
         if (!tok)
@@ -289,18 +279,18 @@ static int parse_json_object(const char *buf, size_t len, json_object **ret, cha
         root = json_tokener_parse_ex(tok, buf, (int) len);
         jerr = json_tokener_get_error(tok);
         if (!root && jerr == json_tokener_continue)
-                return errf(err, errlen, "state JSON: truncated (input ends inside a value)");
+                return errorf(err, errlen, -EINVAL, "state JSON: truncated (input ends inside a value)");
         if (jerr == json_tokener_error_depth)
-                return errf(err, errlen, "state JSON: nested deeper than %d levels",
+                return errorf(err, errlen, -EINVAL, "state JSON: nested deeper than %d levels",
                             OCI_STATE_DEPTH);
         if (!root || jerr != json_tokener_success)
-                return errf(err, errlen, "state JSON: not JSON: %s at byte %zu",
+                return errorf(err, errlen, -EINVAL, "state JSON: not JSON: %s at byte %zu",
                             json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
         for (size_t end = json_tokener_get_parse_end(tok); end < len; end++)
                 if (!strchr(" \t\r\n", buf[end]))
-                        return errf(err, errlen, "state JSON: trailing data at byte %zu", end);
+                        return errorf(err, errlen, -EINVAL, "state JSON: trailing data at byte %zu", end);
         if (!json_object_is_type(root, json_type_object))
-                return errf(err, errlen, "state JSON: %s, not an object", json_type_word(root));
+                return errorf(err, errlen, -EINVAL, "state JSON: %s, not an object", json_type_word(root));
         *ret = TAKE_PTR(root);
         return 0;
 }
@@ -313,15 +303,15 @@ static int parse_id(json_object *root, OciState *st, char *err, size_t errlen) {
         size_t n;
 
         if (!json_object_object_get_ex(root, "id", &o))
-                return errf(err, errlen, "state JSON: \"id\" missing");
+                return errorf(err, errlen, -EINVAL, "state JSON: \"id\" missing");
         if (!json_object_is_type(o, json_type_string))
-                return errf(err, errlen, "state JSON: \"id\" is %s, not a string",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"id\" is %s, not a string",
                             json_type_word(o));
         n = (size_t) json_object_get_string_len(o);
         problem = name_problem(json_object_get_string(o), n);
         if (problem) {
                 quote_for_message(json_object_get_string(o), n, q, sizeof(q));
-                return errf(err, errlen, "state JSON: \"id\" '%s' is not a valid group name: %s",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"id\" '%s' is not a valid group name: %s",
                             q, problem);
         }
         memcpy(st->id, json_object_get_string(o), n);
@@ -337,7 +327,7 @@ static int parse_bundle(json_object *root, OciState *st, char *err, size_t errle
         if (!json_object_object_get_ex(root, "bundle", &o) || json_object_is_type(o, json_type_null))
                 return 0;
         if (!json_object_is_type(o, json_type_string))
-                return errf(err, errlen, "state JSON: \"bundle\" is %s, not a string", json_type_word(o));
+                return errorf(err, errlen, -EINVAL, "state JSON: \"bundle\" is %s, not a string", json_type_word(o));
         n = (size_t) json_object_get_string_len(o);
         if (n < sizeof(st->bundle) && strlen(json_object_get_string(o)) == n)
                 memcpy(st->bundle, json_object_get_string(o), n + 1);
@@ -350,17 +340,17 @@ static int parse_pid(json_object *root, OciState *st, char *err, size_t errlen) 
         int64_t pid;
 
         if (!json_object_object_get_ex(root, "pid", &o))
-                return errf(err, errlen,
+                return errorf(err, errlen, -EINVAL,
                             "state JSON: \"pid\" missing (the createRuntime hook needs "
                             "the container's process)");
         if (!json_object_is_type(o, json_type_int))
-                return errf(err, errlen, "state JSON: \"pid\" is %s, not an integer",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"pid\" is %s, not an integer",
                             json_type_word(o));
         /* json-c clamps what overflows 64 bits to INT64_MIN/MAX: out of
          * range either way. */
         pid = json_object_get_int64(o);
         if (pid <= 0 || pid > INT32_MAX)
-                return errf(err, errlen, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"pid\" %" PRId64 " is not a positive pid",
                             pid);
         st->pid = (pid_t) pid;
         return 0;
@@ -378,7 +368,7 @@ int oci_state_parse(const char *buf, size_t len, bool create, OciState *ret, cha
                 return r;
         if (json_object_object_get_ex(root, "ociVersion", &o) &&
             !json_object_is_type(o, json_type_string))
-                return errf(err, errlen, "state JSON: \"ociVersion\" is %s, not a string",
+                return errorf(err, errlen, -EINVAL, "state JSON: \"ociVersion\" is %s, not a string",
                             json_type_word(o));
         r = parse_id(root, &st, err, errlen);
         if (r < 0)

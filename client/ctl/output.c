@@ -77,6 +77,15 @@ static const char *cause(memacct *m, int r) {
         }
 }
 
+int errorf(char *err, size_t errlen, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
 int fail(memacct *m, const char *what, const char *path, int r) {
         const char *refused = r == -EDQUOT && m ? memacct_refused_path(m) : NULL;
         /* Words that name the refusing limit already need no "(max of ...)". */

@@ -52,6 +52,12 @@ int usage_errorv(const char *context, const char *fmt, va_list ap)
         __attribute__((format(printf, 2, 0)));
 
 /**
+ * errorf() - @fmt into @err (@errlen bytes), the words of a refusal a
+ * caller says later (the OCI hook, the CDI spec's checks). Return: @r.
+ */
+int errorf(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/**
  * message_past_path() - @why without a leading "@path: ": the server's
  * messages often name the group already, and the caller names it too.
  */
