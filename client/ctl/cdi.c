@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <ini.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,6 +39,7 @@
 #include <unistd.h>
 
 #include "cdi.h"
+#include "cuda-config.h"
 #include "file-util.h"
 #include "macro.h"
 #include "options.h"
@@ -107,34 +107,14 @@ static int regular_file(const char *what, const char *path, char *ret) {
         return 0;
 }
 
-/* The interposer's reading of its config (client/cuda/config.c), kept
- * strict the same way: a line it would not take makes it drop the file. */
-typedef struct ConfigRead {
-        char socket[PATH_MAX];
-} ConfigRead;
-
-static int on_key(void *userdata, const char *section, const char *key, const char *value) {
-        ConfigRead *c = userdata;
-
-        if (strcmp(section, "interposer") != 0)
-                return 1;
-        if (strcmp(key, "socket") == 0 && value[0] == '/' && strlen(value) < 4096) {
-                snprintf(c->socket, sizeof(c->socket), "%s", value);
-                return 1;
-        }
-        return strcmp(key, "on-unreachable") == 0 &&
-               (strcmp(value, "allow") == 0 || strcmp(value, "deny") == 0);
-}
-
 /*
  * The config: --config, else the installed path if there is a file. It
  * must be one the interposer trusts (root's, writable by root alone) and
  * understands, or the container would run on the defaults.
  * Return: 0 or the exit status, said.
  */
-static int read_config(CdiInputs *in, ConfigRead *ret) {
+static int read_config(CdiInputs *in, CudaConfig *ret) {
         const char *path = arg.config ? arg.config : MEMACCT_CDI_CUDA_CONFIG;
-        struct stat st;
         int r;
 
         if (!arg.config && access(path, F_OK) < 0 && errno == ENOENT)
@@ -142,11 +122,10 @@ static int read_config(CdiInputs *in, ConfigRead *ret) {
         r = regular_file("config", path, in->config);
         if (r != 0)
                 return r;
-        if (stat(in->config, &st) < 0)
-                return failf("config %s: %s", path, strerror(errno));
-        if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        /* The interposer's own rule and grammar (common/cuda-config.h). */
+        if (!cuda_config_trusted(in->config))
                 return failf("config %s: not root's alone: the interposer would ignore it", path);
-        r = ini_parse(in->config, on_key, ret);
+        r = cuda_config_parse(in->config, ret);
         if (r < 0)
                 return failf("config %s: cannot read it", path);
         if (r > 0)
@@ -160,7 +139,7 @@ static int read_config(CdiInputs *in, ConfigRead *ret) {
  * socket; --socket must agree, since the spec mounts its directory.
  * Return: 0 or the exit status, said.
  */
-static int pick_socket(CdiInputs *in, const ConfigRead *c) {
+static int pick_socket(CdiInputs *in, const CudaConfig *c) {
         const char *want = c->socket[0] ? c->socket : MEMACCT_SYSTEM_SOCKET;
         char *slash;
 
@@ -186,7 +165,7 @@ static int pick_socket(CdiInputs *in, const ConfigRead *c) {
 }
 
 static int resolve_inputs(CdiInputs *in) {
-        ConfigRead c = {};
+        CudaConfig c = {};
         int r;
 
         r = regular_file("interposer", arg.interposer ? arg.interposer : MEMACCT_CDI_INTERPOSER,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gpu-probe.h"
+#include "gpu-region.h"
 #include "nvml-abi.h"
 #include "output.h"
 
@@ -48,17 +49,6 @@ static int nvml_open(Nvml *n) {
         return 0;
 }
 
-/* "nvidia/<bus id, 4-digit domain, lower case>/vidmem" of @pci. */
-static void region_name(const struct ma_nvml_pci_info *pci, char *buf, size_t size) {
-        char id[MA_NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
-
-        snprintf(id, sizeof(id), "%s", pci->busIdLegacy);
-        for (char *p = id; *p; p++)
-                if (*p >= 'A' && *p <= 'Z')
-                        *p = (char) (*p - 'A' + 'a');
-        snprintf(buf, size, "nvidia/%s/vidmem", id);
-}
-
 /* Register the GPU @i of @n. Return: 0, or 1 (said on stderr). */
 static int probe_one(memacct *m, const Nvml *n, unsigned i) {
         struct ma_nvml_pci_info pci;
@@ -72,7 +62,7 @@ static int probe_one(memacct *m, const Nvml *n, unsigned i) {
                 fprintf(stderr, "memacctctl: region probe: NVML says nothing of GPU %u\n", i);
                 return 1;
         }
-        region_name(&pci, name, sizeof(name));
+        gpu_region_name(pci.busIdLegacy, name, sizeof(name));
         r = memacct_add_region(m, name, mem.total);
         if (r < 0) {
                 fprintf(stderr, "memacctctl: region probe: %s (%llu bytes): %s\n", name, mem.total,

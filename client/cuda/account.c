@@ -24,6 +24,7 @@
 
 #include "account.h"
 #include "config.h"
+#include "gpu-region.h"
 #include "ledger.h"
 #include "memacct.h"
 #include "real.h"
@@ -98,17 +99,7 @@ static memacct *get_session(void) {
 }
 
 int ma_region_of_pci(const char *pci, char *buf, size_t size) {
-        char id[32];
-        size_t n = strlen(pci);
-
-        /* NVML's bus id has an 8-digit domain; the kernel's and the driver's 4. */
-        if (n == 16 && strncmp(pci, "0000", 4) == 0)
-                pci += 4;
-        snprintf(id, sizeof(id), "%s", pci);
-        for (char *p = id; *p; p++)
-                if (*p >= 'A' && *p <= 'Z')
-                        *p = (char) (*p - 'A' + 'a');
-        snprintf(buf, size, "nvidia/%s/vidmem", id);
+        gpu_region_name(pci, buf, size);
         return 0;
 }
 

@@ -14,12 +14,10 @@
  * among the files the administrator wrote, never write its own policy.
  */
 
-#include <stdbool.h>
+#include "cuda-config.h"
 
-typedef struct MaConfig {
-        char socket[4096];
-        bool allow_unreachable; /* the daemon unreachable, or the device unknown to it: allocate uncharged */
-} MaConfig;
+/* The file's grammar and rule of trust are common/cuda-config.h's. */
+typedef CudaConfig MaConfig;
 
 /** ma_config() - the settings, read once (the defaults when there is no file or it is not trusted). */
 const MaConfig *ma_config(void);
